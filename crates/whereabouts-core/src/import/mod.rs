@@ -1,0 +1,1 @@
+//! Streaming import of station exports into a station database.

@@ -1,0 +1,1 @@
+//! IP address to location from MMDB files (the `ipf` fallback).

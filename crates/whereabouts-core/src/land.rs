@@ -1,0 +1,1 @@
+//! Land polygons for border strictness (`bt`).

@@ -1,0 +1,21 @@
+//! # whereabouts-core
+//!
+//! The plain-Rust heart of Whereabouts: an offline engine that turns the cell towers
+//! and WiFi access points a device sees into a position with an honest accuracy
+//! radius. It knows nothing of Node; `whereabouts-node` is a thin skin over it.
+//!
+//! - [`store`]: the memory-mapped FlatBuffers station database and its manifest.
+//! - [`import`]: streaming import of OpenCelliD/MLS and WiFi exports into a database.
+//! - [`solve`]: WiFi clustering, cell multilateration, fallbacks and accuracy.
+//! - [`land`]: land polygons for border strictness (`bt`).
+//! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
+
+pub mod geo;
+pub mod import;
+pub mod ip;
+pub mod land;
+pub mod radio;
+pub mod solve;
+pub mod store;
+
+pub use radio::Radio;

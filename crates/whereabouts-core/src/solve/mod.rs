@@ -1,0 +1,1 @@
+//! The solver: from looked-up stations to a position.

@@ -1,0 +1,3 @@
+//! The station database: immutable FlatBuffers shards, memory-mapped, behind a manifest.
+
+pub mod record;

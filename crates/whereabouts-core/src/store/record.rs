@@ -1,0 +1,244 @@
+//! Fixed-size records of the station file. Each is a FlatBuffers struct (see
+//! `schema/stations.fbs`), stored little-endian and read in place from the mmap.
+//!
+//! A cell costs exactly 24 bytes: radio, mcc and mnc live once per network in
+//! [`Network`], and the per-cell fields are packed into one `u64` of metadata.
+
+#[cfg(target_endian = "big")]
+compile_error!("station files are read in place and assume a little-endian host");
+
+use crate::radio::Radio;
+
+/// Days are counted from 2000-01-01 so that 15 bits last until 2089.
+pub const EPOCH_2000_UNIX: i64 = 946_684_800;
+const DAY_S: i64 = 86_400;
+
+pub const PSC_UNKNOWN: u16 = 1023;
+pub const MAX_RANGE_M: u32 = 65_532;
+pub const MAX_SAMPLES: u32 = 8_191;
+
+/// Where a cell key splits: `lac << CID_BITS | cid`, sortable as one integer.
+pub const CID_BITS: u32 = 36;
+pub const CID_MASK: u64 = (1 << CID_BITS) - 1;
+
+pub fn cell_key(lac: u32, cid: u64) -> u64 {
+    ((lac as u64) << CID_BITS) | (cid & CID_MASK)
+}
+
+pub fn key_lac(key: u64) -> u32 {
+    (key >> CID_BITS) as u32
+}
+
+pub fn key_cid(key: u64) -> u64 {
+    key & CID_MASK
+}
+
+/// Decoded per-station attributes, in natural units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StationInfo {
+    pub lat: f64,
+    pub lon: f64,
+    /// Coverage radius in metres as estimated by the source.
+    pub range_m: u32,
+    pub samples: u32,
+    /// Primary scrambling code (UMTS) or physical cell id (LTE, NR).
+    pub psc: Option<u16>,
+    /// Unix seconds, resolved to the month (created) and the day (updated).
+    pub created: i64,
+    pub updated: i64,
+}
+
+/// A cell (key = `lac << 36 | cid`) or a WiFi access point (key = 48-bit BSSID).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Station {
+    pub key: u64,
+    pub lat_e7: i32,
+    pub lon_e7: i32,
+    /// psc:10 | range/4 m:14 | samples:13 | created month since 2000:12 | updated day since 2000:15
+    pub meta: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<Station>() == 24);
+
+fn days_since_2000(unix: i64) -> i64 {
+    (unix - EPOCH_2000_UNIX).div_euclid(DAY_S)
+}
+
+impl Station {
+    pub fn new(key: u64, info: &StationInfo) -> Station {
+        let psc = info.psc.map_or(PSC_UNKNOWN, |p| p.min(PSC_UNKNOWN - 1)) as u64;
+        let range = (info.range_m.min(MAX_RANGE_M).div_ceil(4)) as u64;
+        let samples = info.samples.min(MAX_SAMPLES) as u64;
+        let created_month = (days_since_2000(info.created).clamp(0, 4095 * 30) / 30).min(4095) as u64;
+        let updated_day = days_since_2000(info.updated).clamp(0, 32_767) as u64;
+        Station {
+            key,
+            lat_e7: (info.lat * 1e7).round() as i32,
+            lon_e7: (info.lon * 1e7).round() as i32,
+            meta: psc
+                | range << 10
+                | samples << 24
+                | created_month << 37
+                | updated_day << 49,
+        }
+    }
+
+    pub fn lat(&self) -> f64 {
+        self.lat_e7 as f64 * 1e-7
+    }
+
+    pub fn lon(&self) -> f64 {
+        self.lon_e7 as f64 * 1e-7
+    }
+
+    pub fn psc(&self) -> Option<u16> {
+        let p = (self.meta & 0x3ff) as u16;
+        (p != PSC_UNKNOWN).then_some(p)
+    }
+
+    pub fn range_m(&self) -> u32 {
+        ((self.meta >> 10) & 0x3fff) as u32 * 4
+    }
+
+    pub fn samples(&self) -> u32 {
+        ((self.meta >> 24) & 0x1fff) as u32
+    }
+
+    /// Unix seconds of the first day of the month the station was first seen.
+    pub fn created(&self) -> i64 {
+        EPOCH_2000_UNIX + ((self.meta >> 37) & 0xfff) as i64 * 30 * DAY_S
+    }
+
+    /// Unix seconds of the day the station was last updated.
+    pub fn updated(&self) -> i64 {
+        EPOCH_2000_UNIX + ((self.meta >> 49) & 0x7fff) as i64 * DAY_S
+    }
+
+    pub fn info(&self) -> StationInfo {
+        StationInfo {
+            lat: self.lat(),
+            lon: self.lon(),
+            range_m: self.range_m(),
+            samples: self.samples(),
+            psc: self.psc(),
+            created: self.created(),
+            updated: self.updated(),
+        }
+    }
+}
+
+/// One (radio, mcc, mnc) network: its cells are `cells[first .. first + count]`,
+/// sorted by key, so a lookup is two binary searches.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Network {
+    pub radio: u8,
+    pub _pad0: u8,
+    pub mcc: u16,
+    pub mnc: u16,
+    pub _pad1: u16,
+    pub first: u32,
+    pub count: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Network>() == 16);
+
+impl Network {
+    pub fn radio(&self) -> Option<Radio> {
+        Radio::from_code(self.radio)
+    }
+
+    pub fn sort_key(&self) -> (u8, u16, u16) {
+        (self.radio, self.mcc, self.mnc)
+    }
+}
+
+/// A LAC/TAC area derived from its cells: a sample-weighted centre and the radius
+/// that covers its cells' coverage discs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Area {
+    pub network: u32,
+    pub lac: u32,
+    pub lat_e7: i32,
+    pub lon_e7: i32,
+    pub range_m: u32,
+    pub cells: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Area>() == 24);
+
+impl Area {
+    pub fn lat(&self) -> f64 {
+        self.lat_e7 as f64 * 1e-7
+    }
+
+    pub fn lon(&self) -> f64 {
+        self.lon_e7 as f64 * 1e-7
+    }
+}
+
+/// Short-CID index entry: `network << 40 | lac << 16 | (cid & 0xffff)` to the
+/// cell's position in `cells`. Built for UMTS and LTE cells whose id passes 16 bits.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ShortCid {
+    pub key: u64,
+    pub cell: u32,
+    pub _pad: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<ShortCid>() == 16);
+
+pub fn short_cid_key(network: u32, lac: u32, short: u16) -> u64 {
+    ((network as u64) << 40) | ((lac as u64 & 0xff_ffff) << 16) | short as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn station_meta_round_trips() {
+        let info = StationInfo {
+            lat: 51.8979123,
+            lon: -8.4705987,
+            range_m: 1234,
+            samples: 17,
+            psc: Some(503),
+            created: 1_546_300_800, // 2019-01-01
+            updated: 1_700_000_000,
+        };
+        let s = Station::new(cell_key(65533, 268_435_455), &info);
+        let back = s.info();
+        assert!((back.lat - info.lat).abs() < 1e-7 && (back.lon - info.lon).abs() < 1e-7);
+        assert_eq!(back.range_m, 1236); // rounded up to 4 m
+        assert_eq!(back.samples, 17);
+        assert_eq!(back.psc, Some(503));
+        assert!(info.created - back.created < 31 * 86_400 && back.created <= info.created);
+        assert!(info.updated - back.updated < 86_400 && back.updated <= info.updated);
+        assert_eq!(key_lac(s.key), 65533);
+        assert_eq!(key_cid(s.key), 268_435_455);
+    }
+
+    #[test]
+    fn fields_saturate_instead_of_wrapping() {
+        let info = StationInfo {
+            lat: -33.0,
+            lon: 151.0,
+            range_m: 1_000_000,
+            samples: 1_000_000,
+            psc: None,
+            created: 0,
+            updated: 10_000_000_000,
+        };
+        let s = Station::new(cell_key(16_777_215, 68_719_476_735), &info);
+        assert_eq!(s.range_m(), MAX_RANGE_M);
+        assert_eq!(s.samples(), MAX_SAMPLES);
+        assert_eq!(s.psc(), None);
+        assert_eq!(s.created(), EPOCH_2000_UNIX);
+        assert_eq!(key_lac(s.key), 16_777_215);
+        assert_eq!(key_cid(s.key), 68_719_476_735);
+    }
+}
