@@ -1,3 +1,50 @@
 //! The station database: immutable FlatBuffers shards, memory-mapped, behind a manifest.
+//!
+//! - [`record`]: the fixed-size records (24 bytes a station).
+//! - [`layout`] / [`writer`] / [`shard`]: the shard file, written streaming and read in place.
+//! - [`builder`]: turns sorted station streams into shards, derived areas and a short-CID index.
+//! - [`database`]: opens a directory and answers lookups across its shards.
 
+pub mod builder;
+pub mod database;
+pub mod layout;
+pub mod manifest;
 pub mod record;
+pub mod shard;
+pub mod writer;
+
+use std::fmt;
+use std::path::Path;
+
+pub use builder::{BuildOptions, DbBuilder};
+pub use database::Database;
+pub use manifest::Manifest;
+
+#[derive(Debug)]
+pub enum StoreError {
+    /// No database at the path (no manifest).
+    NotFound(String),
+    Io(String),
+    Corrupt(String),
+    /// The caller broke an ordering or other contract of the builder.
+    Invalid(String),
+}
+
+impl StoreError {
+    pub fn io(path: &Path, e: std::io::Error) -> StoreError {
+        StoreError::Io(format!("{}: {e}", path.display()))
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::NotFound(m) => write!(f, "{m}"),
+            StoreError::Io(m) => write!(f, "I/O error: {m}"),
+            StoreError::Corrupt(m) => write!(f, "corrupt station database: {m}"),
+            StoreError::Invalid(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}

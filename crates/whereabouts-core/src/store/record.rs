@@ -70,17 +70,14 @@ impl Station {
         let psc = info.psc.map_or(PSC_UNKNOWN, |p| p.min(PSC_UNKNOWN - 1)) as u64;
         let range = (info.range_m.min(MAX_RANGE_M).div_ceil(4)) as u64;
         let samples = info.samples.min(MAX_SAMPLES) as u64;
-        let created_month = (days_since_2000(info.created).clamp(0, 4095 * 30) / 30).min(4095) as u64;
+        let created_month =
+            (days_since_2000(info.created).clamp(0, 4095 * 30) / 30).min(4095) as u64;
         let updated_day = days_since_2000(info.updated).clamp(0, 32_767) as u64;
         Station {
             key,
             lat_e7: (info.lat * 1e7).round() as i32,
             lon_e7: (info.lon * 1e7).round() as i32,
-            meta: psc
-                | range << 10
-                | samples << 24
-                | created_month << 37
-                | updated_day << 49,
+            meta: psc | range << 10 | samples << 24 | created_month << 37 | updated_day << 49,
         }
     }
 

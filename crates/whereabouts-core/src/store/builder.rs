@@ -1,0 +1,480 @@
+//! Builds a database directory from station streams that arrive sorted: cells by
+//! (radio, mcc, mnc, lac, cid), then WiFi by BSSID. Memory stays bounded by one
+//! LAC group plus the per-shard network and area tables; short-CID entries are
+//! staged in a side file. Nothing is visible to readers until [`DbBuilder::commit`]
+//! renames the shards into place and replaces the manifest.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::layout::VectorField;
+use super::manifest::{sync_dir, Manifest, ShardEntry};
+use super::record::{key_cid, key_lac, short_cid_key, Area, Network, ShortCid, Station};
+use super::writer::{record_bytes, ShardWriter};
+use super::StoreError;
+use crate::geo;
+use crate::radio::Radio;
+
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Shards are cut at LAC-group boundaries once they pass this size.
+    pub max_shard_bytes: u64,
+    pub simulated: bool,
+    pub sources: Vec<String>,
+    /// Unix seconds recorded as the database's creation time.
+    pub created: u64,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            // Comfortably under the FlatBuffers 2 GiB limit, leaving room for indexes.
+            max_shard_bytes: 1_500_000_000,
+            simulated: false,
+            sources: Vec::new(),
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuildStats {
+    pub cells: u64,
+    pub wifi: u64,
+    pub areas: u64,
+    pub short_cids: u64,
+    pub shards: u64,
+    pub bytes: u64,
+}
+
+struct OpenShard {
+    writer: ShardWriter,
+    file: String,
+    networks: Vec<Network>,
+    areas: Vec<Area>,
+    short_path: PathBuf,
+    short_out: BufWriter<File>,
+    short_count: u64,
+    cells: u64,
+    wifi: u64,
+}
+
+pub struct DbBuilder {
+    dir: PathBuf,
+    staging: PathBuf,
+    lock: PathBuf,
+    opts: BuildOptions,
+    generation: u64,
+    old: Option<Manifest>,
+    shard: Option<OpenShard>,
+    entries: Vec<ShardEntry>,
+    stats: BuildStats,
+    /// Current network (radio, mcc, mnc) and LAC group being accumulated.
+    net_key: Option<(u8, u16, u16)>,
+    group: Vec<Station>,
+    last_cell: Option<(u8, u16, u16, u64)>,
+    last_wifi: Option<u64>,
+    in_wifi: bool,
+}
+
+impl DbBuilder {
+    /// Prepares a staging directory inside `dir` (created if missing). Only one
+    /// builder may work on a directory at a time.
+    pub fn new(dir: &Path, opts: BuildOptions) -> Result<DbBuilder, StoreError> {
+        fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+        let lock = dir.join(".import.lock");
+        take_lock(&lock)?;
+        // Leftovers of an import that died before its commit: never referenced by a manifest.
+        if let Ok(rd) = fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if e.file_name().to_string_lossy().starts_with(".staging-") {
+                    let _ = fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let old = Manifest::read(dir)?;
+        let generation = old.as_ref().map_or(0, |m| m.generation) + 1;
+        let staging = dir.join(format!(".staging-{}", std::process::id()));
+        fs::create_dir_all(&staging).map_err(|e| StoreError::io(&staging, e))?;
+        Ok(DbBuilder {
+            dir: dir.to_path_buf(),
+            staging,
+            lock,
+            opts,
+            generation,
+            old,
+            shard: None,
+            entries: Vec::new(),
+            stats: BuildStats::default(),
+            net_key: None,
+            group: Vec::new(),
+            last_cell: None,
+            last_wifi: None,
+            in_wifi: false,
+        })
+    }
+
+    /// The manifest of the database this builder will replace, if any.
+    pub fn previous(&self) -> Option<&Manifest> {
+        self.old.as_ref()
+    }
+
+    pub fn stats(&self) -> BuildStats {
+        self.stats
+    }
+
+    fn open_shard(&mut self) -> Result<(), StoreError> {
+        let i = self.entries.len();
+        let file = format!("stations-g{:06}-{:03}.fb", self.generation, i);
+        let path = self.staging.join(&file);
+        let writer =
+            ShardWriter::create(&path, self.opts.created).map_err(|e| StoreError::io(&path, e))?;
+        let short_path = self.staging.join(format!("short-{i}.tmp"));
+        let short_out =
+            BufWriter::new(File::create(&short_path).map_err(|e| StoreError::io(&short_path, e))?);
+        let mut shard = OpenShard {
+            writer,
+            file,
+            networks: Vec::new(),
+            areas: Vec::new(),
+            short_path,
+            short_out,
+            short_count: 0,
+            cells: 0,
+            wifi: 0,
+        };
+        let first = if self.in_wifi {
+            VectorField::Wifi
+        } else {
+            VectorField::Cells
+        };
+        if first == VectorField::Wifi {
+            shard
+                .writer
+                .begin(VectorField::Cells)
+                .map_err(|e| StoreError::io(&path, e))?;
+        }
+        shard
+            .writer
+            .begin(first)
+            .map_err(|e| StoreError::io(&path, e))?;
+        self.shard = Some(shard);
+        Ok(())
+    }
+
+    fn close_shard(&mut self) -> Result<(), StoreError> {
+        let Some(mut s) = self.shard.take() else {
+            return Ok(());
+        };
+        let path = self.staging.join(&s.file);
+        let io = |e| StoreError::io(&path, e);
+        if !self.in_wifi {
+            s.writer.begin(VectorField::Wifi).map_err(io)?;
+        }
+        s.writer.begin(VectorField::ShortCids).map_err(io)?;
+        s.short_out.flush().map_err(io)?;
+        drop(s.short_out);
+        let mut staged = File::open(&s.short_path).map_err(io)?;
+        let mut buf = vec![0u8; 16 * 65_536];
+        loop {
+            let n = read_full(&mut staged, &mut buf).map_err(io)?;
+            if n == 0 {
+                break;
+            }
+            s.writer.push_raw(&buf[..n], (n / 16) as u32).map_err(io)?;
+        }
+        let _ = fs::remove_file(&s.short_path);
+        s.writer.begin(VectorField::Areas).map_err(io)?;
+        for a in &s.areas {
+            s.writer.push(a).map_err(io)?;
+        }
+        s.writer.begin(VectorField::Networks).map_err(io)?;
+        for n in &s.networks {
+            s.writer.push(n).map_err(io)?;
+        }
+        let bytes = s.writer.finish().map_err(io)? as u64;
+        self.stats.shards += 1;
+        self.stats.bytes += bytes;
+        self.stats.areas += s.areas.len() as u64;
+        self.stats.short_cids += s.short_count;
+        self.entries.push(ShardEntry {
+            file: s.file,
+            cells: s.cells,
+            wifi: s.wifi,
+            bytes,
+        });
+        Ok(())
+    }
+
+    /// Adds a cell. Cells must arrive strictly increasing in (radio, mcc, mnc, key).
+    pub fn push_cell(
+        &mut self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        station: Station,
+    ) -> Result<(), StoreError> {
+        if self.in_wifi {
+            return Err(StoreError::Invalid("cells must come before WiFi".into()));
+        }
+        let k = (radio as u8, mcc, mnc, station.key);
+        if self.last_cell.is_some_and(|l| l >= k) {
+            return Err(StoreError::Invalid(format!(
+                "cells out of order or duplicated at {radio} {mcc} {mnc} lac {} cid {}",
+                key_lac(station.key),
+                key_cid(station.key)
+            )));
+        }
+        self.last_cell = Some(k);
+        let net = (radio as u8, mcc, mnc);
+        let same_group = self.net_key == Some(net)
+            && self
+                .group
+                .last()
+                .is_some_and(|g| key_lac(g.key) == key_lac(station.key));
+        if !same_group {
+            self.flush_group()?;
+            if self
+                .shard
+                .as_ref()
+                .is_none_or(|s| s.writer.len() as u64 >= self.opts.max_shard_bytes)
+            {
+                self.close_shard()?;
+                self.open_shard()?;
+            }
+        }
+        let shard = self.shard.as_mut().expect("shard is open");
+        if shard.networks.last().is_none_or(|n| n.sort_key() != net) {
+            shard.networks.push(Network {
+                radio: radio as u8,
+                mcc,
+                mnc,
+                first: shard.cells as u32,
+                ..Network::default()
+            });
+        }
+        self.net_key = Some(net);
+        let path = &self.staging;
+        shard
+            .writer
+            .push(&station)
+            .map_err(|e| StoreError::io(path, e))?;
+        shard.cells += 1;
+        if let Some(n) = shard.networks.last_mut() {
+            n.count += 1;
+        }
+        self.stats.cells += 1;
+        self.group.push(station);
+        Ok(())
+    }
+
+    /// Closes the current LAC group: derives its area and short-CID entries.
+    fn flush_group(&mut self) -> Result<(), StoreError> {
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        let shard = self.shard.as_mut().expect("a group implies an open shard");
+        let net_index = (shard.networks.len() - 1) as u32;
+        let net = shard.networks[net_index as usize];
+        let lac = key_lac(self.group[0].key);
+        if let Some(area) = derive_area(net_index, lac, &self.group) {
+            shard.areas.push(area);
+        }
+        if net.radio().is_some_and(|r| r.has_short_cid()) {
+            let first_cell = shard.cells as u32 - self.group.len() as u32;
+            let mut entries: Vec<ShortCid> = self
+                .group
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| key_cid(s.key) > 0xffff)
+                .map(|(i, s)| ShortCid {
+                    key: short_cid_key(net_index, lac, key_cid(s.key) as u16),
+                    cell: first_cell + i as u32,
+                    _pad: 0,
+                })
+                .collect();
+            entries.sort_unstable_by_key(|e| (e.key, e.cell));
+            for e in &entries {
+                shard
+                    .short_out
+                    .write_all(record_bytes(e))
+                    .map_err(|err| StoreError::io(&shard.short_path, err))?;
+            }
+            shard.short_count += entries.len() as u64;
+        }
+        self.group.clear();
+        Ok(())
+    }
+
+    /// Adds a WiFi access point. APs come after all cells, strictly increasing by BSSID.
+    pub fn push_wifi(&mut self, station: Station) -> Result<(), StoreError> {
+        if self.last_wifi.is_some_and(|l| l >= station.key) {
+            return Err(StoreError::Invalid(format!(
+                "WiFi out of order or duplicated at {:012x}",
+                station.key
+            )));
+        }
+        if !self.in_wifi {
+            self.flush_group()?;
+            self.close_shard()?;
+            self.in_wifi = true;
+        }
+        self.last_wifi = Some(station.key);
+        if self
+            .shard
+            .as_ref()
+            .is_none_or(|s| s.writer.len() as u64 >= self.opts.max_shard_bytes)
+        {
+            self.close_shard()?;
+            self.open_shard()?;
+        }
+        let shard = self.shard.as_mut().expect("shard is open");
+        shard
+            .writer
+            .push(&station)
+            .map_err(|e| StoreError::io(&self.staging, e))?;
+        shard.wifi += 1;
+        self.stats.wifi += 1;
+        Ok(())
+    }
+
+    /// Publishes the database: shards are synced and renamed into the directory,
+    /// then the manifest is replaced atomically and the previous shards removed.
+    pub fn commit(mut self) -> Result<(Manifest, BuildStats), StoreError> {
+        self.flush_group()?;
+        self.close_shard()?;
+        if self.entries.is_empty() {
+            self.in_wifi = false;
+            self.open_shard()?;
+            self.close_shard()?;
+        }
+        sync_dir(&self.staging)?;
+        for e in &self.entries {
+            let from = self.staging.join(&e.file);
+            let to = self.dir.join(&e.file);
+            fs::rename(&from, &to).map_err(|err| StoreError::io(&to, err))?;
+        }
+        sync_dir(&self.dir)?;
+        let manifest = Manifest {
+            format: super::layout::FORMAT_VERSION,
+            generation: self.generation,
+            created: self.opts.created,
+            shards: std::mem::take(&mut self.entries),
+            simulated: self.opts.simulated,
+            sources: self.opts.sources.clone(),
+        };
+        manifest.write_atomic(&self.dir)?;
+        // Open readers keep their mappings of the old files; unlinking is safe.
+        if let Some(old) = &self.old {
+            for e in &old.shards {
+                if !manifest.shards.iter().any(|n| n.file == e.file) {
+                    let _ = fs::remove_file(self.dir.join(&e.file));
+                }
+            }
+        }
+        Ok((manifest, self.stats))
+    }
+}
+
+impl Drop for DbBuilder {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.staging);
+        let _ = fs::remove_file(&self.lock);
+    }
+}
+
+fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn take_lock(lock: &Path) -> Result<(), StoreError> {
+    for _ in 0..2 {
+        match OpenOptions::new().write(true).create_new(true).open(lock) {
+            Ok(mut f) => {
+                let _ = writeln!(f, "{}", std::process::id());
+                return Ok(());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let pid: Option<u32> = fs::read_to_string(lock)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok());
+                let alive = pid.is_some_and(|p| {
+                    p != std::process::id() && Path::new(&format!("/proc/{p}")).exists()
+                });
+                if alive {
+                    return Err(StoreError::Invalid(format!(
+                        "another import (pid {}) is writing to this database; remove {} if it is not",
+                        pid.unwrap_or(0),
+                        lock.display()
+                    )));
+                }
+                let _ = fs::remove_file(lock);
+            }
+            Err(e) => return Err(StoreError::io(lock, e)),
+        }
+    }
+    Err(StoreError::Invalid(format!(
+        "cannot take {}",
+        lock.display()
+    )))
+}
+
+/// A LAC area: a robust centre (cells far from the median dropped as bad
+/// estimates) and the radius covering 90% of its cells' coverage.
+fn derive_area(network: u32, lac: u32, cells: &[Station]) -> Option<Area> {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mlat = median(cells.iter().map(|c| c.lat()).collect());
+    let mlon = median(cells.iter().map(|c| c.lon()).collect());
+    let dists: Vec<f64> = cells
+        .iter()
+        .map(|c| geo::distance_m(mlat, mlon, c.lat(), c.lon()))
+        .collect();
+    let cut = (median(dists.clone()) * 4.0).max(20_000.0);
+    let (mut sw, mut sx, mut sy) = (0.0, 0.0, 0.0);
+    let frame = geo::LocalFrame::new(mlat, mlon);
+    let kept: Vec<&Station> = cells
+        .iter()
+        .zip(&dists)
+        .filter(|(_, d)| **d <= cut)
+        .map(|(c, _)| c)
+        .collect();
+    for c in &kept {
+        let w = 1.0 + (c.samples() as f64).sqrt();
+        let (x, y) = frame.to_xy(c.lat(), c.lon());
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+    }
+    if sw == 0.0 {
+        return None;
+    }
+    let (lat, lon) = frame.to_latlon(sx / sw, sy / sw);
+    let mut reach: Vec<f64> = kept
+        .iter()
+        .map(|c| geo::distance_m(lat, lon, c.lat(), c.lon()) + c.range_m() as f64)
+        .collect();
+    reach.sort_by(f64::total_cmp);
+    let p90 = reach[((reach.len() - 1) as f64 * 0.9).round() as usize];
+    Some(Area {
+        network,
+        lac,
+        lat_e7: (lat * 1e7).round() as i32,
+        lon_e7: (lon * 1e7).round() as i32,
+        range_m: p90.round().clamp(1.0, u32::MAX as f64) as u32,
+        cells: cells.len() as u32,
+    })
+}

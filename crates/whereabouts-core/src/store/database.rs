@@ -1,0 +1,206 @@
+//! A database directory opened for lookups: every shard of the manifest mapped,
+//! and a small in-memory map from (radio, mcc, mnc) to the shards holding that
+//! network. Opening costs O(shards + networks); each lookup is a hash probe and
+//! a binary search over the mapped cells.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::manifest::Manifest;
+use super::record::{cell_key, short_cid_key, Area, Station};
+use super::shard::Shard;
+use super::StoreError;
+use crate::radio::Radio;
+
+type NetKey = (u8, u16, u16);
+
+pub struct Database {
+    dir: PathBuf,
+    manifest: Manifest,
+    shards: Vec<Shard>,
+    /// (radio, mcc, mnc) -> (shard, index in that shard's networks).
+    networks: HashMap<NetKey, Vec<(u32, u32)>>,
+    /// CDMA SID -> mccs, for CDMA requests that come without an mcc (spec 2.2).
+    cdma_sids: HashMap<u16, Vec<u16>>,
+    wifi_shards: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DbStats {
+    pub cells: u64,
+    pub wifi: u64,
+    pub areas: u64,
+    pub networks: u64,
+    pub shards: u64,
+    pub bytes: u64,
+}
+
+impl Database {
+    pub fn open(dir: &Path) -> Result<Database, StoreError> {
+        let manifest = Manifest::read(dir)?.ok_or_else(|| {
+            StoreError::NotFound(format!(
+                "no station database in {} (manifest.json missing; create one with `whereabouts import --db {} FILE...`)",
+                dir.display(),
+                dir.display()
+            ))
+        })?;
+        let mut shards = Vec::with_capacity(manifest.shards.len());
+        for e in &manifest.shards {
+            if e.file.contains('/') || e.file.contains('\\') || e.file.starts_with('.') {
+                return Err(StoreError::Corrupt(format!(
+                    "manifest names an odd shard file {:?}",
+                    e.file
+                )));
+            }
+            let shard = Shard::open(&dir.join(&e.file))?;
+            if shard.cells().len() as u64 != e.cells || shard.wifi().len() as u64 != e.wifi {
+                return Err(StoreError::Corrupt(format!(
+                    "{}: station counts differ from the manifest",
+                    e.file
+                )));
+            }
+            shards.push(shard);
+        }
+        let mut networks: HashMap<NetKey, Vec<(u32, u32)>> = HashMap::new();
+        let mut cdma_sids: HashMap<u16, Vec<u16>> = HashMap::new();
+        let mut wifi_shards = Vec::new();
+        for (si, s) in shards.iter().enumerate() {
+            for (ni, n) in s.networks().iter().enumerate() {
+                networks
+                    .entry(n.sort_key())
+                    .or_default()
+                    .push((si as u32, ni as u32));
+                if n.radio == Radio::Cdma as u8 {
+                    let mccs = cdma_sids.entry(n.mnc).or_default();
+                    if !mccs.contains(&n.mcc) {
+                        mccs.push(n.mcc);
+                    }
+                }
+            }
+            if !s.wifi().is_empty() {
+                wifi_shards.push(si as u32);
+            }
+        }
+        Ok(Database {
+            dir: dir.to_path_buf(),
+            manifest,
+            shards,
+            networks,
+            cdma_sids,
+            wifi_shards,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn shards(&self) -> &[Shard] {
+        &self.shards
+    }
+
+    pub fn stats(&self) -> DbStats {
+        let mut st = DbStats {
+            shards: self.shards.len() as u64,
+            ..DbStats::default()
+        };
+        for s in &self.shards {
+            st.cells += s.cells().len() as u64;
+            st.wifi += s.wifi().len() as u64;
+            st.areas += s.areas().len() as u64;
+            st.networks += s.networks().len() as u64;
+            st.bytes += s.bytes() as u64;
+        }
+        st
+    }
+
+    fn nets(&self, radio: Radio, mcc: u16, mnc: u16) -> &[(u32, u32)] {
+        self.networks
+            .get(&(radio as u8, mcc, mnc))
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// The mccs under which a CDMA SID is known.
+    pub fn cdma_mccs(&self, sid: u16) -> &[u16] {
+        self.cdma_sids.get(&sid).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) -> Option<&Station> {
+        let key = cell_key(lac, cid);
+        self.nets(radio, mcc, mnc).iter().find_map(|&(si, ni)| {
+            let shard = &self.shards[si as usize];
+            let cells = shard.network_cells(&shard.networks()[ni as usize]);
+            cells
+                .binary_search_by_key(&key, |c| c.key)
+                .ok()
+                .map(|i| &cells[i])
+        })
+    }
+
+    /// Cells of the LAC whose cell id ends in the 16 bits `short`.
+    pub fn cells_by_short_cid(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        lac: u32,
+        short: u16,
+    ) -> Vec<&Station> {
+        let mut out = Vec::new();
+        for &(si, ni) in self.nets(radio, mcc, mnc) {
+            let shard = &self.shards[si as usize];
+            let index = shard.short_cids();
+            let key = short_cid_key(ni, lac, short);
+            let start = index.partition_point(|e| e.key < key);
+            let cells = shard.cells();
+            out.extend(
+                index[start..]
+                    .iter()
+                    .take_while(|e| e.key == key)
+                    .map(|e| &cells[e.cell as usize]),
+            );
+        }
+        out
+    }
+
+    pub fn area(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32) -> Option<&Area> {
+        self.nets(radio, mcc, mnc).iter().find_map(|&(si, ni)| {
+            let areas = self.shards[si as usize].areas();
+            areas
+                .binary_search_by_key(&(ni, lac), |a| (a.network, a.lac))
+                .ok()
+                .map(|i| &areas[i])
+        })
+    }
+
+    pub fn wifi(&self, bssid: u64) -> Option<&Station> {
+        self.wifi_shards.iter().find_map(|&si| {
+            let w = self.shards[si as usize].wifi();
+            w.binary_search_by_key(&bssid, |s| s.key)
+                .ok()
+                .map(|i| &w[i])
+        })
+    }
+
+    /// Every cell, in stored order, with its network: the input of a merge into a new database.
+    pub fn iter_cells(&self) -> impl Iterator<Item = (Radio, u16, u16, &Station)> + '_ {
+        self.shards.iter().flat_map(|s| {
+            s.networks().iter().flat_map(move |n| {
+                let radio = n.radio().unwrap_or(Radio::Gsm);
+                s.network_cells(n)
+                    .iter()
+                    .map(move |c| (radio, n.mcc, n.mnc, c))
+            })
+        })
+    }
+
+    pub fn iter_wifi(&self) -> impl Iterator<Item = &Station> + '_ {
+        self.wifi_shards
+            .iter()
+            .flat_map(|&si| self.shards[si as usize].wifi().iter())
+    }
+}

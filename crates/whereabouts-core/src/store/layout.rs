@@ -1,0 +1,123 @@
+//! The byte layout of a station shard: a FlatBuffer of `schema/stations.fbs` that the
+//! writer emits front to back (so it can stream) and the reader checks before use.
+//!
+//! ```text
+//! 0   u32 root offset (= TABLE_POS)      4  "WHRB"
+//! 8   vtable: u16 vtable size, u16 table size, 7 x u16 field offsets
+//! 32  table: i32 soffset to vtable, u32 format_version, u64 created,
+//!            5 x u32 offsets to the vectors that follow, in the order written
+//! 68  vectors, each a u32 length followed by 8-aligned struct data
+//! ```
+
+use std::mem::size_of;
+
+use super::record::{Area, Network, ShortCid, Station};
+
+pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
+pub const FORMAT_VERSION: u32 = 1;
+
+pub const VTABLE_POS: usize = 8;
+pub const FIELD_COUNT: usize = 7;
+pub const VTABLE_SIZE: usize = 4 + 2 * FIELD_COUNT;
+pub const TABLE_POS: usize = 32;
+pub const TABLE_SIZE: usize = 36;
+pub const HEADER_END: usize = TABLE_POS + TABLE_SIZE;
+
+/// Field offsets inside the table, in schema order (FlatBuffers field ids 0..7).
+pub const F_VERSION: usize = 4;
+pub const F_CREATED: usize = 8;
+pub const F_NETWORKS: usize = 16;
+pub const F_CELLS: usize = 20;
+pub const F_AREAS: usize = 24;
+pub const F_SHORT_CIDS: usize = 28;
+pub const F_WIFI: usize = 32;
+pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
+    F_VERSION,
+    F_CREATED,
+    F_NETWORKS,
+    F_CELLS,
+    F_AREAS,
+    F_SHORT_CIDS,
+    F_WIFI,
+];
+
+/// FlatBuffers offsets are 32-bit and signed in places: a shard must stay below 2 GiB.
+pub const MAX_SHARD_BYTES: u64 = (1 << 31) - 1;
+
+/// The vector fields, in the order the writer emits them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VectorField {
+    Cells,
+    Wifi,
+    ShortCids,
+    Areas,
+    Networks,
+}
+
+impl VectorField {
+    pub const ALL: [VectorField; 5] = [
+        VectorField::Cells,
+        VectorField::Wifi,
+        VectorField::ShortCids,
+        VectorField::Areas,
+        VectorField::Networks,
+    ];
+
+    pub fn table_offset(self) -> usize {
+        match self {
+            VectorField::Networks => F_NETWORKS,
+            VectorField::Cells => F_CELLS,
+            VectorField::Areas => F_AREAS,
+            VectorField::ShortCids => F_SHORT_CIDS,
+            VectorField::Wifi => F_WIFI,
+        }
+    }
+
+    pub fn element_size(self) -> usize {
+        match self {
+            VectorField::Networks => size_of::<Network>(),
+            VectorField::Cells | VectorField::Wifi => size_of::<Station>(),
+            VectorField::Areas => size_of::<Area>(),
+            VectorField::ShortCids => size_of::<ShortCid>(),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            VectorField::Networks => "networks",
+            VectorField::Cells => "cells",
+            VectorField::Areas => "areas",
+            VectorField::ShortCids => "short_cids",
+            VectorField::Wifi => "wifi",
+        }
+    }
+}
+
+/// The fixed 68-byte head of a shard, with vector offsets filled in once known.
+pub fn header_bytes(created: u64, vector_pos: &[(VectorField, usize)]) -> Vec<u8> {
+    let mut b = vec![0u8; HEADER_END];
+    b[0..4].copy_from_slice(&(TABLE_POS as u32).to_le_bytes());
+    b[4..8].copy_from_slice(FILE_IDENTIFIER);
+    let vt = VTABLE_POS;
+    b[vt..vt + 2].copy_from_slice(&(VTABLE_SIZE as u16).to_le_bytes());
+    b[vt + 2..vt + 4].copy_from_slice(&(TABLE_SIZE as u16).to_le_bytes());
+    for (i, off) in FIELD_OFFSETS.iter().enumerate() {
+        let p = vt + 4 + 2 * i;
+        b[p..p + 2].copy_from_slice(&(*off as u16).to_le_bytes());
+    }
+    let t = TABLE_POS;
+    b[t..t + 4].copy_from_slice(&((TABLE_POS - VTABLE_POS) as i32).to_le_bytes());
+    b[t + F_VERSION..t + F_VERSION + 4].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    b[t + F_CREATED..t + F_CREATED + 8].copy_from_slice(&created.to_le_bytes());
+    for &(field, pos) in vector_pos {
+        let f = t + field.table_offset();
+        let rel = (pos - f) as u32;
+        b[f..f + 4].copy_from_slice(&rel.to_le_bytes());
+    }
+    b
+}
+
+/// Padding before a vector's length prefix so that its data starts 8-aligned.
+pub fn padding_before_vector(pos: usize) -> usize {
+    (8 - (pos + 4) % 8) % 8
+}

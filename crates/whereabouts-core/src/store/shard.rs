@@ -1,0 +1,191 @@
+//! One memory-mapped shard. Opening checks the FlatBuffers structure (identifier,
+//! root table, vtable, every vector's bounds and alignment) and the cross-references
+//! between vectors, in time proportional to the number of networks, never of stations.
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::layout::{self, VectorField};
+use super::record::{Area, Network, ShortCid, Station};
+use super::writer::Record;
+use super::StoreError;
+
+pub struct Shard {
+    path: PathBuf,
+    map: Mmap,
+    created: u64,
+    vectors: [Range<usize>; 5],
+}
+
+fn read_u16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn read_u32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn read_u64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+fn field_slot(field: VectorField) -> usize {
+    VectorField::ALL
+        .iter()
+        .position(|f| *f == field)
+        .unwrap_or(0)
+}
+
+impl Shard {
+    pub fn open(path: &Path) -> Result<Shard, StoreError> {
+        let corrupt = |why: &str| StoreError::Corrupt(format!("{}: {why}", path.display()));
+        let file = File::open(path).map_err(|e| StoreError::io(path, e))?;
+        // SAFETY: shards are immutable once renamed into place; a writer never
+        // modifies a published file (updates write new files and switch the manifest).
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| StoreError::io(path, e))?;
+        let b: &[u8] = &map;
+        if b.len() < layout::HEADER_END || &b[4..8] != layout::FILE_IDENTIFIER {
+            return Err(corrupt("not a Whereabouts station file"));
+        }
+        if map.as_ptr() as usize % 8 != 0 {
+            return Err(corrupt("mapping is not 8-byte aligned"));
+        }
+        let table = read_u32(b, 0).ok_or_else(|| corrupt("truncated"))? as usize;
+        let soff = read_u32(b, table).ok_or_else(|| corrupt("root table out of bounds"))? as i32;
+        let vtable = (table as i64 - soff as i64) as usize;
+        let vt_size = read_u16(b, vtable).ok_or_else(|| corrupt("vtable out of bounds"))? as usize;
+        let field = |i: usize| -> Option<usize> {
+            if 4 + 2 * i >= vt_size {
+                return None;
+            }
+            match read_u16(b, vtable + 4 + 2 * i)? {
+                0 => None,
+                o => Some(table + o as usize),
+            }
+        };
+        let version = field(0).and_then(|p| read_u32(b, p)).unwrap_or(0);
+        if version != layout::FORMAT_VERSION {
+            return Err(corrupt(&format!(
+                "format version {version}, this build reads {}",
+                layout::FORMAT_VERSION
+            )));
+        }
+        let created = field(1).and_then(|p| read_u64(b, p)).unwrap_or(0);
+        let mut vectors: [Range<usize>; 5] = Default::default();
+        // FlatBuffers field ids 2..=6 are networks, cells, areas, short_cids, wifi.
+        let ids = [
+            (2, VectorField::Networks),
+            (3, VectorField::Cells),
+            (4, VectorField::Areas),
+            (5, VectorField::ShortCids),
+            (6, VectorField::Wifi),
+        ];
+        for (id, vf) in ids {
+            let Some(fpos) = field(id) else { continue };
+            let rel = read_u32(b, fpos).ok_or_else(|| corrupt("field out of bounds"))? as usize;
+            let len_pos = fpos
+                .checked_add(rel)
+                .ok_or_else(|| corrupt("vector offset overflows"))?;
+            let n = read_u32(b, len_pos).ok_or_else(|| corrupt("vector out of bounds"))? as usize;
+            let start = len_pos + 4;
+            let end = n
+                .checked_mul(vf.element_size())
+                .and_then(|s| s.checked_add(start))
+                .filter(|&e| e <= b.len())
+                .ok_or_else(|| corrupt(&format!("{} vector runs past the end", vf.name())))?;
+            if start % 8 != 0 {
+                return Err(corrupt(&format!("{} vector is misaligned", vf.name())));
+            }
+            vectors[field_slot(vf)] = start..end;
+        }
+        let shard = Shard {
+            path: path.to_path_buf(),
+            map,
+            created,
+            vectors,
+        };
+        shard.check_references().map_err(|why| corrupt(&why))?;
+        Ok(shard)
+    }
+
+    fn check_references(&self) -> Result<(), String> {
+        let cells = self.cells().len();
+        let networks = self.networks();
+        let mut prev: Option<(u8, u16, u16)> = None;
+        for n in networks {
+            if n.first as usize + n.count as usize > cells || n.radio().is_none() {
+                return Err("network entry points outside the cells".into());
+            }
+            if prev.is_some_and(|p| p >= n.sort_key()) {
+                return Err("networks are not sorted".into());
+            }
+            prev = Some(n.sort_key());
+        }
+        // Areas and short CIDs are indexed by lookups: a bad reference must be an
+        // error here rather than a wrong slice later. Their counts are small next to cells.
+        if self
+            .areas()
+            .iter()
+            .any(|a| a.network as usize >= networks.len())
+        {
+            return Err("area refers to a missing network".into());
+        }
+        if self.short_cids().iter().any(|s| s.cell as usize >= cells) {
+            return Err("short-CID entry refers to a missing cell".into());
+        }
+        Ok(())
+    }
+
+    fn slice<T: Record>(&self, field: VectorField) -> &[T] {
+        let r = &self.vectors[field_slot(field)];
+        let bytes = &self.map[r.clone()];
+        // SAFETY: open() checked bounds and 8-byte alignment; Record types accept any bits.
+        unsafe {
+            std::slice::from_raw_parts(
+                bytes.as_ptr() as *const T,
+                bytes.len() / std::mem::size_of::<T>(),
+            )
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn created(&self) -> u64 {
+        self.created
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn networks(&self) -> &[Network] {
+        self.slice(VectorField::Networks)
+    }
+
+    pub fn cells(&self) -> &[Station] {
+        self.slice(VectorField::Cells)
+    }
+
+    pub fn areas(&self) -> &[Area] {
+        self.slice(VectorField::Areas)
+    }
+
+    pub fn short_cids(&self) -> &[ShortCid] {
+        self.slice(VectorField::ShortCids)
+    }
+
+    pub fn wifi(&self) -> &[Station] {
+        self.slice(VectorField::Wifi)
+    }
+
+    /// The cells of network `n`, sorted by key.
+    pub fn network_cells(&self, n: &Network) -> &[Station] {
+        let c = self.cells();
+        &c[n.first as usize..(n.first + n.count) as usize]
+    }
+}

@@ -1,0 +1,369 @@
+//! The station store: build, open, look up, shard, fail cleanly on corruption,
+//! and stay a FlatBuffer that the reference implementation accepts.
+
+use std::fs;
+use std::path::Path;
+
+use whereabouts_core::radio::Radio;
+use whereabouts_core::store::record::{cell_key, Station, StationInfo};
+use whereabouts_core::store::{BuildOptions, Database, DbBuilder, StoreError};
+
+fn info(lat: f64, lon: f64, range_m: u32, samples: u32) -> StationInfo {
+    StationInfo {
+        lat,
+        lon,
+        range_m,
+        samples,
+        psc: None,
+        created: 1_600_000_000,
+        updated: 1_700_000_000,
+    }
+}
+
+/// Two networks, two LACs, a UMTS cell with a 28-bit id and two WiFi APs.
+fn build_small(dir: &Path, opts: BuildOptions) {
+    let mut b = DbBuilder::new(dir, opts).unwrap();
+    b.push_cell(
+        Radio::Gsm,
+        262,
+        1,
+        Station::new(cell_key(100, 1), &info(52.50, 13.40, 1000, 10)),
+    )
+    .unwrap();
+    b.push_cell(
+        Radio::Gsm,
+        262,
+        1,
+        Station::new(cell_key(100, 2), &info(52.52, 13.42, 800, 5)),
+    )
+    .unwrap();
+    b.push_cell(
+        Radio::Gsm,
+        262,
+        1,
+        Station::new(cell_key(101, 1), &info(52.60, 13.50, 2000, 1)),
+    )
+    .unwrap();
+    b.push_cell(
+        Radio::Umts,
+        262,
+        2,
+        Station::new(cell_key(7, (12 << 16) | 4321), &info(48.1, 11.5, 500, 3)),
+    )
+    .unwrap();
+    b.push_wifi(Station::new(
+        0x0011_2233_4455,
+        &info(52.5001, 13.4001, 50, 4),
+    ))
+    .unwrap();
+    b.push_wifi(Station::new(
+        0x0011_2233_4466,
+        &info(52.5002, 13.4002, 60, 4),
+    ))
+    .unwrap();
+    b.commit().unwrap();
+}
+
+#[test]
+fn build_open_and_look_up() {
+    let dir = tempfile::tempdir().unwrap();
+    build_small(dir.path(), BuildOptions::default());
+    let db = Database::open(dir.path()).unwrap();
+    let st = db.stats();
+    assert_eq!((st.cells, st.wifi, st.areas, st.networks), (4, 2, 3, 2));
+
+    let c = db.cell(Radio::Gsm, 262, 1, 100, 2).unwrap();
+    assert!((c.lat() - 52.52).abs() < 1e-7 && c.range_m() == 800 && c.samples() == 5);
+    assert!(db.cell(Radio::Gsm, 262, 1, 100, 3).is_none());
+    assert!(db.cell(Radio::Lte, 262, 1, 100, 2).is_none());
+    assert!(db.cell(Radio::Gsm, 262, 2, 100, 2).is_none());
+
+    let area = db.area(Radio::Gsm, 262, 1, 100).unwrap();
+    assert_eq!(area.cells, 2);
+    assert!(area.lat() > 52.50 && area.lat() < 52.52);
+    assert!(db.area(Radio::Gsm, 262, 1, 102).is_none());
+
+    let short = db.cells_by_short_cid(Radio::Umts, 262, 2, 7, 4321);
+    assert_eq!(short.len(), 1);
+    assert!((short[0].lat() - 48.1).abs() < 1e-7);
+    assert!(db
+        .cells_by_short_cid(Radio::Umts, 262, 2, 8, 4321)
+        .is_empty());
+
+    assert!(db.wifi(0x0011_2233_4466).is_some());
+    assert!(db.wifi(0x0011_2233_4467).is_none());
+    assert_eq!(db.iter_cells().count(), 4);
+    assert_eq!(db.iter_wifi().count(), 2);
+}
+
+#[test]
+fn bytes_per_cell_stay_at_24() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    let n = 100_000u64;
+    for i in 0..n {
+        // GSM ids keep the short-CID index out of the figure.
+        let s = Station::new(
+            cell_key((i / 1000) as u32, i % 1000),
+            &info(50.0 + i as f64 * 1e-5, 8.0, 1000, 3),
+        );
+        b.push_cell(Radio::Gsm, 262, 1, s).unwrap();
+    }
+    let (_, stats) = b.commit().unwrap();
+    let per_cell = stats.bytes as f64 / n as f64;
+    assert!(per_cell < 25.0, "{per_cell} bytes per cell");
+}
+
+#[test]
+fn shards_split_at_lac_groups_and_are_all_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = BuildOptions {
+        max_shard_bytes: 4096,
+        ..BuildOptions::default()
+    };
+    let mut b = DbBuilder::new(dir.path(), opts).unwrap();
+    for lac in 0..50u32 {
+        for cid in 0..20u64 {
+            let s = Station::new(
+                cell_key(lac, 70_000 + cid),
+                &info(40.0 + lac as f64 * 0.01, -3.0, 500, 2),
+            );
+            b.push_cell(Radio::Lte, 214, 7, s).unwrap();
+        }
+    }
+    for k in 0..1000u64 {
+        b.push_wifi(Station::new(k * 7 + 1, &info(40.0, -3.0, 40, 1)))
+            .unwrap();
+    }
+    let (manifest, _) = b.commit().unwrap();
+    assert!(
+        manifest.shards.len() > 5,
+        "{} shards",
+        manifest.shards.len()
+    );
+    let db = Database::open(dir.path()).unwrap();
+    for lac in 0..50u32 {
+        assert_eq!(
+            db.area(Radio::Lte, 214, 7, lac).unwrap().cells,
+            20,
+            "lac {lac}"
+        );
+        for cid in 0..20u64 {
+            assert!(db.cell(Radio::Lte, 214, 7, lac, 70_000 + cid).is_some());
+        }
+        assert_eq!(
+            db.cells_by_short_cid(Radio::Lte, 214, 7, lac, (70_005u64 & 0xffff) as u16)
+                .len(),
+            1
+        );
+    }
+    for k in 0..1000u64 {
+        assert!(db.wifi(k * 7 + 1).is_some());
+        assert!(db.wifi(k * 7 + 2).is_none());
+    }
+}
+
+#[test]
+fn out_of_order_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    b.push_cell(
+        Radio::Gsm,
+        1,
+        1,
+        Station::new(cell_key(1, 2), &info(0.0, 0.0, 1, 1)),
+    )
+    .unwrap();
+    let e = b
+        .push_cell(
+            Radio::Gsm,
+            1,
+            1,
+            Station::new(cell_key(1, 2), &info(0.0, 0.0, 1, 1)),
+        )
+        .unwrap_err();
+    assert!(matches!(e, StoreError::Invalid(_)));
+}
+
+#[test]
+fn an_unfinished_build_leaves_the_previous_database() {
+    let dir = tempfile::tempdir().unwrap();
+    build_small(dir.path(), BuildOptions::default());
+    {
+        let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+        b.push_cell(
+            Radio::Gsm,
+            1,
+            1,
+            Station::new(cell_key(1, 1), &info(0.0, 0.0, 1, 1)),
+        )
+        .unwrap();
+        // dropped without commit, as when an import is interrupted
+    }
+    let db = Database::open(dir.path()).unwrap();
+    assert_eq!(db.stats().cells, 4);
+    let names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with(".staging")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_new_build_replaces_the_old_shards() {
+    let dir = tempfile::tempdir().unwrap();
+    build_small(dir.path(), BuildOptions::default());
+    let old = Database::open(dir.path()).unwrap();
+    build_small(dir.path(), BuildOptions::default());
+    let new = Database::open(dir.path()).unwrap();
+    assert_eq!(new.manifest().generation, old.manifest().generation + 1);
+    // The old reader still works on its (now unlinked) files.
+    assert!(old.cell(Radio::Gsm, 262, 1, 100, 1).is_some());
+    let fb_files = fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "fb")
+        })
+        .count();
+    assert_eq!(fb_files, new.manifest().shards.len());
+}
+
+#[test]
+fn missing_and_corrupt_databases_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        Database::open(dir.path()),
+        Err(StoreError::NotFound(_))
+    ));
+
+    build_small(dir.path(), BuildOptions::default());
+    let db = Database::open(dir.path()).unwrap();
+    let shard = db.shards()[0].path().to_path_buf();
+    drop(db);
+    let bytes = fs::read(&shard).unwrap();
+
+    // Every truncation and a sweep of single-byte corruptions: Err or a consistent
+    // database, never a panic.
+    for len in [0, 3, 8, 40, 67, 68, 100, bytes.len() - 1] {
+        fs::write(&shard, &bytes[..len.min(bytes.len())]).unwrap();
+        assert!(Database::open(dir.path()).is_err(), "truncated to {len}");
+    }
+    for i in 0..bytes.len().min(200) {
+        let mut b = bytes.clone();
+        b[i] ^= 0xa5;
+        fs::write(&shard, &b).unwrap();
+        if let Ok(db) = Database::open(dir.path()) {
+            let _ = db.cell(Radio::Gsm, 262, 1, 100, 1);
+            let _ = db.area(Radio::Gsm, 262, 1, 100);
+            let _ = db.cells_by_short_cid(Radio::Umts, 262, 2, 7, 4321);
+        }
+    }
+    fs::write(dir.path().join("manifest.json"), b"{not json").unwrap();
+    assert!(matches!(
+        Database::open(dir.path()),
+        Err(StoreError::Corrupt(_))
+    ));
+}
+
+mod reference_flatbuffers {
+    //! Reads a shard with the `flatbuffers` crate's own verifier and accessors,
+    //! using the field ids of schema/stations.fbs.
+    use flatbuffers::{
+        Follow, ForwardsUOffset, InvalidFlatbuffer, SimpleToVerifyInSlice, Table, Vector,
+        Verifiable, Verifier,
+    };
+
+    #[derive(Clone, Copy)]
+    #[repr(C, align(8))]
+    pub struct Raw24([u8; 24]);
+    #[derive(Clone, Copy)]
+    #[repr(C, align(4))]
+    pub struct Raw16([u8; 16]);
+
+    macro_rules! raw_struct {
+        ($t:ty) => {
+            impl<'a> Follow<'a> for $t {
+                type Inner = &'a $t;
+                unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+                    unsafe { &*(buf[loc..].as_ptr() as *const $t) }
+                }
+            }
+            impl Verifiable for $t {
+                fn run_verifier(v: &mut Verifier, pos: usize) -> Result<(), InvalidFlatbuffer> {
+                    v.in_buffer::<Self>(pos)
+                }
+            }
+            impl SimpleToVerifyInSlice for $t {}
+        };
+    }
+    raw_struct!(Raw24);
+    raw_struct!(Raw16);
+
+    pub struct StationDb<'a>(pub Table<'a>);
+
+    impl<'a> Follow<'a> for StationDb<'a> {
+        type Inner = StationDb<'a>;
+        unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
+            StationDb(unsafe { Table::new(buf, loc) })
+        }
+    }
+
+    impl Verifiable for StationDb<'_> {
+        fn run_verifier(v: &mut Verifier, pos: usize) -> Result<(), InvalidFlatbuffer> {
+            v.visit_table(pos)?
+                .visit_field::<u32>("format_version", 4, false)?
+                .visit_field::<u64>("created", 6, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw16>>>("networks", 8, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("cells", 10, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("areas", 12, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw16>>>("short_cids", 14, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("wifi", 16, false)?
+                .finish();
+            Ok(())
+        }
+    }
+
+    impl StationDb<'_> {
+        pub fn version(&self) -> u32 {
+            unsafe { self.0.get::<u32>(4, Some(0)).unwrap() }
+        }
+        pub fn vector_len(&self, slot: u16) -> usize {
+            unsafe {
+                self.0
+                    .get::<ForwardsUOffset<Vector<'_, Raw24>>>(slot, None)
+                    .map_or(0, |v| v.len())
+            }
+        }
+        pub fn networks_len(&self) -> usize {
+            unsafe {
+                self.0
+                    .get::<ForwardsUOffset<Vector<'_, Raw16>>>(8, None)
+                    .map_or(0, |v| v.len())
+            }
+        }
+    }
+}
+
+#[test]
+fn shards_are_flatbuffers_the_reference_library_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    build_small(dir.path(), BuildOptions::default());
+    let db = Database::open(dir.path()).unwrap();
+    for shard in db.shards() {
+        let bytes = fs::read(shard.path()).unwrap();
+        assert!(flatbuffers::buffer_has_identifier(&bytes, "WHRB", false));
+        let root = flatbuffers::root::<reference_flatbuffers::StationDb>(&bytes).expect("verifies");
+        assert_eq!(root.version(), 1);
+        assert_eq!(root.vector_len(10), shard.cells().len());
+        assert_eq!(root.vector_len(16), shard.wifi().len());
+        assert_eq!(root.vector_len(12), shard.areas().len());
+        assert_eq!(root.networks_len(), shard.networks().len());
+    }
+}
