@@ -697,14 +697,48 @@ describe('hostile input', () => {
 
   it('never throws and always answers with a spec message', () => {
     const messages = new Set<string>(Object.values(GeoMessage));
+    const seen = new Set<string>();
     const next = rng(20261121);
     for (let i = 0; i < 5000; i++) {
       const value = randomValue(next, 0);
       const result = parseRequest(value, { requireToken: i % 2 === 0 });
+      seen.add(result.ok ? 'ok' : result.message);
       if (!result.ok) expect(messages.has(result.message)).toBe(true);
       const text = parseRequestText(JSON.stringify(value) ?? 'undefined');
       if (!text.ok) expect(messages.has(text.message)).toBe(true);
     }
+    // Guards the generator itself: a fuzz loop that only ever hits one branch proves nothing.
+    expect(seen.size).toBeGreaterThanOrEqual(5);
+  });
+
+  it('never throws on single-field mutations of a valid request', () => {
+    const messages = new Set<string>(Object.values(GeoMessage));
+    const seen = new Set<string>();
+    const next = rng(7);
+    for (let i = 0; i < 5000; i++) {
+      const body: Record<string, unknown> = {
+        radio: 'lte',
+        cells: [{ ...lteCell }, { ...gsmCell }],
+        wifi: [{ ...ap1 }, { ...ap2 }],
+        fallbacks: { lacf: 1 },
+        gps: [{ lat: 1, lon: 2 }],
+      };
+      // Mutate the top level, a cell, an AP, the fallbacks or a GPS fix.
+      const targets = [
+        body,
+        ...(body.cells as object[]),
+        ...(body.wifi as object[]),
+        body.fallbacks,
+        ...(body.gps as object[]),
+      ];
+      const target = targets[Math.floor(next() * targets.length)] as Record<string, unknown>;
+      target[keys[Math.floor(next() * keys.length)] ?? 'x'] = randomValue(next, 2);
+      const result = parseRequest(body);
+      seen.add(result.ok ? 'ok' : result.message);
+      if (!result.ok) expect(messages.has(result.message)).toBe(true);
+    }
+    expect(seen.has('ok')).toBe(true);
+    expect(seen.size).toBeGreaterThanOrEqual(5);
   });
 
   it('copes with non-finite numbers and sparse or huge arrays', () => {
