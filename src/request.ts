@@ -612,6 +612,7 @@ function parseFallbacks(v: unknown): Fallbacks {
     return out;
   }
   if (!isObject(v)) reject(GeoMessage.invalidRequest);
+  // -1 stands for "all not given", which leaves the defaults in place.
   const all = readChoice<0 | 1 | -1>(get(v, 'all'), 1, -1);
   if (all !== -1) {
     out.ipf = all;
