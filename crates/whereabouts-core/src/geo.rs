@@ -61,7 +61,10 @@ impl LocalFrame {
         } else if dlon < -180.0 {
             dlon += 360.0;
         }
-        (dlon * self.m_per_deg_lon, (lat - self.lat0) * self.m_per_deg_lat)
+        (
+            dlon * self.m_per_deg_lon,
+            (lat - self.lat0) * self.m_per_deg_lat,
+        )
     }
 
     pub fn to_latlon(&self, x: f64, y: f64) -> (f64, f64) {

@@ -1,1 +1,174 @@
-//! The solver: from looked-up stations to a position.
+//! The solver: from a validated query to a position with an accuracy radius.
+//!
+//! Order of evidence (ARCHITECTURE.md, "Positioning, in brief"):
+//! 1. look up every cell and access point;
+//! 2. WiFi: the largest consistent cluster of known APs (never a cluster of one);
+//! 3. cells: signal- and range-weighted multilateration, a serving-cell timing
+//!    advance as a distance ring;
+//! 4. WiFi wins when it agrees with the cells; otherwise the cells answer;
+//! 5. fallbacks in order: short CID (`scf`), LAC/TAC area (`lacf`), IP (`ipf`);
+//! 6. border strictness (`bt`) moves the answer toward land.
+
+mod cells;
+mod lookup;
+pub mod query;
+mod weights;
+mod wifi;
+
+pub use query::{Answer, CellObs, Fallback, Options, Query, Source, WifiObs};
+
+use crate::store::Database;
+
+/// The confidence of every reported accuracy radius: the Android convention
+/// (one standard deviation of a 2-D normal holds 39%, so this is wider: about 1.5 sigma).
+pub const CONFIDENCE: f64 = 0.68;
+
+/// Stations not updated for this long make an answer `aged` (spec 2.8).
+pub const AGED_AFTER_S: i64 = 90 * 86_400;
+
+/// Border strictness: moves a point toward land (implemented by [`crate::land::LandIndex`]).
+pub trait Border: Send + Sync {
+    /// Returns the point unchanged (moved = false) when it lies within `allowed_m`
+    /// of land, else the nearest point that does.
+    fn constrain(&self, lat: f64, lon: f64, allowed_m: f64, search_m: f64) -> (f64, f64, bool);
+}
+
+/// The IP fallback (implemented by [`crate::ip::IpLocator`]).
+pub trait IpFallback: Send + Sync {
+    /// (lat, lon, accuracy in metres at [`CONFIDENCE`]).
+    fn locate_ip(&self, ip: &str) -> Option<(f64, f64, f64)>;
+}
+
+/// How far border strictness searches for land before leaving a point alone:
+/// a cell or WiFi answer is never this far out at sea unless its data is wrong.
+const BORDER_SEARCH_M: f64 = 200_000.0;
+
+/// An opened engine: the station database plus optional land and IP data.
+/// Shared across threads; every method takes `&self`.
+pub struct Locator {
+    db: Database,
+    border: Option<Box<dyn Border>>,
+    ip: Option<Box<dyn IpFallback>>,
+    /// Unix seconds used for the `aged` rule; None: the clock at each call.
+    now: Option<i64>,
+}
+
+impl Locator {
+    pub fn new(db: Database) -> Locator {
+        Locator {
+            db,
+            border: None,
+            ip: None,
+            now: None,
+        }
+    }
+
+    pub fn with_border(mut self, border: Box<dyn Border>) -> Locator {
+        self.border = Some(border);
+        self
+    }
+
+    pub fn with_ip(mut self, ip: Box<dyn IpFallback>) -> Locator {
+        self.ip = Some(ip);
+        self
+    }
+
+    /// Fixes the clock for the `aged` rule (reproducible evaluations and tests).
+    pub fn with_now(mut self, now: i64) -> Locator {
+        self.now = Some(now);
+        self
+    }
+
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    pub fn has_ip(&self) -> bool {
+        self.ip.is_some()
+    }
+
+    pub fn has_border(&self) -> bool {
+        self.border.is_some()
+    }
+
+    fn now(&self) -> i64 {
+        self.now.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64)
+        })
+    }
+
+    /// Locates one query; None means "No matches found".
+    pub fn locate(&self, q: &Query) -> Option<Answer> {
+        let opts = q.options;
+        let now = self.now();
+        let seen = lookup::resolve(&self.db, q.cells, q.wifi, opts.scf);
+
+        let mut answer = if opts.lacf == 2 {
+            cells::area_answer(&self.db, q.cells)
+        } else {
+            let from_cells = cells::solve(&seen.cells, now);
+            let from_wifi = wifi::solve(&seen.wifi, now);
+            let mut best = choose(from_wifi, from_cells, &seen.cells);
+            if best.is_none() && opts.lacf == 1 {
+                best = cells::area_answer(&self.db, q.cells);
+            }
+            best
+        };
+        if answer.is_none() && opts.ipf {
+            answer =
+                q.ip.and_then(|ip| self.ip.as_ref()?.locate_ip(ip))
+                    .map(|(lat, lon, acc)| Answer {
+                        lat,
+                        lon,
+                        accuracy_m: acc,
+                        fallback: Fallback::Ipf,
+                        aged: false,
+                        source: Source::Ip,
+                    });
+        }
+        let mut a = answer?;
+        if let Some(border) = &self.border {
+            let allowed = match opts.bt {
+                0 => 0.0,
+                2 => 15_000.0,
+                _ => 5_000.0,
+            };
+            let (lat, lon, moved) = border.constrain(a.lat, a.lon, allowed, BORDER_SEARCH_M);
+            if moved {
+                // The move took the estimate toward where the device can be: the
+                // radius keeps covering the original estimate's region.
+                let shift = crate::geo::distance_m(a.lat, a.lon, lat, lon);
+                a.accuracy_m = a.accuracy_m.max(shift);
+                a.lat = lat;
+                a.lon = lon;
+            }
+        }
+        a.accuracy_m = a.accuracy_m.round().max(1.0);
+        Some(a)
+    }
+}
+
+/// WiFi answers are an order of magnitude sharper than cell answers, but a cluster
+/// of APs far from every cell the device sees is a sign of moved or spoofed APs.
+fn choose(
+    wifi: Option<Answer>,
+    cells: Option<Answer>,
+    seen: &[lookup::SeenCell],
+) -> Option<Answer> {
+    match (wifi, cells) {
+        (Some(w), Some(c)) => {
+            let near_a_cell = seen.iter().any(|s| {
+                let reach = (s.range_m * 2.0).max(3_000.0);
+                crate::geo::distance_m(w.lat, w.lon, s.lat, s.lon) <= reach
+            });
+            if near_a_cell {
+                Some(w)
+            } else {
+                Some(c)
+            }
+        }
+        (w, c) => w.or(c),
+    }
+}

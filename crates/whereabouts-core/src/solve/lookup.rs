@@ -1,0 +1,196 @@
+//! Step 1 of solving: find every observed cell and access point in the database,
+//! including cells reported by their 16-bit short CID.
+
+use super::query::{CellObs, WifiObs};
+use crate::geo;
+use crate::radio::Radio;
+use crate::store::record::Station;
+use crate::store::Database;
+
+/// A cell the device saw that the database knows.
+#[derive(Clone, Copy, Debug)]
+pub struct SeenCell {
+    pub radio: Radio,
+    pub lat: f64,
+    pub lon: f64,
+    pub range_m: f64,
+    pub samples: u32,
+    pub updated: i64,
+    /// Received level in dBm, from `signal` or converted from `asu`.
+    pub signal: Option<f64>,
+    /// Timing advance as a distance in metres, with its half-width (serving cell only).
+    pub ta_m: Option<(f64, f64)>,
+    pub serving: bool,
+    /// Found through the short-CID index rather than by its full id.
+    pub via_short_cid: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SeenAp {
+    pub lat: f64,
+    pub lon: f64,
+    pub range_m: f64,
+    pub samples: u32,
+    pub updated: i64,
+    pub signal: Option<f64>,
+}
+
+pub struct Seen {
+    pub cells: Vec<SeenCell>,
+    pub wifi: Vec<SeenAp>,
+}
+
+/// Metres per timing-advance step: GSM bit period (48/13 us) and LTE 16 Ts, both
+/// as a round trip halved.
+const GSM_TA_STEP_M: f64 = 553.5;
+const LTE_TA_STEP_M: f64 = 78.12;
+
+/// Short-CID candidates farther apart than this are different cells in different
+/// places: the fallback refuses to guess between them.
+const SHORT_CID_MAX_SPREAD_M: f64 = 10_000.0;
+
+pub fn resolve(db: &Database, cells: &[CellObs], wifi: &[WifiObs], scf: bool) -> Seen {
+    let mut seen = Seen {
+        cells: Vec::with_capacity(cells.len()),
+        wifi: Vec::with_capacity(wifi.len()),
+    };
+    for (i, obs) in cells.iter().enumerate() {
+        let serving = i == 0;
+        if let Some((radio, st)) = find_cell(db, obs) {
+            seen.cells.push(seen_cell(radio, obs, st, serving, false));
+        } else if scf && obs.cid <= 0xffff {
+            if let Some(c) = find_by_short_cid(db, obs, serving) {
+                seen.cells.push(c);
+            }
+        }
+    }
+    for obs in wifi {
+        if let Some(st) = db.wifi(obs.bssid) {
+            seen.wifi.push(SeenAp {
+                lat: st.lat(),
+                lon: st.lon(),
+                range_m: st.range_m() as f64,
+                samples: st.samples(),
+                updated: st.updated(),
+                signal: obs.signal,
+            });
+        }
+    }
+    seen
+}
+
+/// The radios to try for a cell: the one it names, or those its ids fit.
+pub fn candidate_radios(obs: &CellObs) -> &'static [Radio] {
+    match obs.radio {
+        Some(Radio::Gsm) => &[Radio::Gsm],
+        Some(Radio::Cdma) => &[Radio::Cdma],
+        Some(Radio::Umts) => &[Radio::Umts],
+        Some(Radio::Lte) => &[Radio::Lte],
+        // NB-IoT carriers are often exported under their anchor LTE cell's id.
+        Some(Radio::Nbiot) => &[Radio::Nbiot, Radio::Lte],
+        Some(Radio::Nr) => &[Radio::Nr],
+        None if obs.cid > 0xffff => &[Radio::Lte, Radio::Umts, Radio::Nr, Radio::Nbiot],
+        None => &[Radio::Gsm, Radio::Umts, Radio::Lte, Radio::Cdma],
+    }
+}
+
+/// The mccs to try: the one given, or every mcc under which a CDMA SID is known.
+fn candidate_mccs(db: &Database, radio: Radio, obs: &CellObs) -> Vec<u16> {
+    match obs.mcc {
+        Some(m) => vec![m],
+        None if radio == Radio::Cdma => db.cdma_mccs(obs.mnc).to_vec(),
+        None => Vec::new(),
+    }
+}
+
+fn find_cell<'a>(db: &'a Database, obs: &CellObs) -> Option<(Radio, &'a Station)> {
+    let mnc = obs.mnc;
+    for &radio in candidate_radios(obs) {
+        for mcc in candidate_mccs(db, radio, obs) {
+            if let Some(st) = db.cell(radio, mcc, mnc, obs.lac, obs.cid) {
+                return Some((radio, st));
+            }
+        }
+    }
+    None
+}
+
+fn find_by_short_cid(db: &Database, obs: &CellObs, serving: bool) -> Option<SeenCell> {
+    let mnc = obs.mnc;
+    for &radio in candidate_radios(obs).iter().filter(|r| r.has_short_cid()) {
+        for mcc in candidate_mccs(db, radio, obs) {
+            let found = db.cells_by_short_cid(radio, mcc, mnc, obs.lac, obs.cid as u16);
+            if found.is_empty() {
+                continue;
+            }
+            let first = found[0];
+            let spread = found
+                .iter()
+                .map(|s| geo::distance_m(first.lat(), first.lon(), s.lat(), s.lon()))
+                .fold(0.0, f64::max);
+            if spread > SHORT_CID_MAX_SPREAD_M {
+                return None;
+            }
+            // Several full ids share the short one: use their centre and widen the
+            // range to cover them all.
+            let n = found.len() as f64;
+            let lat = found.iter().map(|s| s.lat()).sum::<f64>() / n;
+            let lon = found.iter().map(|s| s.lon()).sum::<f64>() / n;
+            let mut c = seen_cell(radio, obs, first, serving, true);
+            c.lat = lat;
+            c.lon = lon;
+            c.range_m = found
+                .iter()
+                .map(|s| geo::distance_m(lat, lon, s.lat(), s.lon()) + s.range_m() as f64)
+                .fold(c.range_m, f64::max);
+            c.samples = found.iter().map(|s| s.samples()).sum();
+            return Some(c);
+        }
+    }
+    None
+}
+
+fn seen_cell(
+    radio: Radio,
+    obs: &CellObs,
+    st: &Station,
+    serving: bool,
+    via_short_cid: bool,
+) -> SeenCell {
+    let signal = obs
+        .signal
+        .or_else(|| obs.asu.and_then(|a| asu_to_dbm(radio, a)));
+    let ta_m = match (serving, radio, obs.ta) {
+        (true, Radio::Gsm, Some(ta)) => {
+            Some((ta * GSM_TA_STEP_M + GSM_TA_STEP_M / 2.0, GSM_TA_STEP_M))
+        }
+        (true, Radio::Lte, Some(ta)) => {
+            Some((ta * LTE_TA_STEP_M + LTE_TA_STEP_M / 2.0, LTE_TA_STEP_M))
+        }
+        _ => None,
+    };
+    SeenCell {
+        radio,
+        lat: st.lat(),
+        lon: st.lon(),
+        range_m: st.range_m() as f64,
+        samples: st.samples(),
+        updated: st.updated(),
+        signal,
+        ta_m,
+        serving,
+        via_short_cid,
+    }
+}
+
+/// 3GPP ASU to dBm (TS 27.007 for GSM, TS 25.133 for UMTS RSCP, TS 36.133 for LTE RSRP).
+fn asu_to_dbm(radio: Radio, asu: f64) -> Option<f64> {
+    match radio {
+        Radio::Gsm if (0.0..=31.0).contains(&asu) => Some(2.0 * asu - 113.0),
+        Radio::Umts if (-5.0..=91.0).contains(&asu) => Some(asu - 120.0),
+        Radio::Lte | Radio::Nr if (0.0..=97.0).contains(&asu) => Some(asu - 140.0),
+        // CDMA ASU is a coarse 1-16 level scale; map it onto the spec's -100..-75 dBm.
+        Radio::Cdma if (1.0..=16.0).contains(&asu) => Some(-100.0 + (asu - 1.0) * 25.0 / 15.0),
+        _ => None,
+    }
+}

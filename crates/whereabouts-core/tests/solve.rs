@@ -1,0 +1,332 @@
+//! The solver on hand-made databases whose answers can be checked by eye.
+
+use whereabouts_core::geo::distance_m;
+use whereabouts_core::radio::Radio;
+use whereabouts_core::solve::{
+    Border, CellObs, Fallback, IpFallback, Locator, Options, Query, Source, WifiObs,
+};
+use whereabouts_core::store::record::{cell_key, Station, StationInfo};
+use whereabouts_core::store::{BuildOptions, Database, DbBuilder};
+
+const NOW: i64 = 1_700_000_000;
+
+fn st(lat: f64, lon: f64, range_m: u32, samples: u32) -> StationInfo {
+    StationInfo {
+        lat,
+        lon,
+        range_m,
+        samples,
+        psc: None,
+        created: NOW - 400 * 86_400,
+        updated: NOW - 10 * 86_400,
+    }
+}
+
+/// GSM 262/1 LAC 10: cells 1 (52.50, 13.40) and 2 (52.51, 13.40), 1 km ranges;
+/// LTE 262/1 TAC 20: cell 0x1A2B3C4 with a 28-bit id; CDMA 310/4000 NID 5 BID 6;
+/// an old single-sample GSM cell 99; WiFi APs 1..=3 near (52.5, 13.4) and AP 9 in Munich.
+fn fixture() -> (tempfile::TempDir, Database) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    b.push_cell(
+        Radio::Gsm,
+        262,
+        1,
+        Station::new(cell_key(10, 1), &st(52.50, 13.40, 1000, 20)),
+    )
+    .unwrap();
+    b.push_cell(
+        Radio::Gsm,
+        262,
+        1,
+        Station::new(cell_key(10, 2), &st(52.51, 13.40, 1000, 20)),
+    )
+    .unwrap();
+    let mut old = st(52.60, 13.50, 2000, 1);
+    old.updated = NOW - 200 * 86_400;
+    b.push_cell(Radio::Gsm, 262, 1, Station::new(cell_key(10, 99), &old))
+        .unwrap();
+    b.push_cell(
+        Radio::Cdma,
+        310,
+        4000,
+        Station::new(cell_key(5, 6), &st(40.0, -75.0, 3000, 9)),
+    )
+    .unwrap();
+    b.push_cell(
+        Radio::Lte,
+        262,
+        1,
+        Station::new(cell_key(20, 0x1A2_B3C4), &st(48.14, 11.58, 800, 30)),
+    )
+    .unwrap();
+    b.push_wifi(Station::new(1, &st(52.5001, 13.4001, 60, 5)))
+        .unwrap();
+    b.push_wifi(Station::new(2, &st(52.5003, 13.4003, 60, 5)))
+        .unwrap();
+    b.push_wifi(Station::new(3, &st(52.5002, 13.4006, 60, 5)))
+        .unwrap();
+    b.push_wifi(Station::new(9, &st(48.14, 11.58, 60, 5)))
+        .unwrap();
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    (dir, db)
+}
+
+fn gsm(lac: u32, cid: u64, signal: Option<f64>) -> CellObs {
+    CellObs {
+        radio: Some(Radio::Gsm),
+        mcc: Some(262),
+        mnc: 1,
+        lac,
+        cid,
+        signal,
+        asu: None,
+        ta: None,
+        psc: None,
+    }
+}
+
+fn ap(bssid: u64, signal: f64) -> WifiObs {
+    WifiObs {
+        bssid,
+        signal: Some(signal),
+        frequency: None,
+    }
+}
+
+fn q<'a>(cells: &'a [CellObs], wifi: &'a [WifiObs]) -> Query<'a> {
+    Query {
+        cells,
+        wifi,
+        ip: None,
+        options: Options::default(),
+    }
+}
+
+fn locator() -> (tempfile::TempDir, Locator) {
+    let (dir, db) = fixture();
+    (dir, Locator::new(db).with_now(NOW))
+}
+
+#[test]
+fn a_single_cell_answers_with_its_position_and_a_range_based_radius() {
+    let (_d, l) = locator();
+    let a = l.locate(&q(&[gsm(10, 1, None)], &[])).unwrap();
+    assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
+    assert_eq!(a.accuracy_m, 750.0); // 1000 m range x 0.75
+    assert_eq!(a.fallback, Fallback::None);
+    assert!(!a.aged);
+    assert_eq!(a.source, Source::Cells);
+}
+
+#[test]
+fn two_cells_pull_toward_the_stronger_signal() {
+    let (_d, l) = locator();
+    let cells = [gsm(10, 1, Some(-60.0)), gsm(10, 2, Some(-95.0))];
+    let a = l.locate(&q(&cells, &[])).unwrap();
+    assert!(a.lat > 52.50 && a.lat < 52.505, "{}", a.lat);
+    let even = [gsm(10, 1, Some(-80.0)), gsm(10, 2, Some(-80.0))];
+    let b = l.locate(&q(&even, &[])).unwrap();
+    assert!((b.lat - 52.505).abs() < 1e-4, "{}", b.lat);
+}
+
+#[test]
+fn timing_advance_puts_the_answer_on_its_ring() {
+    let (_d, l) = locator();
+    let mut serving = gsm(10, 1, Some(-80.0));
+    serving.ta = Some(1.0); // 553.5 m steps: 830 m from the serving cell
+    let cells = [serving, gsm(10, 2, Some(-80.0))];
+    let a = l.locate(&q(&cells, &[])).unwrap();
+    let d = distance_m(52.50, 13.40, a.lat, a.lon);
+    assert!((d - 830.25).abs() < 2.0, "{d}");
+    assert!(a.lat > 52.50, "toward the neighbour");
+}
+
+#[test]
+fn wifi_wins_when_it_agrees_with_the_cells() {
+    let (_d, l) = locator();
+    let a = l
+        .locate(&q(
+            &[gsm(10, 1, None)],
+            &[ap(1, -60.0), ap(2, -60.0), ap(3, -60.0)],
+        ))
+        .unwrap();
+    assert_eq!(a.source, Source::Wifi);
+    assert!(distance_m(a.lat, a.lon, 52.5002, 13.40033) < 15.0);
+    assert!(a.accuracy_m < 100.0, "{}", a.accuracy_m);
+}
+
+#[test]
+fn one_known_ap_never_answers_on_its_own() {
+    let (_d, l) = locator();
+    // AP 1 is known, 0x77 is not: a cluster of one; without cells there is no answer.
+    assert!(l
+        .locate(&q(&[], &[ap(1, -50.0), ap(0x77, -50.0)]))
+        .is_none());
+    // APs far apart (Berlin and Munich) form two clusters of one.
+    assert!(l.locate(&q(&[], &[ap(1, -50.0), ap(9, -50.0)])).is_none());
+}
+
+#[test]
+fn a_wifi_cluster_far_from_every_seen_cell_is_distrusted() {
+    let (_d, l) = locator();
+    // The APs say Berlin, the LTE cell says Munich.
+    let lte = CellObs {
+        radio: Some(Radio::Lte),
+        lac: 20,
+        cid: 0x1A2_B3C4,
+        ..gsm(0, 0, None)
+    };
+    let a = l.locate(&q(&[lte], &[ap(1, -60.0), ap(2, -60.0)])).unwrap();
+    assert_eq!(a.source, Source::Cells);
+    assert!(distance_m(a.lat, a.lon, 48.14, 11.58) < 1.0);
+}
+
+#[test]
+fn unknown_cell_falls_back_to_its_lac_area() {
+    let (_d, l) = locator();
+    let a = l.locate(&q(&[gsm(10, 12345, None)], &[])).unwrap();
+    assert_eq!(a.fallback, Fallback::Lacf);
+    assert!(a.aged);
+    assert!(a.lat > 52.49 && a.lat < 52.61);
+    let unknown = [gsm(10, 12345, None)];
+    let mut off = q(&unknown, &[]);
+    off.options.lacf = 0;
+    assert!(l.locate(&off).is_none());
+}
+
+#[test]
+fn lacf_2_forces_the_area_answer() {
+    let (_d, l) = locator();
+    let known = [gsm(10, 1, None)];
+    let mut forced = q(&known, &[]);
+    forced.options.lacf = 2;
+    let a = l.locate(&forced).unwrap();
+    assert_eq!(a.fallback, Fallback::Lacf);
+    assert!(a.accuracy_m > 750.0);
+}
+
+#[test]
+fn short_cid_finds_the_28_bit_cell() {
+    let (_d, l) = locator();
+    let short = CellObs {
+        radio: Some(Radio::Lte),
+        lac: 20,
+        cid: 0xB3C4,
+        ..gsm(0, 0, None)
+    };
+    let a = l.locate(&q(&[short], &[])).unwrap();
+    assert_eq!(a.fallback, Fallback::Scf);
+    assert!(distance_m(a.lat, a.lon, 48.14, 11.58) < 1.0);
+    let shorts = [short];
+    let mut off = q(&shorts, &[]);
+    off.options.scf = false;
+    off.options.lacf = 0;
+    assert!(l.locate(&off).is_none());
+}
+
+#[test]
+fn a_cell_without_radio_is_tried_on_the_radios_its_id_fits() {
+    let (_d, l) = locator();
+    let unknown = CellObs {
+        radio: None,
+        lac: 20,
+        cid: 0x1A2_B3C4,
+        ..gsm(0, 0, None)
+    };
+    let a = l.locate(&q(&[unknown], &[])).unwrap();
+    assert!(distance_m(a.lat, a.lon, 48.14, 11.58) < 1.0);
+}
+
+#[test]
+fn cdma_without_mcc_is_found_by_its_sid() {
+    let (_d, l) = locator();
+    let cdma = CellObs {
+        radio: Some(Radio::Cdma),
+        mcc: None,
+        mnc: 4000,
+        lac: 5,
+        cid: 6,
+        ..gsm(0, 0, None)
+    };
+    let a = l.locate(&q(&[cdma], &[])).unwrap();
+    assert!(distance_m(a.lat, a.lon, 40.0, -75.0) < 1.0);
+}
+
+#[test]
+fn old_or_single_sample_stations_are_aged() {
+    let (_d, l) = locator();
+    let a = l.locate(&q(&[gsm(10, 99, None)], &[])).unwrap();
+    assert!(a.aged);
+}
+
+struct FixedIp;
+impl IpFallback for FixedIp {
+    fn locate_ip(&self, ip: &str) -> Option<(f64, f64, f64)> {
+        (ip == "203.0.113.7").then_some((51.0, 10.0, 300_000.0))
+    }
+}
+
+#[test]
+fn ip_fallback_answers_only_when_enabled_and_nothing_else_does() {
+    let (_d, db) = fixture();
+    let l = Locator::new(db).with_now(NOW).with_ip(Box::new(FixedIp));
+    let mut query = q(&[], &[]);
+    query.ip = Some("203.0.113.7");
+    assert!(l.locate(&query).is_none());
+    query.options.ipf = true;
+    let a = l.locate(&query).unwrap();
+    assert_eq!(
+        (a.lat, a.lon, a.accuracy_m, a.fallback),
+        (51.0, 10.0, 300_000.0, Fallback::Ipf)
+    );
+    let cells = [gsm(10, 1, None)];
+    query.cells = &cells;
+    assert_eq!(l.locate(&query).unwrap().fallback, Fallback::None);
+}
+
+/// "Land" is everything north of latitude 52.55.
+struct NorthIsLand;
+impl Border for NorthIsLand {
+    fn constrain(&self, lat: f64, lon: f64, allowed_m: f64, _search_m: f64) -> (f64, f64, bool) {
+        let d = distance_m(lat, lon, 52.55, lon);
+        if lat >= 52.55 || d <= allowed_m {
+            return (lat, lon, false);
+        }
+        let target = 52.55 - allowed_m / 111_195.0;
+        (
+            target.max(lat).min(52.55) + if allowed_m == 0.0 { 1e-5 } else { 0.0 },
+            lon,
+            true,
+        )
+    }
+}
+
+#[test]
+fn border_strictness_moves_answers_toward_land() {
+    let (_d, db) = fixture();
+    let l = Locator::new(db)
+        .with_now(NOW)
+        .with_border(Box::new(NorthIsLand));
+    let cells = [gsm(10, 1, None)]; // 52.50: 5.56 km from "land"
+    let mut query = q(&cells, &[]);
+    query.options.bt = 2;
+    assert!((l.locate(&query).unwrap().lat - 52.50).abs() < 1e-9);
+    query.options.bt = 1;
+    let a = l.locate(&query).unwrap();
+    assert!(a.lat > 52.50 && distance_m(a.lat, a.lon, 52.55, a.lon) <= 5_001.0);
+    assert!(a.accuracy_m >= 750.0);
+    query.options.bt = 0;
+    assert!(l.locate(&query).unwrap().lat >= 52.55);
+}
+
+#[test]
+fn nothing_known_is_no_match() {
+    let (_d, l) = locator();
+    let cells = [gsm(11, 5, None)];
+    let aps = [ap(0x55, -50.0), ap(0x56, -50.0)];
+    let mut query = q(&cells, &aps);
+    query.options.lacf = 1;
+    assert!(l.locate(&query).is_none());
+}
