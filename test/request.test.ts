@@ -32,6 +32,28 @@ function cellsOf(value: unknown): CellObservation[] {
   return ok(parseRequest(value)).cells;
 }
 
+describe('messages', () => {
+  it('are spelled exactly as in spec 7.1', () => {
+    // Clients match these texts literally; balance and no-match errors come from the server and engine.
+    expect(Object.values(GeoMessage).sort()).toEqual(
+      [
+        'Invalid country code (mcc)',
+        'Invalid network code (mnc)',
+        'Invalid request',
+        'Invalid token - get a trial token by signing up for free',
+        'No cell ID provided',
+        'No country code provided',
+        'No location area code provided',
+        'No matches found',
+        'No matches found, please try again shortly',
+        'No network data provided',
+        'No valid cell IDs or LACs provided',
+        'Token balance over; you have used up all your requests for today',
+      ].sort(),
+    );
+  });
+});
+
 describe('body', () => {
   it('accepts a minimal request and applies the defaults', () => {
     const req = ok(parseRequest({ token: 'abc', cells: [lteCell] }));
