@@ -1,0 +1,136 @@
+//! The crowdsourced database: what a user importing an OpenCelliD-style export
+//! would have. Each station's position is the mean of GPS-tagged sightings taken
+//! where people go (streets, a few favourite spots), never its true position.
+
+use crate::geo::{self, dist, Env};
+use crate::model::{self, Radio};
+use crate::rng::{hash3, hash_str, Rng};
+use crate::world::*;
+
+fn radio_code(r: Radio) -> u64 {
+    r as u64
+}
+
+/// Sightings are taken where the station is reported comfortably, not at the
+/// edge of hearing: crowdsourcing apps mostly log serving cells and strong APs.
+const CELL_REPORT_MARGIN_DB: f64 = 10.0;
+const WIFI_REPORT_MARGIN_DB: f64 = 5.0;
+
+pub fn build_database(w: &mut World) {
+    let seed = w.seed;
+    let n_cells = w.cells.len();
+    for ci in 0..n_cells {
+        let c = &w.cells[ci];
+        let t = &w.towers[c.tower];
+        let mut rng = Rng::new(hash3(seed, hash_str("crowd-cell"), (radio_code(c.radio) << 60) ^ ((c.mnc as u64) << 48) ^ c.cid));
+        if t.missing || rng.chance(CELL_MISSING_SHARE) {
+            continue;
+        }
+        let single = rng.chance(SINGLE_SAMPLE_SHARE_CELL);
+        let n = if single {
+            1
+        } else {
+            let (lo, hi) = match t.env {
+                Env::Urban => (8.0, 400.0),
+                Env::Suburban => (4.0, 150.0),
+                Env::Rural => (2.0, 60.0),
+            };
+            rng.log_uniform(lo, hi).round() as usize
+        };
+        let thr = c.radio.sensitivity_dbm() + CELL_REPORT_MARGIN_DB;
+        let budget = c.radio.eirp_dbm() - model::fspl_1m(c.radio.freq_mhz()) - model::clutter_loss_db(t.env) - thr
+            + model::shadow_sigma_db(t.env);
+        let reach = libm::pow(10.0, budget / (10.0 * model::path_loss_exponent(t.env))).clamp(200.0, 15_000.0);
+        let (tx, ty) = (t.x, t.y);
+        let pts = sightings(w, &mut rng, tx, ty, reach, 40.0, n, |w, x, y, rng| {
+            w.cell_level(ci, x, y) + rng.gauss() * model::CELL_FAST_FADING_DB >= thr
+        });
+        let rec = record(&mut rng, &pts, 50.0);
+        w.cells[ci].db = Some(rec);
+    }
+    for ai in 0..w.aps.len() {
+        let a = &w.aps[ai];
+        let mut rng = Rng::new(hash3(seed, hash_str("crowd-ap"), a.bssid));
+        if rng.chance(AP_MISSING_SHARE) {
+            continue;
+        }
+        let n = if rng.chance(SINGLE_SAMPLE_SHARE_AP) { 1 } else { rng.log_uniform(2.0, 60.0).round() as usize };
+        let thr = model::WIFI_SENSITIVITY_DBM + WIFI_REPORT_MARGIN_DB;
+        let budget = a.eirp_dbm - model::fspl_1m(a.freq_mhz as f64) - thr + model::WIFI_SHADOW_SIGMA_DB;
+        let reach = libm::pow(10.0, budget / (10.0 * model::wifi_exponent(a.env))).clamp(30.0, 300.0);
+        let (ox, oy) = (a.old_x, a.old_y);
+        let pts = sightings(w, &mut rng, ox, oy, reach, 10.0, n, |w, x, y, rng| {
+            w.ap_level(ai, x, y, true) + rng.gauss() * model::WIFI_FAST_FADING_DB >= thr
+        });
+        let mut rec = record(&mut rng, &pts, 10.0);
+        if w.aps[ai].moved {
+            // The last report predates the move.
+            let upd = SCENARIO_TIME - rng.int(20, 400) * DAY - rng.int(0, DAY - 1);
+            rec.updated = upd;
+            rec.created = rec.created.min(upd - rng.int(0, 200) * DAY);
+        }
+        w.aps[ai].db = Some(rec);
+    }
+}
+
+/// Draws `n` accepted sightings around (sx, sy): half from 1-3 hot spots where
+/// people gather, half from random street points in reach. Biased on purpose:
+/// the mean of such points drifts toward streets and hot spots, as real
+/// crowdsourced estimates do.
+#[allow(clippy::too_many_arguments)]
+fn sightings(
+    w: &World,
+    rng: &mut Rng,
+    sx: f64,
+    sy: f64,
+    reach: f64,
+    spot_sigma: f64,
+    n: usize,
+    heard: impl Fn(&World, f64, f64, &mut Rng) -> bool,
+) -> Vec<(f64, f64)> {
+    let disk = |rng: &mut Rng, r: f64| {
+        let rr = r * libm::sqrt(rng.f64());
+        let a = rng.range(0.0, std::f64::consts::TAU);
+        let (x, y) = (sx + rr * libm::cos(a), sy + rr * libm::sin(a));
+        geo::snap_to_street(x, y, rng.chance(0.5))
+    };
+    let nspots = rng.int(1, 3) as usize;
+    let spots: Vec<(f64, f64)> = (0..nspots).map(|_| disk(rng, reach * 0.6)).collect();
+    let mut pts = Vec::with_capacity(n);
+    let mut tries = 0;
+    while pts.len() < n && tries < 40 * n + 40 {
+        tries += 1;
+        let (x, y) = if rng.chance(0.5) {
+            let s = rng.pick(&spots);
+            (s.0 + rng.gauss() * spot_sigma, s.1 + rng.gauss() * spot_sigma)
+        } else {
+            disk(rng, reach)
+        };
+        if w.land.is_land(x, y) && heard(w, x, y, rng) {
+            pts.push((x, y));
+        }
+    }
+    // A station nobody could hear from a street still got into the database
+    // somehow (a parked car, a courtyard): report it from right beside it.
+    while pts.len() < n.min(3) {
+        let (x, y) = (sx + rng.gauss() * spot_sigma, sy + rng.gauss() * spot_sigma);
+        pts.push((x, y));
+    }
+    pts
+}
+
+fn record(rng: &mut Rng, pts: &[(f64, f64)], min_range: f64) -> DbRecord {
+    let k = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / k;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / k;
+    let cover = pts.iter().map(|p| dist(mx, my, p.0, p.1)).fold(0.0, f64::max);
+    let range = cover.ceil().max(min_range) as u32;
+    let stale = rng.chance(STALE_SHARE);
+    let updated = if stale {
+        SCENARIO_TIME - rng.int(91, 900) * DAY - rng.int(0, DAY - 1)
+    } else {
+        SCENARIO_TIME - rng.int(1, 80) * DAY - rng.int(0, DAY - 1)
+    };
+    let created = if pts.len() == 1 { updated } else { updated - rng.int(0, 2_000) * DAY - rng.int(0, DAY - 1) };
+    DbRecord { x: mx, y: my, range, samples: pts.len() as u32, created, updated }
+}

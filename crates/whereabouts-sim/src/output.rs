@@ -1,0 +1,251 @@
+//! The files of `world`: the OpenCelliD-format cell export, the WiFi station
+//! file, the scenario JSONL files, ground-truth tables and a README. Everything
+//! is rendered into memory first, in a fixed order, so a test can compare bytes.
+
+use std::fmt::Write as _;
+
+use crate::geo::{self, dist, Env};
+use crate::model::Radio;
+use crate::scenarios::{self, format_bssid, Context, Scenario};
+use crate::world::*;
+
+pub const CELLS_HEADER: &str = "radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal";
+pub const WIFI_HEADER: &str = "bssid,lat,lon,range,samples,created,updated";
+
+pub struct Files {
+    /// (path relative to the output directory, contents), in writing order.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl Files {
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice())
+    }
+}
+
+pub fn cells_csv(w: &World) -> String {
+    let mut idx: Vec<usize> = (0..w.cells.len()).filter(|&i| w.cells[i].db.is_some()).collect();
+    idx.sort_by_key(|&i| {
+        let c = &w.cells[i];
+        (c.radio, c.mnc, c.lac, c.cid)
+    });
+    let mut out = String::with_capacity(idx.len() * 96);
+    out.push_str(CELLS_HEADER);
+    out.push('\n');
+    for i in idx {
+        let c = &w.cells[i];
+        let r = c.db.as_ref().unwrap();
+        let (lat, lon) = geo::to_latlon(r.x, r.y);
+        let _ = writeln!(
+            out,
+            "{},{MCC},{},{},{},{},{lon:.6},{lat:.6},{},{},1,{},{},0",
+            c.radio.upper(),
+            c.mnc,
+            c.lac,
+            c.cid,
+            c.unit.unwrap_or(0),
+            r.range,
+            r.samples,
+            r.created,
+            r.updated
+        );
+    }
+    out
+}
+
+pub fn wifi_csv(w: &World) -> String {
+    let mut idx: Vec<usize> = (0..w.aps.len()).filter(|&i| w.aps[i].db.is_some()).collect();
+    idx.sort_by_key(|&i| w.aps[i].bssid);
+    let mut out = String::with_capacity(idx.len() * 72);
+    out.push_str(WIFI_HEADER);
+    out.push('\n');
+    for i in idx {
+        let a = &w.aps[i];
+        let r = a.db.as_ref().unwrap();
+        let (lat, lon) = geo::to_latlon(r.x, r.y);
+        let _ = writeln!(out, "{},{lat:.6},{lon:.6},{},{},{},{}", format_bssid(a.bssid), r.range, r.samples, r.created, r.updated);
+    }
+    out
+}
+
+fn db_error(r: &Option<DbRecord>, x: f64, y: f64) -> String {
+    match r {
+        Some(r) => format!("{:.1}", dist(r.x, r.y, x, y)),
+        None => String::new(),
+    }
+}
+
+/// True positions and the simulator's flags, for evaluating the database itself.
+pub fn truth_cells_csv(w: &World) -> String {
+    let mut out = String::from("radio,mcc,net,area,cell,unit,lon,lat,env,azimuth,omni,in_db,tower_missing,stale,samples,db_error_m\n");
+    for c in &w.cells {
+        let t = &w.towers[c.tower];
+        let (lat, lon) = geo::to_latlon(t.x, t.y);
+        let _ = writeln!(
+            out,
+            "{},{MCC},{},{},{},{},{lon:.6},{lat:.6},{},{},{},{},{},{},{},{}",
+            c.radio.upper(),
+            c.mnc,
+            c.lac,
+            c.cid,
+            c.unit.unwrap_or(0),
+            t.env.name(),
+            c.azimuth.map_or(String::new(), |a| format!("{a:.1}")),
+            t.omni as u8,
+            c.db.is_some() as u8,
+            t.missing as u8,
+            c.db.as_ref().is_some_and(|r| r.stale()) as u8,
+            c.db.as_ref().map_or(0, |r| r.samples),
+            db_error(&c.db, t.x, t.y)
+        );
+    }
+    out
+}
+
+pub fn truth_wifi_csv(w: &World) -> String {
+    let mut out = String::from("bssid,lat,lon,old_lat,old_lon,env,indoor,frequency,moved,in_db,stale,samples,db_error_m\n");
+    for a in &w.aps {
+        let (lat, lon) = geo::to_latlon(a.x, a.y);
+        let (olat, olon) = geo::to_latlon(a.old_x, a.old_y);
+        let _ = writeln!(
+            out,
+            "{},{lat:.6},{lon:.6},{olat:.6},{olon:.6},{},{},{},{},{},{},{},{}",
+            format_bssid(a.bssid),
+            a.env.name(),
+            a.indoor as u8,
+            a.freq_mhz,
+            a.moved as u8,
+            a.db.is_some() as u8,
+            a.db.as_ref().is_some_and(|r| r.stale()) as u8,
+            a.db.as_ref().map_or(0, |r| r.samples),
+            db_error(&a.db, a.x, a.y)
+        );
+    }
+    out
+}
+
+pub struct Counts {
+    pub lines: Vec<String>,
+}
+
+pub fn counts(w: &World) -> Counts {
+    let mut lines = Vec::new();
+    for &mnc in &MNCS {
+        let mut parts = Vec::new();
+        for env in Env::ALL {
+            let n = w.towers.iter().filter(|t| t.mnc == mnc && t.env == env).count();
+            parts.push(format!("{} {n}", env.name()));
+        }
+        let omni = w.towers.iter().filter(|t| t.mnc == mnc && t.omni).count();
+        let missing = w.towers.iter().filter(|t| t.mnc == mnc && t.missing).count();
+        let areas = w.towers.iter().filter(|t| t.mnc == mnc).map(|t| t.area).max().map_or(0, |a| a + 1);
+        lines.push(format!(
+            "towers mcc {MCC} mnc {mnc}: {} ({}); omni {omni}; missing from DB (new sites) {missing}; LAC/TAC areas {areas}",
+            w.towers.iter().filter(|t| t.mnc == mnc).count(),
+            parts.join(", ")
+        ));
+    }
+    for radio in Radio::ALL {
+        let all: Vec<&Cell> = w.cells.iter().filter(|c| c.radio == radio).collect();
+        let db = all.iter().filter(|c| c.db.is_some()).count();
+        let single = all.iter().filter(|c| c.db.as_ref().is_some_and(|r| r.samples == 1)).count();
+        let stale = all.iter().filter(|c| c.db.as_ref().is_some_and(|r| r.stale())).count();
+        lines.push(format!(
+            "{} cells: {} in the world, {db} in cells.csv, {} missing from it, {single} single-sample, {stale} stale (> 90 days)",
+            radio.upper(),
+            all.len(),
+            all.len() - db
+        ));
+    }
+    let db = w.aps.iter().filter(|a| a.db.is_some()).count();
+    let moved = w.aps.iter().filter(|a| a.moved).count();
+    let single = w.aps.iter().filter(|a| a.db.as_ref().is_some_and(|r| r.samples == 1)).count();
+    let stale = w.aps.iter().filter(|a| a.db.as_ref().is_some_and(|r| r.stale())).count();
+    let by_env: Vec<String> =
+        Env::ALL.iter().map(|&e| format!("{} {}", e.name(), w.aps.iter().filter(|a| a.env == e).count())).collect();
+    lines.push(format!(
+        "WiFi APs: {} in the world ({}), {db} in wifi.csv, {} missing from it, {moved} moved after the DB was built, {single} single-sample, {stale} stale",
+        w.aps.len(),
+        by_env.join(", "),
+        w.aps.len() - db
+    ));
+    Counts { lines }
+}
+
+fn readme(w: &World, requests: usize, scen_counts: &[(Scenario, usize)]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "# Whereabouts simulated world\n");
+    let _ = writeln!(s, "**SIMULATED DATA: not real stations.** Generated by `whereabouts-sim world --seed {} --requests {requests}`.", w.seed);
+    let _ = writeln!(s, "Identical arguments produce byte-identical files.\n");
+    let _ = writeln!(s, "- seed: {}", w.seed);
+    let _ = writeln!(
+        s,
+        "- region: 40 x 40 km square centred on {:.2} N {:.2} E (lat {:.4}..{:.4}, lon {:.4}..{:.4}): The Hague, Delft, Leiden, Zoetermeer and the North Sea coast, South Holland, NL",
+        geo::LAT0,
+        geo::LON0,
+        geo::to_latlon(0.0, -geo::HALF).0,
+        geo::to_latlon(0.0, geo::HALF).0,
+        geo::to_latlon(-geo::HALF, 0.0).1,
+        geo::to_latlon(geo::HALF, 0.0).1
+    );
+    let _ = writeln!(s, "- networks: mcc {MCC} (ITU test network), mnc 1 and 2");
+    let _ = writeln!(s, "- scenario time: {SCENARIO_TIME} (2026-06-01T00:00:00Z); `updated` older than 90 days before it is stale\n");
+    let _ = writeln!(s, "## Counts\n");
+    for l in counts(w).lines {
+        let _ = writeln!(s, "- {l}");
+    }
+    let _ = writeln!(s, "\n## Files\n");
+    let _ = writeln!(s, "- `cells.csv`: OpenCelliD export format; positions are crowd estimates, not tower positions");
+    let _ = writeln!(s, "- `wifi.csv`: `{WIFI_HEADER}`");
+    let _ = writeln!(s, "- `truth/cells.csv`, `truth/wifi.csv`: true positions and flags of every station, including those missing from the database (not for import)");
+    let _ = writeln!(s, "- `scenarios/<name>.jsonl`: one `{{\"scenario\",\"truth\",\"request\",\"note\"}}` object per line; `request` is a spec 2.2 `/process` body\n");
+    let _ = writeln!(s, "| scenario | requests | what it stresses |\n|---|---|---|");
+    for (sc, n) in scen_counts {
+        let _ = writeln!(s, "| {} | {n} | {} |", sc.name(), sc.describe());
+    }
+    let _ = writeln!(s, "\nImport: `whereabouts import --db DB cells.csv wifi.csv`. See docs/simulator.md for the model.");
+    s
+}
+
+/// Builds every output file of `world`. `progress` receives stage messages.
+pub fn world_files(seed: u64, requests: usize, progress: &dyn Fn(&str)) -> Result<Files, String> {
+    progress("generating towers, cells, access points and crowd database");
+    let w = World::generate(seed);
+    for l in counts(&w).lines {
+        progress(&l);
+    }
+    let mut files = Files { files: Vec::new() };
+    files.files.push(("cells.csv".into(), cells_csv(&w).into_bytes()));
+    files.files.push(("wifi.csv".into(), wifi_csv(&w).into_bytes()));
+    files.files.push(("truth/cells.csv".into(), truth_cells_csv(&w).into_bytes()));
+    files.files.push(("truth/wifi.csv".into(), truth_wifi_csv(&w).into_bytes()));
+    let ctx = Context::new(&w);
+    // Each request has its own random stream, so scenarios can be built on
+    // separate threads without changing a byte.
+    let results: Vec<Result<String, String>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = Scenario::ALL
+            .iter()
+            .map(|&s| {
+                let ctx = &ctx;
+                sc.spawn(move || {
+                    let mut out = String::new();
+                    for i in 0..requests as u64 {
+                        let line = scenarios::generate(ctx, seed, s, i)?;
+                        scenarios::write_json(&mut out, &line);
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("scenario thread panicked")).collect()
+    });
+    let mut scen_counts = Vec::new();
+    for (s, r) in Scenario::ALL.iter().zip(results) {
+        let text = r?;
+        progress(&format!("scenario {}: {requests} requests", s.name()));
+        scen_counts.push((*s, requests));
+        files.files.push((format!("scenarios/{}.jsonl", s.name()), text.into_bytes()));
+    }
+    files.files.push(("README.md".into(), readme(&w, requests, &scen_counts).into_bytes()));
+    Ok(files)
+}
