@@ -1,3 +1,137 @@
+//! Node binding of whereabouts-core: a thin skin that converts numbers, maps
+//! errors to JS exceptions and never lets a panic cross into Node.
+
+mod wire;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::Float64Array;
+use napi::{Error, Result, Status};
 use napi_derive::napi;
+use whereabouts_core::solve::Locator;
+use whereabouts_core::store::Database;
+
+/// Runs `f`, turning a panic into a JS error instead of aborting Node.
+fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::new(Status::GenericFailure, format!("internal error in {what}: {msg}")))
+        }
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> Error {
+    Error::new(Status::GenericFailure, e.to_string())
+}
+
+#[napi(object)]
+pub struct OpenOptions {
+    /// Station database directory (holds manifest.json).
+    pub db: String,
+    /// Land polygons for border strictness (data/land.bin).
+    pub land: Option<String>,
+    /// MMDB files for the IP fallback, tried in order.
+    pub ip_databases: Option<Vec<String>>,
+    /// Country table used with country-level MMDBs (data/countries.csv).
+    pub countries: Option<String>,
+    /// Fixed clock (unix seconds) for the `aged` rule; the system clock when absent.
+    pub now: Option<f64>,
+}
+
+#[napi(object)]
+pub struct DbStats {
+    pub cells: f64,
+    pub wifi: f64,
+    pub areas: f64,
+    pub networks: f64,
+    pub shards: f64,
+    pub bytes: f64,
+    pub generation: f64,
+    pub simulated: bool,
+    pub has_land: bool,
+    pub has_ip: bool,
+}
+
 #[napi]
-pub fn hello() -> u32 { whereabouts_core::hello() }
+pub struct NativeEngine {
+    inner: Option<Arc<Locator>>,
+}
+
+#[napi]
+impl NativeEngine {
+    /// Opens a database directory and the optional land and IP data.
+    #[napi(factory)]
+    pub fn open(options: OpenOptions) -> Result<NativeEngine> {
+        guarded("open", || {
+            let db = Database::open(&PathBuf::from(&options.db)).map_err(err)?;
+            let mut locator = Locator::new(db);
+            if options.land.is_some() {
+                // Land polygons are being added to the core; until then bt has no data.
+            }
+            if let Some(paths) = options.ip_databases.as_ref().filter(|p| !p.is_empty()) {
+                let countries = options.countries.clone().unwrap_or_default();
+                let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+                let ip = whereabouts_core::ip::IpLocator::open(&paths, &PathBuf::from(countries)).map_err(err)?;
+                locator = locator.with_ip(Box::new(ip));
+            }
+            if let Some(now) = options.now {
+                locator = locator.with_now(now as i64);
+            }
+            Ok(NativeEngine {
+                inner: Some(Arc::new(locator)),
+            })
+        })
+    }
+
+    fn locator(&self) -> Result<&Locator> {
+        self.inner
+            .as_deref()
+            .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))
+    }
+
+    /// Locates a batch of encoded requests (see `src/native.ts` for the layout);
+    /// returns six numbers per request.
+    #[napi]
+    pub fn locate(&self, input: Float64Array, ips: Vec<String>) -> Result<Float64Array> {
+        guarded("locate", || {
+            let locator = self.locator()?;
+            let out = wire::locate_batch(locator, &input, &ips).map_err(err)?;
+            Ok(Float64Array::new(out))
+        })
+    }
+
+    #[napi]
+    pub fn stats(&self) -> Result<DbStats> {
+        guarded("stats", || {
+            let l = self.locator()?;
+            let s = l.database().stats();
+            let m = l.database().manifest();
+            Ok(DbStats {
+                cells: s.cells as f64,
+                wifi: s.wifi as f64,
+                areas: s.areas as f64,
+                networks: s.networks as f64,
+                shards: s.shards as f64,
+                bytes: s.bytes as f64,
+                generation: m.generation as f64,
+                simulated: m.simulated,
+                has_land: l.has_border(),
+                has_ip: l.has_ip(),
+            })
+        })
+    }
+
+    /// Releases the maps; later calls fail with "the engine is closed".
+    #[napi]
+    pub fn close(&mut self) {
+        self.inner = None;
+    }
+}

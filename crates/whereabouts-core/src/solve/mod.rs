@@ -9,6 +9,7 @@
 //! 5. fallbacks in order: short CID (`scf`), LAC/TAC area (`lacf`), IP (`ipf`);
 //! 6. border strictness (`bt`) moves the answer toward land.
 
+mod adapters;
 mod cells;
 mod lookup;
 pub mod query;

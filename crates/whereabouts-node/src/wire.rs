@@ -1,0 +1,110 @@
+//! The batch wire format shared with `src/native.ts`: requests as one flat
+//! `Float64Array` (a JS number holds a 36-bit cell id or a 48-bit BSSID exactly),
+//! answers as six numbers each. NaN marks an absent optional value.
+//!
+//! request: ncells, nwifi, lacf, scf, ipf, bt, ip index (-1: none)
+//!   then ncells x (radio|-1, mcc|-1, mnc, lac, cid, signal, asu, ta, psc)
+//!   then nwifi  x (bssid, signal, frequency)
+//! answer:  found (1/0), lat, lon, accuracy, fallback (0 none, 1 lacf, 2 scf, 3 ipf), aged (1/0)
+
+use whereabouts_core::radio::Radio;
+use whereabouts_core::solve::{CellObs, Locator, Options, Query, WifiObs};
+
+pub const HEADER: usize = 7;
+pub const CELL: usize = 9;
+pub const WIFI: usize = 3;
+pub const ANSWER: usize = 6;
+
+fn opt(v: f64) -> Option<f64> {
+    (!v.is_nan()).then_some(v)
+}
+
+fn int(v: f64, max: f64, what: &str) -> Result<u64, String> {
+    if v.is_finite() && v >= 0.0 && v <= max && v.fract() == 0.0 {
+        Ok(v as u64)
+    } else {
+        Err(format!("malformed request batch: {what} = {v}"))
+    }
+}
+
+pub fn locate_batch(locator: &Locator, input: &[f64], ips: &[String]) -> Result<Vec<f64>, String> {
+    let mut out = Vec::with_capacity(input.len() / 8 * ANSWER);
+    let mut cells: Vec<CellObs> = Vec::with_capacity(7);
+    let mut wifi: Vec<WifiObs> = Vec::with_capacity(15);
+    let mut at = 0;
+    while at < input.len() {
+        let h = input
+            .get(at..at + HEADER)
+            .ok_or("malformed request batch: truncated header")?;
+        let ncells = int(h[0], 1024.0, "ncells")? as usize;
+        let nwifi = int(h[1], 1024.0, "nwifi")? as usize;
+        let options = Options {
+            lacf: int(h[2], 2.0, "lacf")? as u8,
+            scf: h[3] == 1.0,
+            ipf: h[4] == 1.0,
+            bt: int(h[5], 2.0, "bt")? as u8,
+        };
+        let ip = if h[6] >= 0.0 {
+            Some(
+                ips.get(int(h[6], u32::MAX as f64, "ip index")? as usize)
+                    .ok_or("malformed request batch: ip index")?
+                    .as_str(),
+            )
+        } else {
+            None
+        };
+        at += HEADER;
+        let body = input
+            .get(at..at + ncells * CELL + nwifi * WIFI)
+            .ok_or("malformed request batch: truncated body")?;
+        cells.clear();
+        wifi.clear();
+        for c in body[..ncells * CELL].chunks_exact(CELL) {
+            cells.push(CellObs {
+                radio: if c[0] < 0.0 {
+                    None
+                } else {
+                    Some(Radio::from_code(int(c[0], 5.0, "radio")? as u8).ok_or("radio")?)
+                },
+                mcc: if c[1] < 0.0 {
+                    None
+                } else {
+                    Some(int(c[1], 999.0, "mcc")? as u16)
+                },
+                mnc: int(c[2], 32767.0, "mnc")? as u16,
+                lac: int(c[3], 16_777_215.0, "lac")? as u32,
+                cid: int(c[4], 68_719_476_735.0, "cid")?,
+                signal: opt(c[5]),
+                asu: opt(c[6]),
+                ta: opt(c[7]),
+                psc: opt(c[8]).map(|p| p as u16),
+            });
+        }
+        for w in body[ncells * CELL..].chunks_exact(WIFI) {
+            wifi.push(WifiObs {
+                bssid: int(w[0], 281_474_976_710_655.0, "bssid")?,
+                signal: opt(w[1]),
+                frequency: opt(w[2]),
+            });
+        }
+        at += body.len();
+        let q = Query {
+            cells: &cells,
+            wifi: &wifi,
+            ip,
+            options,
+        };
+        match locator.locate(&q) {
+            Some(a) => out.extend_from_slice(&[
+                1.0,
+                a.lat,
+                a.lon,
+                a.accuracy_m,
+                a.fallback as u8 as f64,
+                if a.aged { 1.0 } else { 0.0 },
+            ]),
+            None => out.extend_from_slice(&[0.0, f64::NAN, f64::NAN, f64::NAN, 0.0, 0.0]),
+        }
+    }
+    Ok(out)
+}

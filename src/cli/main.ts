@@ -1,0 +1,69 @@
+/**
+ * The `whereabouts` command line: the user's front door. Each command lives in its own module.
+ */
+import { runImport } from './import.js';
+import { runLocate } from './locate.js';
+import { UsageError } from './usage.js';
+
+const HELP = `whereabouts: offline cell/WiFi location engine
+
+Usage:
+  whereabouts locate [--db DIR] [--jsonl] [FILE|-]
+      Reads a /process request (JSON) from FILE or standard input and prints the
+      /process response. --jsonl: one request per line in, one response per line out.
+      Without --db, the embedded demo database (SIMULATED stations, mcc 1) is used.
+  whereabouts import --db DIR [--replace] [--simulated] FILE...
+      Imports OpenCelliD/MLS cell exports (CSV, plain or .gz), WiFi station CSVs
+      (bssid,lat,lon,range,samples,created,updated) and SQLite "cells" tables into DIR.
+      Merges with the database already in DIR unless --replace.
+  whereabouts --help | --version
+
+Common options of locate:
+  --land FILE        land polygons for border strictness (default: embedded Natural Earth)
+  --no-land          disable border strictness data
+  --ip-db FILE       MMDB for the IP fallback (repeatable; default: embedded country database)
+  --now SECONDS      fixed clock for the 90-day "aged" rule
+
+Exit codes: 0 ok; 1 a single request answered with status "error", or a runtime failure
+(missing or corrupt database); 2 bad command-line usage.
+`;
+
+/** Runs the CLI; resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case '-h':
+      case '--help':
+      case 'help':
+        process.stdout.write(HELP);
+        return command === undefined ? 2 : 0;
+      case '--version':
+      case '-v':
+        process.stdout.write(`${await version()}\n`);
+        return 0;
+      case 'locate':
+        return await runLocate(rest);
+      case 'import':
+        return await runImport(rest);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`whereabouts: ${err.message}\nRun "whereabouts --help" for usage.\n`);
+      return 2;
+    }
+    process.stderr.write(`whereabouts: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+async function version(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  const { join } = await import('node:path');
+  const { packageRoot } = await import('../data-files.js');
+  const pkg = JSON.parse(await readFile(join(packageRoot, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}

@@ -1,0 +1,51 @@
+/**
+ * A progress line for long work: a bar with rows/s on a terminal, a plain line every few
+ * seconds when standard error is a file or a pipe (CI logs stay readable).
+ */
+
+/** One progress reading. */
+export interface ProgressReading {
+  label: string;
+  done: number;
+  total: number;
+  rows: number;
+  phase: string;
+}
+
+const LOG_EVERY_MS = 5000;
+
+/** Renders progress readings to a stream. */
+export class ProgressLine {
+  readonly #out: NodeJS.WriteStream;
+  readonly #tty: boolean;
+  readonly #started = Date.now();
+  #lastLog = 0;
+  #drawn = false;
+
+  constructor(out: NodeJS.WriteStream = process.stderr) {
+    this.#out = out;
+    this.#tty = Boolean(out.isTTY);
+  }
+
+  update(p: ProgressReading): void {
+    const now = Date.now();
+    const secs = Math.max((now - this.#started) / 1000, 1e-3);
+    const rate = Math.round(p.rows / secs);
+    const pct = p.total > 0 ? Math.min(100, (100 * p.done) / p.total) : 0;
+    const text = `${p.label} ${p.phase.toLowerCase()} ${pct.toFixed(1)}% ${p.rows.toLocaleString('en')} rows ${rate.toLocaleString('en')} rows/s`;
+    if (this.#tty) {
+      const width = 24;
+      const filled = Math.round((pct / 100) * width);
+      this.#out.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${text}\x1b[K`);
+      this.#drawn = true;
+    } else if (now - this.#lastLog >= LOG_EVERY_MS) {
+      this.#lastLog = now;
+      this.#out.write(`${text}\n`);
+    }
+  }
+
+  done(): void {
+    if (this.#drawn) this.#out.write('\n');
+    this.#drawn = false;
+  }
+}

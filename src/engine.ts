@@ -1,0 +1,138 @@
+/**
+ * The engine facade: the public library API over the native core.
+ */
+import { existsSync } from 'node:fs';
+import { countriesFile, defaultDbDir, defaultIpDatabases, landFile } from './data-files.js';
+import { encodeRequests, type NativeEngine, type NativeStats, native } from './native.js';
+import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
+import { errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
+
+/** Options of {@link Engine.open}. Every field is optional: no options open the embedded demo data. */
+export interface EngineOptions {
+  /** Station database directory made by `whereabouts import`; default: the embedded simulated database. */
+  db?: string;
+  /** Land polygons for border strictness (`bt`); default: the embedded Natural Earth land. `false` disables `bt`. */
+  land?: string | false;
+  /**
+   * MMDB files for the IP fallback (`ipf`), tried in order: GeoLite2/DB-IP city or country databases.
+   * Default: the country-level database of `@ip-location-db/geo-whois-asn-country-mmdb`. `false` disables `ipf`.
+   */
+  ipDatabases?: string[] | false;
+  /** Country table for country-level MMDBs; default: the embedded one. */
+  countries?: string;
+  /** Most cell objects accepted per request; default 7 (spec 8). */
+  maxCells?: number;
+  /** A fixed clock for the 90-day `aged` rule (reproducible evaluations); default: the system clock. */
+  now?: Date | number;
+}
+
+/** What an open engine holds. */
+export type EngineStats = NativeStats;
+
+/**
+ * An offline location engine answering `/process` requests (spec 2.2 to 2.8).
+ *
+ * ```ts
+ * import { Engine } from 'whereabouts';
+ * const engine = await Engine.open();          // embedded demo data
+ * const res = engine.process({ token: 'x', cells: [{ radio: 'lte', mcc: 1, mnc: 1, lac: 1, cid: 1 }] });
+ * if (res.status === 'ok') console.log(res.lat, res.lon, res.accuracy);
+ * engine.close();
+ * ```
+ *
+ * `process` and `processBatch` are synchronous: they never touch the network.
+ */
+export class Engine {
+  readonly #native: NativeEngine;
+  readonly #parse: ParseOptions;
+  #closed = false;
+
+  private constructor(nativeEngine: NativeEngine, parse: ParseOptions) {
+    this.#native = nativeEngine;
+    this.#parse = parse;
+  }
+
+  /**
+   * Opens a station database (memory-mapped: opening costs no work in proportion to its size).
+   * Rejects with a clear message when the database is missing or corrupt.
+   */
+  static async open(options: EngineOptions = {}): Promise<Engine> {
+    const land =
+      options.land === false ? undefined : (options.land ?? (existsSync(landFile) ? landFile : undefined));
+    const ipDatabases = options.ipDatabases === false ? [] : (options.ipDatabases ?? defaultIpDatabases());
+    const now = options.now instanceof Date ? options.now.getTime() / 1000 : options.now;
+    const handle = native().NativeEngine.open({
+      db: options.db ?? defaultDbDir,
+      land,
+      ipDatabases,
+      countries: options.countries ?? countriesFile,
+      now: now === undefined ? undefined : Math.floor(now),
+    });
+    return new Engine(handle, { maxCells: options.maxCells });
+  }
+
+  /**
+   * Answers one `/process` request object (spec 2.2) with the response object (spec 2.8).
+   * Invalid requests get the spec's error message; this method never throws for bad input.
+   */
+  process(request: unknown): ProcessResponse {
+    return this.processBatch([request])[0] as ProcessResponse;
+  }
+
+  /** Answers many requests in one call into the core: the fast path for bulk work. */
+  processBatch(requests: readonly unknown[]): ProcessResponse[] {
+    this.#assertOpen();
+    const out: ProcessResponse[] = new Array(requests.length);
+    const valid: LocateRequest[] = [];
+    const slots: number[] = [];
+    for (let i = 0; i < requests.length; i++) {
+      const parsed = parseRequest(requests[i], this.#parse);
+      if (parsed.ok) {
+        valid.push(parsed.request);
+        slots.push(i);
+      } else {
+        out[i] = errorResponse(parsed.message);
+      }
+    }
+    return this.#solve(valid, slots, out);
+  }
+
+  /** Answers already-validated requests (the server validates once, then calls this). */
+  processParsed(requests: readonly LocateRequest[]): ProcessResponse[] {
+    this.#assertOpen();
+    return this.#solve(
+      requests,
+      requests.map((_, i) => i),
+      new Array(requests.length),
+    );
+  }
+
+  #solve(valid: readonly LocateRequest[], slots: number[], out: ProcessResponse[]): ProcessResponse[] {
+    if (valid.length > 0) {
+      const { input, ips } = encodeRequests(valid);
+      const answers = this.#native.locate(input, ips);
+      for (let k = 0; k < valid.length; k++) {
+        out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, answers, k);
+      }
+    }
+    return out;
+  }
+
+  /** Counts of the open database and which optional data is loaded. */
+  stats(): EngineStats {
+    this.#assertOpen();
+    return this.#native.stats();
+  }
+
+  /** Releases the database; later calls throw. */
+  close(): void {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.#native.close();
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('the engine is closed');
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * Whereabouts: an offline, embeddable cell/WiFi location engine with the request and
+ * response shapes of the `/process` geolocation interface.
+ *
+ * @packageDocumentation
+ */
+export { Engine, type EngineOptions, type EngineStats } from './engine.js';
+export { GeoMessage } from './errors.js';
+export {
+  type CellObservation,
+  type LocateRequest,
+  type ParseOptions,
+  type ParseResult,
+  parseRequest,
+  parseRequestText,
+  type WifiObservation,
+} from './request.js';
+export type { FallbackName, ProcessResponse } from './response.js';

@@ -1,0 +1,126 @@
+/**
+ * The native binding (crates/whereabouts-node) and the batch wire format it shares with
+ * `crates/whereabouts-node/src/wire.rs`: requests go down as one flat Float64Array, answers
+ * come back as six numbers each. NaN marks an absent optional value.
+ */
+import { createRequire } from 'node:module';
+import type { LocateRequest } from './request.js';
+
+/** Options of the native open call. */
+export interface NativeOpenOptions {
+  db: string;
+  land?: string;
+  ipDatabases?: string[];
+  countries?: string;
+  now?: number;
+}
+
+/** Counts reported by an open database. */
+export interface NativeStats {
+  cells: number;
+  wifi: number;
+  areas: number;
+  networks: number;
+  shards: number;
+  bytes: number;
+  generation: number;
+  simulated: boolean;
+  hasLand: boolean;
+  hasIp: boolean;
+}
+
+/** The native engine handle. */
+export interface NativeEngine {
+  locate(input: Float64Array, ips: string[]): Float64Array;
+  stats(): NativeStats;
+  close(): void;
+}
+
+/** Progress of a running import, as reported by the core. */
+export interface NativeImportProgress {
+  file: string;
+  bytesDone: number;
+  bytesTotal: number;
+  rows: number;
+  phase: string;
+}
+
+interface NativeBinding {
+  NativeEngine: { open(options: NativeOpenOptions): NativeEngine };
+  importFiles?: (
+    db: string,
+    files: string[],
+    options: Record<string, unknown>,
+    progress: (p: NativeImportProgress) => void,
+  ) => Promise<unknown>;
+}
+
+let binding: NativeBinding | undefined;
+
+/** Loads the addon built by `npm run build:native` (napi-rs) on first use. */
+export function native(): NativeBinding {
+  if (!binding) {
+    const require = createRequire(import.meta.url);
+    try {
+      binding = require('../native/index.cjs') as NativeBinding;
+    } catch (err) {
+      throw new Error(
+        `the whereabouts native addon is not built (${(err as Error).message.split('\n')[0]}); run \`npm run build:native\``,
+      );
+    }
+  }
+  return binding;
+}
+
+const HEADER = 7;
+const CELL = 9;
+const WIFI = 3;
+/** Numbers per answer. */
+export const ANSWER = 6;
+
+/** Answer field `fallback` codes of the core. */
+export const FALLBACK_NAMES = [undefined, 'lacf', 'scf', 'ipf'] as const;
+
+function sizeOf(r: LocateRequest): number {
+  return HEADER + r.cells.length * CELL + r.wifi.length * WIFI;
+}
+
+/** Encodes validated requests; their IP addresses go in `ips`, referenced by index. */
+export function encodeRequests(requests: readonly LocateRequest[]): { input: Float64Array; ips: string[] } {
+  let size = 0;
+  for (const r of requests) size += sizeOf(r);
+  const input = new Float64Array(size);
+  const ips: string[] = [];
+  let at = 0;
+  for (const r of requests) {
+    let ipIndex = -1;
+    if (r.fallbacks.ipf === 1 && r.ip !== undefined) {
+      ipIndex = ips.length;
+      ips.push(r.ip);
+    }
+    input[at++] = r.cells.length;
+    input[at++] = r.wifi.length;
+    input[at++] = r.fallbacks.lacf;
+    input[at++] = r.fallbacks.scf;
+    input[at++] = r.fallbacks.ipf;
+    input[at++] = r.bt;
+    input[at++] = ipIndex;
+    for (const c of r.cells) {
+      input[at++] = c.radio;
+      input[at++] = c.mcc;
+      input[at++] = c.mnc;
+      input[at++] = c.lac;
+      input[at++] = c.cid;
+      input[at++] = c.signal ?? Number.NaN;
+      input[at++] = c.asu ?? Number.NaN;
+      input[at++] = c.ta ?? Number.NaN;
+      input[at++] = c.psc ?? Number.NaN;
+    }
+    for (const w of r.wifi) {
+      input[at++] = w.bssid;
+      input[at++] = w.signal ?? Number.NaN;
+      input[at++] = w.frequency ?? Number.NaN;
+    }
+  }
+  return { input, ips };
+}
