@@ -1,0 +1,448 @@
+//! Reading one input file: detecting what it is, then feeding its rows to the runs.
+
+use std::cell::Cell;
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+use std::rc::Rc;
+
+use flate2::read::MultiGzDecoder;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+
+use super::parse::{
+    self, detect, explain, explain_line, parse_line, Detected, Field, Layout, Problem, RawCell,
+    Reject, CELL_HEADER, WIFI_HEADER,
+};
+use super::rec::Rec;
+use super::runs::Runs;
+use super::{FileReport, ImportError, ImportOptions, Phase, Progress, Reporter, SourceKind};
+use crate::radio::Radio;
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Counts bytes read from the file itself (compressed bytes for gzip).
+struct Counting<R> {
+    inner: R,
+    n: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.set(self.n.get() + k as u64);
+        Ok(k)
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// What one file is being read into, and how progress is told.
+pub struct Ctx<'a, 'b> {
+    pub opts: &'a ImportOptions,
+    pub runs: &'a mut Runs,
+    pub reporter: &'a mut Reporter<'b>,
+    pub tmp: &'a Path,
+}
+
+fn io_err(path: &Path, e: io::Error) -> ImportError {
+    ImportError::Io(format!("{}: {e}", path.display()))
+}
+
+pub fn accepted_formats() -> String {
+    format!(
+        "accepted: an OpenCelliD/MLS cell export with the header `{CELL_HEADER}` (or the same \
+         columns without a header line), a WiFi file with the header `{WIFI_HEADER}` (either \
+         plain or gzip-compressed), or a SQLite database with a `cells` table \
+         (mcc, mnc, lac, cid, longitude, latitude, accuracy, samples)"
+    )
+}
+
+/// Imports one file into the runs, detecting its kind by content.
+pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError> {
+    let name = path.display().to_string();
+    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    let total = file.metadata().map_err(|e| io_err(path, e))?.len();
+    let mut magic = [0u8; 16];
+    let got = read_full(&mut file, &mut magic).map_err(|e| io_err(path, e))?;
+    file.seek(SeekFrom::Start(0)).map_err(|e| io_err(path, e))?;
+    let magic = &magic[..got];
+    let mtime = file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64);
+    if magic == SQLITE_MAGIC {
+        drop(file);
+        return read_sqlite(path, &name, total, mtime, ctx);
+    }
+    let counter = Rc::new(Cell::new(0u64));
+    let counting = Counting {
+        inner: file,
+        n: counter.clone(),
+    };
+    if magic.starts_with(&GZIP_MAGIC) {
+        let mut gz = MultiGzDecoder::new(BufReader::with_capacity(1 << 18, counting));
+        let mut head = [0u8; 16];
+        let got = read_full(&mut gz, &mut head).map_err(|e| io_err(path, e))?;
+        if &head[..got] == SQLITE_MAGIC {
+            // SQLite needs random access: inflate it next to the runs first.
+            let unpacked = ctx.tmp.join("unpacked.sqlite");
+            let mut out = File::create(&unpacked).map_err(|e| io_err(&unpacked, e))?;
+            io::copy(&mut (&head[..got]).chain(gz), &mut out).map_err(|e| io_err(path, e))?;
+            drop(out);
+            let r = read_sqlite(&unpacked, &name, total, mtime, ctx);
+            let _ = std::fs::remove_file(&unpacked);
+            return r;
+        }
+        let mut reader = io::Cursor::new(head[..got].to_vec()).chain(gz);
+        return read_csv(&mut reader, &name, total, &counter, ctx);
+    }
+    let mut reader = counting;
+    read_csv(&mut reader, &name, total, &counter, ctx)
+}
+
+fn keep_bad(report: &mut FileReport, max: usize, line: u64, why: impl FnOnce() -> String) {
+    report.rejected += 1;
+    if report.bad_lines.len() < max {
+        report.bad_lines.push((line, why()));
+    }
+}
+
+fn push(runs: &mut Runs, r: Rec, tmp: &Path) -> Result<(), ImportError> {
+    runs.push(r).map_err(|e| io_err(tmp, e))
+}
+
+fn read_csv(
+    reader: &mut dyn Read,
+    name: &str,
+    total: u64,
+    counter: &Rc<Cell<u64>>,
+    ctx: &mut Ctx,
+) -> Result<FileReport, ImportError> {
+    let mut report = FileReport {
+        file: name.to_string(),
+        kind: SourceKind::CellCsv,
+        rows: 0,
+        accepted: 0,
+        rejected: 0,
+        bad_lines: Vec::new(),
+    };
+    let max_bad = ctx.opts.max_error_lines;
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut start, mut filled) = (0usize, 0usize);
+    let mut eof = false;
+    let mut line_no = 0u64;
+    let mut layout: Option<Layout> = None;
+    let progress = |rows: u64| Progress {
+        file: name.to_string(),
+        bytes_done: counter.get(),
+        bytes_total: total,
+        rows,
+        phase: Phase::Reading,
+    };
+    ctx.reporter.report(true, || progress(0))?;
+    loop {
+        // Every complete line in the buffer; the tail waits for more bytes.
+        loop {
+            let rest = &buf[start..filled];
+            let (line, used) = match rest.iter().position(|&c| c == b'\n') {
+                Some(nl) => (&rest[..nl], nl + 1),
+                None if eof && !rest.is_empty() => (rest, rest.len()),
+                None => break,
+            };
+            start += used;
+            line_no += 1;
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.iter().all(|c| c.is_ascii_whitespace()) {
+                continue;
+            }
+            let lay = match layout {
+                Some(l) => l,
+                None => match detect(line) {
+                    Detected::Header(l) => {
+                        layout = Some(l);
+                        report.kind = kind_of(l);
+                        continue;
+                    }
+                    Detected::Data(l) => {
+                        layout = Some(l);
+                        report.kind = kind_of(l);
+                        l
+                    }
+                    Detected::Unknown => {
+                        let shown: String =
+                            String::from_utf8_lossy(line).chars().take(200).collect();
+                        return Err(ImportError::Format(format!(
+                            "{name}: line {line_no}: unrecognised header {shown:?}; {}",
+                            accepted_formats()
+                        )));
+                    }
+                },
+            };
+            report.rows += 1;
+            match parse_line(lay, line) {
+                Ok(r) => {
+                    report.accepted += 1;
+                    push(ctx.runs, r, ctx.tmp)?;
+                }
+                Err(rej) => keep_bad(&mut report, max_bad, line_no, || {
+                    explain_line(rej, lay, line)
+                }),
+            }
+        }
+        if eof {
+            break;
+        }
+        buf.copy_within(start..filled, 0);
+        filled -= start;
+        start = 0;
+        if filled == buf.len() {
+            // A line longer than the buffer: grow rather than split it.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = loop {
+            match reader.read(&mut buf[filled..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ImportError::Io(format!("{name}: {e}"))),
+            }
+        };
+        eof = n == 0;
+        filled += n;
+        let rows = report.rows;
+        ctx.reporter.report(false, || progress(rows))?;
+    }
+    if layout.is_none() {
+        return Err(ImportError::Format(format!(
+            "{name}: empty file; {}",
+            accepted_formats()
+        )));
+    }
+    let rows = report.rows;
+    ctx.reporter.report(true, || progress(rows))?;
+    Ok(report)
+}
+
+fn kind_of(l: Layout) -> SourceKind {
+    match l {
+        Layout::Cell => SourceKind::CellCsv,
+        Layout::Wifi => SourceKind::WifiCsv,
+    }
+}
+
+fn sql_int(v: ValueRef, field: Field) -> Result<Option<i64>, Reject> {
+    let not_number = Reject::Bad {
+        field,
+        problem: Problem::NotNumber,
+    };
+    match v {
+        ValueRef::Null => Ok(None),
+        ValueRef::Integer(i) => Ok(Some(i)),
+        ValueRef::Real(f) if f.is_finite() => Ok(Some(f.round().clamp(-9e18, 9e18) as i64)),
+        ValueRef::Text(t) => parse::parse_int(t)
+            .or_else(|_| {
+                parse::parse_e7(t).map(|v| v.map(|e7| (e7 + 5_000_000).div_euclid(10_000_000)))
+            })
+            .map_err(|_| not_number),
+        _ => Err(not_number),
+    }
+}
+
+fn sql_e7(v: ValueRef, field: Field) -> Result<i64, Reject> {
+    let not_number = Reject::Bad {
+        field,
+        problem: Problem::NotNumber,
+    };
+    let e7 = match v {
+        ValueRef::Integer(i) => Some(i.saturating_mul(10_000_000)),
+        ValueRef::Real(f) if f.is_finite() => Some((f * 1e7).round().clamp(-9e18, 9e18) as i64),
+        ValueRef::Text(t) => parse::parse_e7(t).map_err(|_| not_number)?,
+        ValueRef::Null => None,
+        _ => return Err(not_number),
+    };
+    e7.ok_or(Reject::Bad {
+        field,
+        problem: Problem::Missing,
+    })
+}
+
+fn need(field: Field, v: Option<i64>) -> Result<i64, Reject> {
+    v.ok_or(Reject::Bad {
+        field,
+        problem: Problem::Missing,
+    })
+}
+
+/// The radio of a SQLite row: its own `radio` column, else the caller's choice,
+/// else GSM for 16-bit cell ids and UMTS beyond (these tables mostly hold 2G/3G).
+fn sqlite_radio(col: Option<ValueRef>, cid: i64, assumed: Option<Radio>) -> Result<Radio, Reject> {
+    if let Some(ValueRef::Text(t)) = col {
+        return std::str::from_utf8(t)
+            .ok()
+            .and_then(Radio::parse)
+            .ok_or(Reject::SqliteRadio);
+    }
+    if let Some(ValueRef::Integer(_) | ValueRef::Real(_) | ValueRef::Blob(_)) = col {
+        return Err(Reject::SqliteRadio);
+    }
+    Ok(assumed.unwrap_or(if cid <= 0xffff {
+        Radio::Gsm
+    } else {
+        Radio::Umts
+    }))
+}
+
+fn read_sqlite(
+    path: &Path,
+    name: &str,
+    total: u64,
+    mtime: i64,
+    ctx: &mut Ctx,
+) -> Result<FileReport, ImportError> {
+    let sql_err = |e: rusqlite::Error| ImportError::Io(format!("{name}: {e}"));
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sql_err)?;
+    let mut columns: Vec<String> = Vec::new();
+    {
+        let mut st = conn
+            .prepare("SELECT name FROM pragma_table_info('cells')")
+            .map_err(sql_err)?;
+        let mut rows = st.query([]).map_err(sql_err)?;
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            columns.push(r.get::<_, String>(0).map_err(sql_err)?.to_ascii_lowercase());
+        }
+    }
+    if columns.is_empty() {
+        return Err(ImportError::Format(format!(
+            "{name}: SQLite database without a `cells` table; {}",
+            accepted_formats()
+        )));
+    }
+    const NEEDED: [&str; 8] = [
+        "mcc",
+        "mnc",
+        "lac",
+        "cid",
+        "longitude",
+        "latitude",
+        "accuracy",
+        "samples",
+    ];
+    let missing: Vec<&str> = NEEDED
+        .iter()
+        .copied()
+        .filter(|c| !columns.iter().any(|h| h == c))
+        .collect();
+    if !missing.is_empty() {
+        return Err(ImportError::Format(format!(
+            "{name}: table `cells` lacks column(s) {}; it needs {}",
+            missing.join(", "),
+            NEEDED.join(", ")
+        )));
+    }
+    let has_radio = columns.iter().any(|c| c == "radio");
+    let max_rowid: i64 = conn
+        .query_row("SELECT coalesce(max(rowid), 0) FROM cells", [], |r| {
+            r.get(0)
+        })
+        .unwrap_or(0);
+    let cols = format!(
+        "mcc, mnc, lac, cid, longitude, latitude, accuracy, samples{}",
+        if has_radio { ", radio" } else { "" }
+    );
+    // Tables WITHOUT ROWID have no rowid to report: count rows instead.
+    let (mut st, by_rowid) = match conn.prepare(&format!("SELECT rowid, {cols} FROM cells")) {
+        Ok(st) => (st, true),
+        Err(_) => (
+            conn.prepare(&format!("SELECT 0, {cols} FROM cells"))
+                .map_err(sql_err)?,
+            false,
+        ),
+    };
+    let mut report = FileReport {
+        file: name.to_string(),
+        kind: SourceKind::SqliteCells,
+        rows: 0,
+        accepted: 0,
+        rejected: 0,
+        bad_lines: Vec::new(),
+    };
+    let progress = |rows: u64, rowid: i64| Progress {
+        file: name.to_string(),
+        bytes_done: if max_rowid > 0 {
+            (total as f64 * (rowid as f64 / max_rowid as f64).clamp(0.0, 1.0)) as u64
+        } else {
+            0
+        },
+        bytes_total: total,
+        rows,
+        phase: Phase::Reading,
+    };
+    ctx.reporter.report(true, || progress(0, 0))?;
+    let mut rows = st.query([]).map_err(sql_err)?;
+    let max_bad = ctx.opts.max_error_lines;
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        report.rows += 1;
+        let rowid = if by_rowid {
+            row.get_ref(0)
+                .ok()
+                .and_then(|v| v.as_i64().ok())
+                .unwrap_or(0)
+        } else {
+            report.rows as i64
+        };
+        let v = |i: usize| row.get_ref(i).unwrap_or(ValueRef::Null);
+        let mut radio = None;
+        let parsed = (|| {
+            let raw = RawCell {
+                mcc: need(Field::Mcc, sql_int(v(1), Field::Mcc)?)?,
+                mnc: need(Field::Mnc, sql_int(v(2), Field::Mnc)?)?,
+                lac: need(Field::Lac, sql_int(v(3), Field::Lac)?)?,
+                cid: need(Field::Cid, sql_int(v(4), Field::Cid)?)?,
+                psc: None,
+                lon_e7: sql_e7(v(5), Field::Lon)?,
+                lat_e7: sql_e7(v(6), Field::Lat)?,
+                range: sql_int(v(7), Field::Range)?,
+                samples: sql_int(v(8), Field::Samples)?,
+                created: Some(mtime),
+                updated: Some(mtime),
+            };
+            let r = sqlite_radio(has_radio.then(|| v(9)), raw.cid, ctx.opts.sqlite_radio)?;
+            radio = Some(r);
+            parse::validate_cell(r, &raw)
+        })();
+        match parsed {
+            Ok(rec) => {
+                report.accepted += 1;
+                push(ctx.runs, rec, ctx.tmp)?;
+            }
+            Err(rej) => keep_bad(&mut report, max_bad, rowid as u64, || {
+                explain(rej, Layout::Cell, None, radio)
+            }),
+        }
+        if report.rows % 8192 == 0 {
+            let n = report.rows;
+            ctx.reporter.report(false, || progress(n, rowid))?;
+        }
+    }
+    let n = report.rows;
+    ctx.reporter.report(true, || progress(n, max_rowid))?;
+    Ok(report)
+}
