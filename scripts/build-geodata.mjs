@@ -10,8 +10,8 @@
 //   data/NOTICE-geodata.md attribution
 
 import fs from 'node:fs';
-import path from 'node:path';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
@@ -624,7 +624,9 @@ function buildCountries() {
       }
     }
     const [lat, lon] = representativePoint(largest);
-    const radius = Math.round(Math.sqrt(total / Math.PI));
+    // Microstates (the Vatican) quantise to almost no area at 1:10m; an IP answer's radius
+    // is never tighter than a kilometre anyway.
+    const radius = Math.max(1000, Math.round(Math.sqrt(total / Math.PI)));
     // The official English name, falling back to Natural Earth's.
     const name = countriesLib.getName(code, 'en') || e.names[0];
     rows.push(`${code},${lat.toFixed(5)},${lon.toFixed(5)},${radius},${csv(name)}`);

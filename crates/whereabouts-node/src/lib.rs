@@ -1,6 +1,7 @@
 //! Node binding of whereabouts-core: a thin skin that converts numbers, maps
 //! errors to JS exceptions and never lets a panic cross into Node.
 
+mod import;
 mod wire;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -23,7 +24,10 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
                 .map(|s| s.to_string())
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::new(Status::GenericFailure, format!("internal error in {what}: {msg}")))
+            Err(Error::new(
+                Status::GenericFailure,
+                format!("internal error in {what}: {msg}"),
+            ))
         }
     }
 }
@@ -73,13 +77,16 @@ impl NativeEngine {
         guarded("open", || {
             let db = Database::open(&PathBuf::from(&options.db)).map_err(err)?;
             let mut locator = Locator::new(db);
-            if options.land.is_some() {
-                // Land polygons are being added to the core; until then bt has no data.
+            if let Some(land) = &options.land {
+                let index =
+                    whereabouts_core::land::LandIndex::open(&PathBuf::from(land)).map_err(err)?;
+                locator = locator.with_border(Box::new(index));
             }
             if let Some(paths) = options.ip_databases.as_ref().filter(|p| !p.is_empty()) {
                 let countries = options.countries.clone().unwrap_or_default();
                 let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-                let ip = whereabouts_core::ip::IpLocator::open(&paths, &PathBuf::from(countries)).map_err(err)?;
+                let ip = whereabouts_core::ip::IpLocator::open(&paths, &PathBuf::from(countries))
+                    .map_err(err)?;
                 locator = locator.with_ip(Box::new(ip));
             }
             if let Some(now) = options.now {

@@ -1,0 +1,130 @@
+/**
+ * Accuracy evaluation on the simulator: per scenario, the engine's median and p90 error and
+ * the share of true positions inside its reported radius, beside two baselines run on the
+ * same requests (the serving cell's position; a signal-weighted mean of known stations).
+ *
+ *   npx tsx bench/accuracy.ts [--requests N] [--seed N] [--keep]
+ *
+ * It builds the simulator (cargo, release), writes a world into .eval/sim-SEED, imports it
+ * with the CLI and evaluates every scenario. Deterministic for a given seed.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Engine } from '../src/engine.js';
+import { type LocateRequest, parseRequest } from '../src/request.js';
+import { MapBaseline } from './baseline.js';
+import { ErrorStats } from './metrics.js';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '1000' },
+    seed: { type: 'string', default: '1' },
+    keep: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+});
+
+const root = join(import.meta.dirname, '..');
+const work = join(root, '.eval', `sim-${values.seed}-${values.requests}`);
+const simDir = join(work, 'world');
+const dbDir = join(work, 'db');
+
+function run(cmd: string, args: string[]): void {
+  execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+if (!values.keep || !existsSync(join(dbDir, 'manifest.json'))) {
+  rmSync(work, { recursive: true, force: true });
+  run('cargo', [
+    'run',
+    '-q',
+    '--release',
+    '-p',
+    'whereabouts-sim',
+    '--',
+    'world',
+    '--out',
+    simDir,
+    '--seed',
+    values.seed as string,
+    '--requests',
+    values.requests as string,
+  ]);
+  run('node', [
+    join(root, 'bin', 'whereabouts.js'),
+    'import',
+    '--quiet',
+    '--replace',
+    '--simulated',
+    '--db',
+    dbDir,
+    join(simDir, 'cells.csv'),
+    join(simDir, 'wifi.csv'),
+  ]);
+}
+
+interface Line {
+  scenario: string;
+  truth: { lat: number; lon: number };
+  request: unknown;
+}
+
+const engine = await Engine.open({ db: dbDir });
+const baseline = MapBaseline.fromCsv(join(simDir, 'cells.csv'), join(simDir, 'wifi.csv'));
+const rows: Record<string, string | number>[] = [];
+const scenarios = readdirSync(join(simDir, 'scenarios'))
+  .filter((f) => f.endsWith('.jsonl'))
+  .sort();
+for (const file of scenarios) {
+  const lines = readFileSync(join(simDir, 'scenarios', file), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Line);
+  const ours = new ErrorStats();
+  const serving = new ErrorStats();
+  const mean = new ErrorStats();
+  const fallbacks: Record<string, number> = {};
+  const responses = engine.processBatch(lines.map((l) => l.request));
+  lines.forEach((l, i) => {
+    const r = responses[i];
+    const answer =
+      r?.status === 'ok' && r.lat !== undefined && r.lon !== undefined
+        ? { lat: r.lat, lon: r.lon, accuracy: r.accuracy }
+        : undefined;
+    ours.add(l.truth, answer);
+    if (r?.fallback) fallbacks[r.fallback] = (fallbacks[r.fallback] ?? 0) + 1;
+    const parsed = parseRequest(l.request);
+    const req: LocateRequest | undefined = parsed.ok ? parsed.request : undefined;
+    serving.add(l.truth, req && baseline.serving(req));
+    mean.add(l.truth, req && baseline.weightedMean(req));
+  });
+  const f = (x: number) => (Number.isFinite(x) ? Math.round(x) : '-');
+  const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+  rows.push({
+    scenario: file.replace('.jsonl', ''),
+    n: ours.total,
+    answered: p(ours.answered / ours.total),
+    median: f(ours.median),
+    p90: f(ours.p90),
+    inside: p(ours.insideShare),
+    fallback:
+      Object.entries(fallbacks)
+        .map(([k, v]) => `${k}:${v}`)
+        .join(' ') || '-',
+    'serving median': f(serving.median),
+    'serving answered': p(serving.answered / serving.total),
+    'wmean median': f(mean.median),
+    'wmean answered': p(mean.answered / mean.total),
+    'wmean/ours': Number.isFinite(mean.median / ours.median) ? (mean.median / ours.median).toFixed(2) : '-',
+  });
+}
+engine.close();
+if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+else {
+  console.log(
+    `Accuracy on the simulator (seed ${values.seed}, ${values.requests} requests per scenario); errors in metres, "inside" = share of truths within the reported 68% radius`,
+  );
+  console.table(rows);
+}

@@ -1,0 +1,127 @@
+/**
+ * JS-visible speed, every case beside its baseline in the same process:
+ *  - the object API (`engine.process`) against a JS `Map` lookup plus weighted mean;
+ *  - the batch API (`engine.processBatch`) per request against the same baseline;
+ *  - both against a better-sqlite3 lookup per station.
+ * Prints median latency per request and the ratios (medians: these machines are shared).
+ *
+ *   npx tsx bench/speed.ts [--seed N] [--time MS]
+ *
+ * Uses the simulator world of bench/accuracy.ts (.eval/, built on first use).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { Bench } from 'tinybench';
+import { Engine } from '../src/engine.js';
+import { parseRequest } from '../src/request.js';
+import { MapBaseline } from './baseline.js';
+
+const { values } = parseArgs({
+  options: { seed: { type: 'string', default: '1' }, time: { type: 'string', default: '2000' } },
+});
+const root = join(import.meta.dirname, '..');
+const work = join(root, '.eval', `sim-${values.seed}-1000`);
+if (!existsSync(join(work, 'db', 'manifest.json'))) {
+  execFileSync('npx', ['tsx', join(root, 'bench', 'accuracy.ts'), '--seed', values.seed as string], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+const simDir = join(work, 'world');
+
+// A mixed workload: every scenario's requests, interleaved.
+const requests: unknown[] = [];
+for (const f of readdirSync(join(simDir, 'scenarios')).sort()) {
+  for (const line of readFileSync(join(simDir, 'scenarios', f), 'utf8').split('\n')) {
+    if (line.trim()) requests.push((JSON.parse(line) as { request: unknown }).request);
+  }
+}
+for (let i = requests.length - 1; i > 0; i--) {
+  const j = (i * 7919) % (i + 1);
+  [requests[i], requests[j]] = [requests[j], requests[i]];
+}
+
+const engine = await Engine.open({ db: join(work, 'db') });
+const baseline = MapBaseline.fromCsv(join(simDir, 'cells.csv'), join(simDir, 'wifi.csv'));
+
+// better-sqlite3: the same stations in indexed tables, one query per station.
+const sql = new Database(':memory:');
+sql.exec(`CREATE TABLE cells (radio INT, mcc INT, mnc INT, lac INT, cid INT, lat REAL, lon REAL, range INT,
+          PRIMARY KEY (radio, mcc, mnc, lac, cid)) WITHOUT ROWID;
+          CREATE TABLE wifi (bssid INT PRIMARY KEY, lat REAL, lon REAL, range INT) WITHOUT ROWID;`);
+const insCell = sql.prepare('INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+const insWifi = sql.prepare('INSERT OR REPLACE INTO wifi VALUES (?, ?, ?, ?)');
+sql.transaction(() => {
+  for (const [k, s] of baseline.cells) insCell.run(...k.split(':').map(Number), s.lat, s.lon, s.range);
+  for (const [k, s] of baseline.wifi) insWifi.run(k, s.lat, s.lon, s.range);
+})();
+const qCell = sql.prepare(
+  'SELECT lat, lon FROM cells WHERE radio = ? AND mcc = ? AND mnc = ? AND lac = ? AND cid = ?',
+);
+const qWifi = sql.prepare('SELECT lat, lon FROM wifi WHERE bssid = ?');
+function sqliteProcess(request: unknown) {
+  const p = parseRequest(request);
+  if (!p.ok) return undefined;
+  let sw = 0;
+  let la = 0;
+  let lo = 0;
+  const add = (row: unknown, signal: number | undefined) => {
+    if (!row) return;
+    const { lat, lon } = row as { lat: number; lon: number };
+    const w = 10 ** (((signal ?? -90) + 100) / 10);
+    sw += w;
+    la += w * lat;
+    lo += w * lon;
+  };
+  for (const c of p.request.cells) add(qCell.get(c.radio, c.mcc, c.mnc, c.lac, c.cid), c.signal);
+  for (const w of p.request.wifi) add(qWifi.get(w.bssid), w.signal);
+  return sw > 0 ? { lat: la / sw, lon: lo / sw } : undefined;
+}
+
+const BATCH = 1000;
+let i = 0;
+const next = () => requests[i++ % requests.length];
+const bench = new Bench({ time: Number(values.time), warmupTime: 300 });
+bench
+  .add('baseline: JS Map + weighted mean (per request)', () => {
+    baseline.process(next());
+  })
+  .add('baseline: better-sqlite3 query per station (per request)', () => {
+    sqliteProcess(next());
+  })
+  .add('engine.process (object API, per request)', () => {
+    engine.process(next());
+  })
+  .add(`engine.processBatch (${BATCH} per call)`, () => {
+    const start = i % requests.length;
+    engine.processBatch(requests.slice(start, start + BATCH));
+    i += BATCH;
+  });
+await bench.run();
+
+const perRequestNs = (name: string, per = 1) => {
+  const t = bench.tasks.find((x) => x.name === name);
+  const p50 = t?.result?.latency.p50;
+  return p50 === undefined ? Number.NaN : (p50 * 1e6) / per;
+};
+const names = bench.tasks.map((t) => t.name);
+const ns = names.map((n) => perRequestNs(n, n.includes('processBatch') ? BATCH : 1));
+const [mapNs, sqliteNs, objNs, batchNs] = ns as [number, number, number, number];
+console.log(
+  `Speed on ${requests.length} mixed simulator requests (median latency per request; ${process.version})`,
+);
+console.table(
+  names.map((n, k) => ({
+    case: n,
+    'ns/request (p50)': Math.round(ns[k] as number),
+    'requests/s': Math.round(1e9 / (ns[k] as number)),
+  })),
+);
+console.log(`object API vs Map baseline: ${(mapNs / objNs).toFixed(2)}x (target: > 1)`);
+console.log(`batch API vs Map baseline:  ${(mapNs / batchNs).toFixed(2)}x (target: >= 5)`);
+console.log(`batch API vs better-sqlite3: ${(sqliteNs / batchNs).toFixed(2)}x (target: >= 20)`);
+console.log(`object API vs better-sqlite3: ${(sqliteNs / objNs).toFixed(2)}x`);
+engine.close();

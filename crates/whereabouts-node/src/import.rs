@@ -1,0 +1,167 @@
+//! `importFiles`: runs the core importer on a worker thread (the event loop stays
+//! free) and reports progress through a threadsafe callback.
+
+use std::path::PathBuf;
+
+use napi::bindgen_prelude::AsyncTask;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Env, Error, Result, Status, Task};
+use napi_derive::napi;
+use whereabouts_core::import::{
+    import_files as core_import, ImportOptions, ImportReport, Progress,
+};
+use whereabouts_core::radio::Radio;
+
+#[napi(object)]
+pub struct ImportFileOptions {
+    pub replace: Option<bool>,
+    pub simulated: Option<bool>,
+    /// Radio of SQLite `cells` rows, which carry none (gsm, umts, lte, ...).
+    pub sqlite_radio: Option<String>,
+    pub max_shard_bytes: Option<f64>,
+}
+
+#[napi(object)]
+#[derive(Clone)]
+pub struct ImportProgress {
+    pub file: String,
+    pub bytes_done: f64,
+    pub bytes_total: f64,
+    pub rows: f64,
+    pub phase: String,
+}
+
+#[napi(object)]
+pub struct BadLine {
+    pub line: f64,
+    pub reason: String,
+}
+
+#[napi(object)]
+pub struct FileReport {
+    pub file: String,
+    pub kind: String,
+    pub rows: f64,
+    pub accepted: f64,
+    pub rejected: f64,
+    pub bad_lines: Vec<BadLine>,
+}
+
+#[napi(object)]
+pub struct ImportSummary {
+    pub files: Vec<FileReport>,
+    pub cells: f64,
+    pub wifi: f64,
+    pub merged_duplicates: f64,
+    pub shards: f64,
+    pub bytes: f64,
+    pub seconds: f64,
+    pub peak_rss_bytes: Option<f64>,
+}
+
+type ProgressFn = ThreadsafeFunction<ImportProgress, (), ImportProgress, Status, false>;
+
+pub struct ImportTask {
+    db: PathBuf,
+    files: Vec<PathBuf>,
+    options: ImportOptions,
+    progress: Option<ProgressFn>,
+}
+
+impl Task for ImportTask {
+    type Output = ImportReport;
+    type JsValue = ImportSummary;
+
+    fn compute(&mut self) -> Result<ImportReport> {
+        let progress = self.progress.as_ref();
+        let mut report = |p: &Progress| {
+            if let Some(f) = progress {
+                f.call(
+                    ImportProgress {
+                        file: p.file.clone(),
+                        bytes_done: p.bytes_done as f64,
+                        bytes_total: p.bytes_total as f64,
+                        rows: p.rows as f64,
+                        phase: format!("{:?}", p.phase),
+                    },
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                );
+            }
+            true
+        };
+        let (db, files, options) = (&self.db, &self.files, &self.options);
+        crate::guarded("import", move || {
+            core_import(db, files, options, &mut report)
+                .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, r: ImportReport) -> Result<ImportSummary> {
+        Ok(ImportSummary {
+            files: r
+                .files
+                .into_iter()
+                .map(|f| FileReport {
+                    file: f.file,
+                    kind: format!("{:?}", f.kind),
+                    rows: f.rows as f64,
+                    accepted: f.accepted as f64,
+                    rejected: f.rejected as f64,
+                    bad_lines: f
+                        .bad_lines
+                        .into_iter()
+                        .map(|(line, reason)| BadLine {
+                            line: line as f64,
+                            reason,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            cells: r.cells as f64,
+            wifi: r.wifi as f64,
+            merged_duplicates: r.merged_duplicates as f64,
+            shards: r.shards as f64,
+            bytes: r.bytes as f64,
+            seconds: r.seconds,
+            peak_rss_bytes: r.peak_rss_bytes.map(|b| b as f64),
+        })
+    }
+}
+
+/// Imports station files into a database directory (see `whereabouts import`).
+#[napi(ts_return_type = "Promise<ImportSummary>")]
+pub fn import_files(
+    db: String,
+    files: Vec<String>,
+    options: Option<ImportFileOptions>,
+    progress: Option<ProgressFn>,
+) -> Result<AsyncTask<ImportTask>> {
+    let o = options.unwrap_or(ImportFileOptions {
+        replace: None,
+        simulated: None,
+        sqlite_radio: None,
+        max_shard_bytes: None,
+    });
+    let sqlite_radio = match o.sqlite_radio.as_deref() {
+        None | Some("") => None,
+        Some(name) => Some(Radio::parse(name).ok_or_else(|| {
+            Error::new(
+                Status::InvalidArg,
+                format!("unknown radio {name:?} for SQLite cells"),
+            )
+        })?),
+    };
+    let options = ImportOptions {
+        replace: o.replace.unwrap_or(false),
+        simulated: o.simulated.unwrap_or(false),
+        max_shard_bytes: o.max_shard_bytes.map(|b| b as u64),
+        sqlite_radio,
+        ..ImportOptions::default()
+    };
+    Ok(AsyncTask::new(ImportTask {
+        db: PathBuf::from(db),
+        files: files.into_iter().map(PathBuf::from).collect(),
+        options,
+        progress,
+    }))
+}

@@ -1,0 +1,141 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../src/index.js';
+import { fixtureDb } from './helpers.js';
+
+const NOW = 1_700_000_000;
+let db: string;
+let engine: Engine;
+
+beforeAll(async () => {
+  db = fixtureDb();
+  engine = await Engine.open({ db, now: NOW });
+});
+afterAll(() => engine.close());
+
+const gsm = (cid: number, extra: Record<string, unknown> = {}) => ({
+  radio: 'gsm',
+  mcc: 262,
+  mnc: 1,
+  lac: 10,
+  cid,
+  ...extra,
+});
+
+describe('Engine.process', () => {
+  it('answers a known cell with the spec response shape', () => {
+    const r = engine.process({ token: 't', cells: [gsm(1)], address: 0 });
+    expect(r).toEqual({ status: 'ok', lat: 52.5, lon: 13.4, accuracy: 750 });
+  });
+
+  it('includes the address field by default (spec default address=1)', () => {
+    const r = engine.process({ cells: [gsm(1)] });
+    expect(r.address).toBe('Not available');
+  });
+
+  it('prefers WiFi that agrees with the cells', () => {
+    const r = engine.process({
+      cells: [gsm(1)],
+      wifi: [
+        { bssid: '00:11:22:33:44:01', signal: -60 },
+        { bssid: '001122334402', signal: -60 },
+        { bssid: '0011.2233.4403', signal: -60 },
+      ],
+      address: 0,
+    });
+    expect(r.status).toBe('ok');
+    expect(r.accuracy).toBeLessThan(100);
+    expect(r.lat).toBeCloseTo(52.5002, 3);
+  });
+
+  it('falls back to the LAC area for an unknown cell, marked lacf and aged', () => {
+    const r = engine.process({ cells: [gsm(777)], address: 0 });
+    expect(r.status).toBe('ok');
+    expect(r.fallback).toBe('lacf');
+    expect(r.aged).toBe(true);
+  });
+
+  it('uses the short CID fallback for a 16-bit id of a 28-bit LTE cell', () => {
+    // 27443140 = 0x1A2BFC4: its low 16 bits are 0xBFC4 = 49092
+    const r = engine.process({
+      cells: [{ radio: 'lte', mcc: 262, mnc: 1, lac: 20, cid: 49092 }],
+      address: 0,
+    });
+    expect(r.fallback).toBe('scf');
+    expect(r.lat).toBeCloseTo(48.14, 3);
+  });
+
+  it('says No matches found when nothing is known', () => {
+    const r = engine.process({ cells: [{ ...gsm(5), lac: 11 }] });
+    expect(r).toEqual({ status: 'error', message: 'No matches found' });
+  });
+
+  it('returns the spec errors for bad requests, never throws', () => {
+    expect(engine.process({ cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10 }] }).message).toBe(
+      'No cell ID provided',
+    );
+    expect(engine.process({ cells: [{ radio: 'gsm', mnc: 1, lac: 10, cid: 1 }] }).message).toBe(
+      'No country code provided',
+    );
+    expect(engine.process({ cells: [gsm(1, { mcc: 1000 })] }).message).toBe('Invalid country code (mcc)');
+    expect(engine.process({}).message).toBe('No network data provided');
+    expect(engine.process(null).message).toBe('Invalid request');
+    expect(engine.process('{"cells": [01]}').message).toBe('Invalid request');
+  });
+
+  it('answers a batch exactly as one request at a time', () => {
+    const reqs = [{ cells: [gsm(1)] }, { cells: [gsm(2)] }, { bad: true }, { cells: [gsm(777)] }, 42];
+    expect(engine.processBatch(reqs)).toEqual(reqs.map((r) => engine.process(r)));
+  });
+
+  it('omits location when geolocation is 0', () => {
+    expect(engine.process({ cells: [gsm(1)], geolocation: 0 })).toEqual({ status: 'ok' });
+  });
+
+  it('applies the IP fallback only when ipf is on', () => {
+    const off = engine.process({ ip: '8.8.8.8', fallbacks: { ipf: 0 }, cells: [{ ...gsm(5), lac: 11 }] });
+    expect(off.status).toBe('error');
+    const on = engine.process({ ip: '8.8.8.8', fallbacks: { ipf: 1 }, address: 0 });
+    expect(on.status).toBe('ok');
+    expect(on.fallback).toBe('ipf');
+    // 8.8.8.8 is registered in the United States: the answer lies in North America.
+    expect(on.lat).toBeGreaterThan(24);
+    expect(on.lon).toBeLessThan(-66);
+    expect(on.accuracy).toBeGreaterThan(100_000);
+  });
+});
+
+describe('Engine.open', () => {
+  it('rejects a directory without a database with a clear message', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'wb-empty-'));
+    await expect(Engine.open({ db: empty })).rejects.toThrow(/no station database/);
+  });
+
+  it('rejects a corrupt database with a clear message', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wb-bad-'));
+    writeFileSync(
+      join(dir, 'manifest.json'),
+      JSON.stringify({
+        format: 1,
+        generation: 1,
+        created: 0,
+        shards: [{ file: 'x.fb', cells: 1, wifi: 0, bytes: 10 }],
+      }),
+    );
+    writeFileSync(join(dir, 'x.fb'), 'not a flatbuffer at all, but long enough to read a header from it....');
+    await expect(Engine.open({ db: dir })).rejects.toThrow(/corrupt station database/);
+  });
+
+  it('opens the embedded demo database with no options', async () => {
+    const demo = await Engine.open();
+    const s = demo.stats();
+    expect(s.simulated).toBe(true);
+    expect(s.cells).toBeGreaterThan(100);
+    expect(s.hasLand).toBe(true);
+    expect(s.hasIp).toBe(true);
+    demo.close();
+    expect(() => demo.process({})).toThrow(/closed/);
+  });
+});
