@@ -14,6 +14,8 @@ fn radio_code(r: Radio) -> u64 {
 /// Sightings are taken where the station is reported comfortably, not at the
 /// edge of hearing: crowdsourcing apps mostly log serving cells and strong APs.
 const CELL_REPORT_MARGIN_DB: f64 = 10.0;
+/// Serving area of a cell for crowd reports, as a share of the inter-site distance.
+const SERVING_REACH: f64 = 0.7;
 const WIFI_REPORT_MARGIN_DB: f64 = 5.0;
 
 pub fn build_database(w: &mut World) {
@@ -22,7 +24,11 @@ pub fn build_database(w: &mut World) {
     for ci in 0..n_cells {
         let c = &w.cells[ci];
         let t = &w.towers[c.tower];
-        let mut rng = Rng::new(hash3(seed, hash_str("crowd-cell"), (radio_code(c.radio) << 60) ^ ((c.mnc as u64) << 48) ^ c.cid));
+        let mut rng = Rng::new(hash3(
+            seed,
+            hash_str("crowd-cell"),
+            (radio_code(c.radio) << 60) ^ ((c.mnc as u64) << 48) ^ c.cid,
+        ));
         if t.missing || rng.chance(CELL_MISSING_SHARE) {
             continue;
         }
@@ -37,14 +43,55 @@ pub fn build_database(w: &mut World) {
             };
             rng.log_uniform(lo, hi).round() as usize
         };
-        let thr = c.radio.sensitivity_dbm() + CELL_REPORT_MARGIN_DB;
-        let budget = c.radio.eirp_dbm() - model::fspl_1m(c.radio.freq_mhz()) - model::clutter_loss_db(t.env) - thr
-            + model::shadow_sigma_db(t.env);
-        let reach = libm::pow(10.0, budget / (10.0 * model::path_loss_exponent(t.env))).clamp(200.0, 15_000.0);
+        // Most sightings are logged where the cell serves: around where its
+        // level beats the boresight level at SERVING_REACH of the inter-site
+        // distance. A minority are neighbour reports, heard much farther out.
+        let n_exp = model::path_loss_exponent(t.env);
+        let base =
+            c.radio.eirp_dbm() - model::fspl_1m(c.radio.freq_mhz()) - model::clutter_loss_db(t.env);
+        let serve_thr = base - 10.0 * n_exp * libm::log10(SERVING_REACH * isd_m(t.env, t.mnc));
+        let neigh_thr = (c.radio.sensitivity_dbm() + CELL_REPORT_MARGIN_DB).min(serve_thr);
+        let reach_for = |thr: f64| {
+            libm::pow(
+                10.0,
+                (base - thr + model::shadow_sigma_db(t.env)) / (10.0 * n_exp),
+            )
+            .clamp(200.0, 15_000.0)
+        };
+        let (serve_reach, neigh_reach) = (reach_for(serve_thr), reach_for(neigh_thr));
+        let n_neigh = if n > 1 {
+            (n as f64 * rng.range(0.0, 0.3)).round() as usize
+        } else {
+            0
+        };
         let (tx, ty) = (t.x, t.y);
-        let pts = sightings(w, &mut rng, tx, ty, reach, 40.0, n, |w, x, y, rng| {
-            w.cell_level(ci, x, y) + rng.gauss() * model::CELL_FAST_FADING_DB >= thr
-        });
+        let heard_above = |thr: f64| {
+            move |w: &World, x: f64, y: f64, rng: &mut Rng| {
+                w.cell_level(ci, x, y) + rng.gauss() * model::CELL_FAST_FADING_DB >= thr
+            }
+        };
+        let mut pts = sightings(
+            w,
+            &mut rng,
+            tx,
+            ty,
+            serve_reach,
+            40.0,
+            n - n_neigh,
+            heard_above(serve_thr),
+        );
+        if n_neigh > 0 {
+            pts.extend(sightings(
+                w,
+                &mut rng,
+                tx,
+                ty,
+                neigh_reach,
+                40.0,
+                n_neigh,
+                heard_above(neigh_thr),
+            ));
+        }
         let rec = record(&mut rng, &pts, 50.0);
         w.cells[ci].db = Some(rec);
     }
@@ -54,10 +101,16 @@ pub fn build_database(w: &mut World) {
         if rng.chance(AP_MISSING_SHARE) {
             continue;
         }
-        let n = if rng.chance(SINGLE_SAMPLE_SHARE_AP) { 1 } else { rng.log_uniform(2.0, 60.0).round() as usize };
+        let n = if rng.chance(SINGLE_SAMPLE_SHARE_AP) {
+            1
+        } else {
+            rng.log_uniform(2.0, 60.0).round() as usize
+        };
         let thr = model::WIFI_SENSITIVITY_DBM + WIFI_REPORT_MARGIN_DB;
-        let budget = a.eirp_dbm - model::fspl_1m(a.freq_mhz as f64) - thr + model::WIFI_SHADOW_SIGMA_DB;
-        let reach = libm::pow(10.0, budget / (10.0 * model::wifi_exponent(a.env))).clamp(30.0, 300.0);
+        let budget =
+            a.eirp_dbm - model::fspl_1m(a.freq_mhz as f64) - thr + model::WIFI_SHADOW_SIGMA_DB;
+        let reach =
+            libm::pow(10.0, budget / (10.0 * model::wifi_exponent(a.env))).clamp(30.0, 300.0);
         let (ox, oy) = (a.old_x, a.old_y);
         let pts = sightings(w, &mut rng, ox, oy, reach, 10.0, n, |w, x, y, rng| {
             w.ap_level(ai, x, y, true) + rng.gauss() * model::WIFI_FAST_FADING_DB >= thr
@@ -102,7 +155,10 @@ fn sightings(
         tries += 1;
         let (x, y) = if rng.chance(0.5) {
             let s = rng.pick(&spots);
-            (s.0 + rng.gauss() * spot_sigma, s.1 + rng.gauss() * spot_sigma)
+            (
+                s.0 + rng.gauss() * spot_sigma,
+                s.1 + rng.gauss() * spot_sigma,
+            )
         } else {
             disk(rng, reach)
         };
@@ -123,7 +179,10 @@ fn record(rng: &mut Rng, pts: &[(f64, f64)], min_range: f64) -> DbRecord {
     let k = pts.len() as f64;
     let mx = pts.iter().map(|p| p.0).sum::<f64>() / k;
     let my = pts.iter().map(|p| p.1).sum::<f64>() / k;
-    let cover = pts.iter().map(|p| dist(mx, my, p.0, p.1)).fold(0.0, f64::max);
+    let cover = pts
+        .iter()
+        .map(|p| dist(mx, my, p.0, p.1))
+        .fold(0.0, f64::max);
     let range = cover.ceil().max(min_range) as u32;
     let stale = rng.chance(STALE_SHARE);
     let updated = if stale {
@@ -131,6 +190,17 @@ fn record(rng: &mut Rng, pts: &[(f64, f64)], min_range: f64) -> DbRecord {
     } else {
         SCENARIO_TIME - rng.int(1, 80) * DAY - rng.int(0, DAY - 1)
     };
-    let created = if pts.len() == 1 { updated } else { updated - rng.int(0, 2_000) * DAY - rng.int(0, DAY - 1) };
-    DbRecord { x: mx, y: my, range, samples: pts.len() as u32, created, updated }
+    let created = if pts.len() == 1 {
+        updated
+    } else {
+        updated - rng.int(0, 2_000) * DAY - rng.int(0, DAY - 1)
+    };
+    DbRecord {
+        x: mx,
+        y: my,
+        range,
+        samples: pts.len() as u32,
+        created,
+        updated,
+    }
 }

@@ -18,7 +18,8 @@ pub const M_PER_DEG_LAT: f64 = 111_195.080_233_532_9;
 pub const COAST_INSET_M: f64 = 600.0;
 
 pub fn m_per_deg_lon() -> f64 {
-    M_PER_DEG_LAT * libm::cos(LAT0.to_radians())
+    static M: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *M.get_or_init(|| M_PER_DEG_LAT * libm::cos(LAT0.to_radians()))
 }
 
 pub fn to_latlon(x: f64, y: f64) -> (f64, f64) {
@@ -66,15 +67,25 @@ pub fn urban_centre_xy() -> (f64, f64) {
     to_xy(URBAN_CORE.1, URBAN_CORE.2)
 }
 
+/// Zone centres in the local frame: env_at runs for every simulated measurement.
+fn zone_centres() -> &'static [(f64, f64, f64, Env); 5] {
+    static Z: std::sync::OnceLock<[(f64, f64, f64, Env); 5]> = std::sync::OnceLock::new();
+    Z.get_or_init(|| {
+        let (ux, uy) = to_xy(URBAN_CORE.1, URBAN_CORE.2);
+        let mut z = [(ux, uy, URBAN_CORE.3 * URBAN_CORE.3, Env::Urban); 5];
+        for (i, (_, lat, lon, r)) in SUBURBAN_CENTRES.iter().enumerate() {
+            let (cx, cy) = to_xy(*lat, *lon);
+            z[i + 1] = (cx, cy, r * r, Env::Suburban);
+        }
+        z
+    })
+}
+
 pub fn env_at(x: f64, y: f64) -> Env {
-    let (ux, uy) = urban_centre_xy();
-    if dist(x, y, ux, uy) < URBAN_CORE.3 {
-        return Env::Urban;
-    }
-    for (_, lat, lon, r) in SUBURBAN_CENTRES {
-        let (cx, cy) = to_xy(lat, lon);
-        if dist(x, y, cx, cy) < r {
-            return Env::Suburban;
+    for &(cx, cy, r2, env) in zone_centres() {
+        let (dx, dy) = (x - cx, y - cy);
+        if dx * dx + dy * dy < r2 {
+            return env;
         }
     }
     Env::Rural
@@ -104,19 +115,46 @@ pub const WATER_LINE: [(f64, f64); 13] = [
 
 pub struct Land {
     water: Vec<(f64, f64)>,
+    /// Coarse raster: 0 = every point of the tile is water, 1 = every point is
+    /// land, 2 = mixed (decided exactly). Saves the segment loop for nearly all
+    /// of the millions of land tests a world needs.
+    tiles: Vec<u8>,
 }
+
+const LAND_TILE_M: f64 = 100.0;
+const LAND_TILES: usize = (2.0 * HALF / LAND_TILE_M) as usize;
 
 impl Land {
     pub fn new() -> Land {
-        Land { water: WATER_LINE.iter().map(|&(la, lo)| to_xy(la, lo)).collect() }
+        let mut land = Land {
+            water: WATER_LINE.iter().map(|&(la, lo)| to_xy(la, lo)).collect(),
+            tiles: Vec::new(),
+        };
+        let half_diag = LAND_TILE_M * std::f64::consts::FRAC_1_SQRT_2;
+        let mut tiles = vec![0u8; LAND_TILES * LAND_TILES];
+        for j in 0..LAND_TILES {
+            for i in 0..LAND_TILES {
+                let cx = -HALF + (i as f64 + 0.5) * LAND_TILE_M;
+                let cy = -HALF + (j as f64 + 0.5) * LAND_TILE_M;
+                let (d, on_land_side) = land.coast_distance(cx, cy);
+                // Every point of the tile is within half_diag of its centre.
+                tiles[j * LAND_TILES + i] = if on_land_side && d >= COAST_INSET_M + half_diag {
+                    1
+                } else if (!on_land_side && d > half_diag)
+                    || (on_land_side && d + half_diag < COAST_INSET_M)
+                {
+                    0
+                } else {
+                    2
+                };
+            }
+        }
+        land.tiles = tiles;
+        land
     }
 
-    /// Inside the region, on the land side of the water line, and at least
-    /// COAST_INSET_M from it.
-    pub fn is_land(&self, x: f64, y: f64) -> bool {
-        if x.abs() > HALF || y.abs() > HALF {
-            return false;
-        }
+    /// Distance to the water line and whether the point is on its land side.
+    fn coast_distance(&self, x: f64, y: f64) -> (f64, bool) {
         // The line runs roughly SW->NE with the sea on its left (north-west),
         // so a point is on land when it lies right of the nearest segment.
         let mut best = f64::INFINITY;
@@ -134,7 +172,25 @@ impl Land {
                 side = dx * (y - ay) - dy * (x - ax);
             }
         }
-        side < 0.0 && best >= COAST_INSET_M
+        (best, side < 0.0)
+    }
+
+    /// Inside the region, on the land side of the water line, and at least
+    /// COAST_INSET_M from it.
+    pub fn is_land(&self, x: f64, y: f64) -> bool {
+        if x.abs() > HALF || y.abs() > HALF {
+            return false;
+        }
+        let i = (((x + HALF) / LAND_TILE_M) as usize).min(LAND_TILES - 1);
+        let j = (((y + HALF) / LAND_TILE_M) as usize).min(LAND_TILES - 1);
+        match self.tiles[j * LAND_TILES + i] {
+            0 => false,
+            1 => true,
+            _ => {
+                let (d, land_side) = self.coast_distance(x, y);
+                land_side && d >= COAST_INSET_M
+            }
+        }
     }
 
     /// Rejection-samples a land point in env `env` (any env when None).
@@ -176,8 +232,11 @@ pub fn street_every(env: Env) -> i64 {
 }
 
 pub fn street_axes() -> (f64, f64) {
-    let a = STREET_ANGLE_DEG.to_radians();
-    (libm::cos(a), libm::sin(a))
+    static A: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
+    *A.get_or_init(|| {
+        let a = STREET_ANGLE_DEG.to_radians();
+        (libm::cos(a), libm::sin(a))
+    })
 }
 
 /// To street-grid coordinates (u along one family of streets, v along the other).
@@ -212,7 +271,12 @@ mod tests {
         let land = Land::new();
         let at = |la, lo| to_xy(la, lo);
         // The Hague centre, Delft, Leiden, Zoetermeer are land.
-        for (la, lo) in [(52.0799, 4.3133), (52.0116, 4.3571), (52.1601, 4.4970), (52.0575, 4.4931)] {
+        for (la, lo) in [
+            (52.0799, 4.3133),
+            (52.0116, 4.3571),
+            (52.1601, 4.4970),
+            (52.0575, 4.4931),
+        ] {
             let (x, y) = at(la, lo);
             assert!(land.is_land(x, y), "{la},{lo}");
         }

@@ -48,7 +48,9 @@ struct Args {
 fn parse_num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
     let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
     let clean = v.replace('_', "");
-    clean.parse::<T>().map_err(|_| format!("{flag}: `{v}` is not a valid non-negative integer"))
+    clean
+        .parse::<T>()
+        .map_err(|_| format!("{flag}: `{v}` is not a valid non-negative integer"))
 }
 
 fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
@@ -59,7 +61,14 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
         Some(c) if c == "world" || c == "scale" => c,
         Some(c) => return Err(format!("unknown command `{c}` (expected world or scale)")),
     };
-    let mut a = Args { cmd, out: None, seed: 1, requests: 1000, rows: None, gz: false };
+    let mut a = Args {
+        cmd,
+        out: None,
+        seed: 1,
+        requests: 1000,
+        rows: None,
+        gz: false,
+    };
     while let Some(flag) = it.next() {
         let (flag, inline) = match flag.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
@@ -96,11 +105,16 @@ fn run_world(a: &Args) -> Result<(), String> {
     for (name, bytes) in &files.files {
         let p = dir.join(name);
         if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
         std::fs::write(&p, bytes).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     }
-    progress(&format!("wrote {} files to {}", files.files.len(), dir.display()));
+    progress(&format!(
+        "wrote {} files to {}",
+        files.files.len(),
+        dir.display()
+    ));
     Ok(())
 }
 
@@ -119,7 +133,11 @@ fn main() -> ExitCode {
         }
         Err(e) => return usage_error(&e),
     };
-    let r = if args.cmd == "world" { run_world(&args) } else { run_scale(&args) };
+    let r = if args.cmd == "world" {
+        run_world(&args)
+    } else {
+        run_scale(&args)
+    };
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -9,7 +9,8 @@ use crate::model::Radio;
 use crate::scenarios::{self, format_bssid, Context, Scenario};
 use crate::world::*;
 
-pub const CELLS_HEADER: &str = "radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal";
+pub const CELLS_HEADER: &str =
+    "radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal";
 pub const WIFI_HEADER: &str = "bssid,lat,lon,range,samples,created,updated";
 
 pub struct Files {
@@ -19,12 +20,17 @@ pub struct Files {
 
 impl Files {
     pub fn get(&self, name: &str) -> Option<&[u8]> {
-        self.files.iter().find(|(n, _)| n == name).map(|(_, b)| b.as_slice())
+        self.files
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, b)| b.as_slice())
     }
 }
 
 pub fn cells_csv(w: &World) -> String {
-    let mut idx: Vec<usize> = (0..w.cells.len()).filter(|&i| w.cells[i].db.is_some()).collect();
+    let mut idx: Vec<usize> = (0..w.cells.len())
+        .filter(|&i| w.cells[i].db.is_some())
+        .collect();
     idx.sort_by_key(|&i| {
         let c = &w.cells[i];
         (c.radio, c.mnc, c.lac, c.cid)
@@ -54,7 +60,9 @@ pub fn cells_csv(w: &World) -> String {
 }
 
 pub fn wifi_csv(w: &World) -> String {
-    let mut idx: Vec<usize> = (0..w.aps.len()).filter(|&i| w.aps[i].db.is_some()).collect();
+    let mut idx: Vec<usize> = (0..w.aps.len())
+        .filter(|&i| w.aps[i].db.is_some())
+        .collect();
     idx.sort_by_key(|&i| w.aps[i].bssid);
     let mut out = String::with_capacity(idx.len() * 72);
     out.push_str(WIFI_HEADER);
@@ -63,7 +71,15 @@ pub fn wifi_csv(w: &World) -> String {
         let a = &w.aps[i];
         let r = a.db.as_ref().unwrap();
         let (lat, lon) = geo::to_latlon(r.x, r.y);
-        let _ = writeln!(out, "{},{lat:.6},{lon:.6},{},{},{},{}", format_bssid(a.bssid), r.range, r.samples, r.created, r.updated);
+        let _ = writeln!(
+            out,
+            "{},{lat:.6},{lon:.6},{},{},{},{}",
+            format_bssid(a.bssid),
+            r.range,
+            r.samples,
+            r.created,
+            r.updated
+        );
     }
     out
 }
@@ -103,7 +119,9 @@ pub fn truth_cells_csv(w: &World) -> String {
 }
 
 pub fn truth_wifi_csv(w: &World) -> String {
-    let mut out = String::from("bssid,lat,lon,old_lat,old_lon,env,indoor,frequency,moved,in_db,stale,samples,db_error_m\n");
+    let mut out = String::from(
+        "bssid,lat,lon,old_lat,old_lon,env,indoor,frequency,moved,in_db,stale,samples,db_error_m\n",
+    );
     for a in &w.aps {
         let (lat, lon) = geo::to_latlon(a.x, a.y);
         let (olat, olon) = geo::to_latlon(a.old_x, a.old_y);
@@ -133,12 +151,26 @@ pub fn counts(w: &World) -> Counts {
     for &mnc in &MNCS {
         let mut parts = Vec::new();
         for env in Env::ALL {
-            let n = w.towers.iter().filter(|t| t.mnc == mnc && t.env == env).count();
+            let n = w
+                .towers
+                .iter()
+                .filter(|t| t.mnc == mnc && t.env == env)
+                .count();
             parts.push(format!("{} {n}", env.name()));
         }
         let omni = w.towers.iter().filter(|t| t.mnc == mnc && t.omni).count();
-        let missing = w.towers.iter().filter(|t| t.mnc == mnc && t.missing).count();
-        let areas = w.towers.iter().filter(|t| t.mnc == mnc).map(|t| t.area).max().map_or(0, |a| a + 1);
+        let missing = w
+            .towers
+            .iter()
+            .filter(|t| t.mnc == mnc && t.missing)
+            .count();
+        let areas = w
+            .towers
+            .iter()
+            .filter(|t| t.mnc == mnc)
+            .map(|t| t.area)
+            .max()
+            .map_or(0, |a| a + 1);
         lines.push(format!(
             "towers mcc {MCC} mnc {mnc}: {} ({}); omni {omni}; missing from DB (new sites) {missing}; LAC/TAC areas {areas}",
             w.towers.iter().filter(|t| t.mnc == mnc).count(),
@@ -148,8 +180,14 @@ pub fn counts(w: &World) -> Counts {
     for radio in Radio::ALL {
         let all: Vec<&Cell> = w.cells.iter().filter(|c| c.radio == radio).collect();
         let db = all.iter().filter(|c| c.db.is_some()).count();
-        let single = all.iter().filter(|c| c.db.as_ref().is_some_and(|r| r.samples == 1)).count();
-        let stale = all.iter().filter(|c| c.db.as_ref().is_some_and(|r| r.stale())).count();
+        let single = all
+            .iter()
+            .filter(|c| c.db.as_ref().is_some_and(|r| r.samples == 1))
+            .count();
+        let stale = all
+            .iter()
+            .filter(|c| c.db.as_ref().is_some_and(|r| r.stale()))
+            .count();
         lines.push(format!(
             "{} cells: {} in the world, {db} in cells.csv, {} missing from it, {single} single-sample, {stale} stale (> 90 days)",
             radio.upper(),
@@ -159,10 +197,26 @@ pub fn counts(w: &World) -> Counts {
     }
     let db = w.aps.iter().filter(|a| a.db.is_some()).count();
     let moved = w.aps.iter().filter(|a| a.moved).count();
-    let single = w.aps.iter().filter(|a| a.db.as_ref().is_some_and(|r| r.samples == 1)).count();
-    let stale = w.aps.iter().filter(|a| a.db.as_ref().is_some_and(|r| r.stale())).count();
-    let by_env: Vec<String> =
-        Env::ALL.iter().map(|&e| format!("{} {}", e.name(), w.aps.iter().filter(|a| a.env == e).count())).collect();
+    let single = w
+        .aps
+        .iter()
+        .filter(|a| a.db.as_ref().is_some_and(|r| r.samples == 1))
+        .count();
+    let stale = w
+        .aps
+        .iter()
+        .filter(|a| a.db.as_ref().is_some_and(|r| r.stale()))
+        .count();
+    let by_env: Vec<String> = Env::ALL
+        .iter()
+        .map(|&e| {
+            format!(
+                "{} {}",
+                e.name(),
+                w.aps.iter().filter(|a| a.env == e).count()
+            )
+        })
+        .collect();
     lines.push(format!(
         "WiFi APs: {} in the world ({}), {db} in wifi.csv, {} missing from it, {moved} moved after the DB was built, {single} single-sample, {stale} stale",
         w.aps.len(),
@@ -199,7 +253,10 @@ fn readme(w: &World, requests: usize, scen_counts: &[(Scenario, usize)]) -> Stri
     let _ = writeln!(s, "- `wifi.csv`: `{WIFI_HEADER}`");
     let _ = writeln!(s, "- `truth/cells.csv`, `truth/wifi.csv`: true positions and flags of every station, including those missing from the database (not for import)");
     let _ = writeln!(s, "- `scenarios/<name>.jsonl`: one `{{\"scenario\",\"truth\",\"request\",\"note\"}}` object per line; `request` is a spec 2.2 `/process` body\n");
-    let _ = writeln!(s, "| scenario | requests | what it stresses |\n|---|---|---|");
+    let _ = writeln!(
+        s,
+        "| scenario | requests | what it stresses |\n|---|---|---|"
+    );
     for (sc, n) in scen_counts {
         let _ = writeln!(s, "| {} | {n} | {} |", sc.name(), sc.describe());
     }
@@ -215,10 +272,18 @@ pub fn world_files(seed: u64, requests: usize, progress: &dyn Fn(&str)) -> Resul
         progress(&l);
     }
     let mut files = Files { files: Vec::new() };
-    files.files.push(("cells.csv".into(), cells_csv(&w).into_bytes()));
-    files.files.push(("wifi.csv".into(), wifi_csv(&w).into_bytes()));
-    files.files.push(("truth/cells.csv".into(), truth_cells_csv(&w).into_bytes()));
-    files.files.push(("truth/wifi.csv".into(), truth_wifi_csv(&w).into_bytes()));
+    files
+        .files
+        .push(("cells.csv".into(), cells_csv(&w).into_bytes()));
+    files
+        .files
+        .push(("wifi.csv".into(), wifi_csv(&w).into_bytes()));
+    files
+        .files
+        .push(("truth/cells.csv".into(), truth_cells_csv(&w).into_bytes()));
+    files
+        .files
+        .push(("truth/wifi.csv".into(), truth_wifi_csv(&w).into_bytes()));
     let ctx = Context::new(&w);
     // Each request has its own random stream, so scenarios can be built on
     // separate threads without changing a byte.
@@ -237,15 +302,23 @@ pub fn world_files(seed: u64, requests: usize, progress: &dyn Fn(&str)) -> Resul
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("scenario thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("scenario thread panicked"))
+            .collect()
     });
     let mut scen_counts = Vec::new();
     for (s, r) in Scenario::ALL.iter().zip(results) {
         let text = r?;
         progress(&format!("scenario {}: {requests} requests", s.name()));
         scen_counts.push((*s, requests));
-        files.files.push((format!("scenarios/{}.jsonl", s.name()), text.into_bytes()));
+        files
+            .files
+            .push((format!("scenarios/{}.jsonl", s.name()), text.into_bytes()));
     }
-    files.files.push(("README.md".into(), readme(&w, requests, &scen_counts).into_bytes()));
+    files.files.push((
+        "README.md".into(),
+        readme(&w, requests, &scen_counts).into_bytes(),
+    ));
     Ok(files)
 }

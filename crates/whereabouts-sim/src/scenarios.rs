@@ -110,7 +110,14 @@ pub struct CellObs {
 }
 
 /// Every cell of `radio` on network `mnc` heard at (x, y), strongest first.
-pub fn observe_cells(w: &World, x: f64, y: f64, mnc: u16, radio: Radio, rng: &mut Rng) -> Vec<CellObs> {
+pub fn observe_cells(
+    w: &World,
+    x: f64,
+    y: f64,
+    mnc: u16,
+    radio: Radio,
+    rng: &mut Rng,
+) -> Vec<CellObs> {
     let mut out = Vec::new();
     let sens = radio.sensitivity_dbm();
     for t in w.towers.iter().filter(|t| t.mnc == mnc) {
@@ -124,7 +131,11 @@ pub fn observe_cells(w: &World, x: f64, y: f64, mnc: u16, radio: Radio, rng: &mu
             }
             let level = w.cell_level(ci, x, y) + rng.gauss() * model::CELL_FAST_FADING_DB;
             if level >= sens {
-                out.push(CellObs { cell: ci, signal: model::quantize(level, radio.signal_range()), dist: d });
+                out.push(CellObs {
+                    cell: ci,
+                    signal: model::quantize(level, radio.signal_range()),
+                    dist: d,
+                });
             }
         }
     }
@@ -171,14 +182,27 @@ fn timing_advance(rng: &mut Rng, radio: Radio, d: f64) -> Option<u32> {
 
 fn req_cell(w: &World, o: &CellObs, ta: Option<u32>) -> ReqCell {
     let c = &w.cells[o.cell];
-    ReqCell { radio: c.radio, mnc: c.mnc, lac: c.lac, cid: c.cid, signal: o.signal, psc: c.unit, ta, cell: o.cell }
+    ReqCell {
+        radio: c.radio,
+        mnc: c.mnc,
+        lac: c.lac,
+        cid: c.cid,
+        signal: o.signal,
+        psc: c.unit,
+        ta,
+        cell: o.cell,
+    }
 }
 
 /// Serving cell plus up to `max_neigh` neighbours; TA on the serving cell only.
 fn cell_list(w: &World, rng: &mut Rng, obs: &[CellObs], max_neigh: usize) -> Vec<ReqCell> {
     let mut out = Vec::new();
     for (i, o) in obs.iter().take(1 + max_neigh.min(6)).enumerate() {
-        let ta = if i == 0 { timing_advance(rng, w.cells[o.cell].radio, o.dist) } else { None };
+        let ta = if i == 0 {
+            timing_advance(rng, w.cells[o.cell].radio, o.dist)
+        } else {
+            None
+        };
         out.push(req_cell(w, o, ta));
     }
     out
@@ -186,8 +210,17 @@ fn cell_list(w: &World, rng: &mut Rng, obs: &[CellObs], max_neigh: usize) -> Vec
 
 fn wifi_entry(w: &World, rng: &mut Rng, ai: usize, signal: i32) -> ReqWifi {
     let a = &w.aps[ai];
-    let frequency = if rng.chance(0.7) { Some(a.freq_mhz) } else { None };
-    ReqWifi { bssid: a.bssid, signal, frequency, ap: Some(ai) }
+    let frequency = if rng.chance(0.7) {
+        Some(a.freq_mhz)
+    } else {
+        None
+    };
+    ReqWifi {
+        bssid: a.bssid,
+        signal,
+        frequency,
+        ap: Some(ai),
+    }
 }
 
 /// Top-level radio: the spec lists no `nr` there, so an NR device leaves it out
@@ -209,10 +242,19 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(w: &'a World) -> Context<'a> {
-        let moved_urban = (0..w.aps.len()).filter(|&i| w.aps[i].moved && w.aps[i].env == Env::Urban && w.aps[i].db.is_some()).collect();
-        let missing_towers = (0..w.towers.len()).filter(|&i| w.towers[i].missing).collect();
+        let moved_urban = (0..w.aps.len())
+            .filter(|&i| w.aps[i].moved && w.aps[i].env == Env::Urban && w.aps[i].db.is_some())
+            .collect();
+        let missing_towers = (0..w.towers.len())
+            .filter(|&i| w.towers[i].missing)
+            .collect();
         let bssids = w.aps.iter().map(|a| a.bssid).collect();
-        Context { w, moved_urban, missing_towers, bssids }
+        Context {
+            w,
+            moved_urban,
+            missing_towers,
+            bssids,
+        }
     }
 }
 
@@ -229,19 +271,31 @@ pub fn generate(ctx: &Context, seed: u64, s: Scenario, i: u64) -> Result<Line, S
             return Ok(l);
         }
     }
-    Err(format!("scenario {}: could not build request {i} in 5000 attempts", s.name()))
+    Err(format!(
+        "scenario {}: could not build request {i} in 5000 attempts",
+        s.name()
+    ))
 }
 
 fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
     let w = ctx.w;
     let mnc = *rng.pick(&MNCS);
     match s {
-        Scenario::CellsUrban | Scenario::CellsSuburban | Scenario::CellsRural | Scenario::SingleCell => {
+        Scenario::CellsUrban
+        | Scenario::CellsSuburban
+        | Scenario::CellsRural
+        | Scenario::SingleCell => {
             let env = match s {
                 Scenario::CellsUrban => Env::Urban,
                 Scenario::CellsSuburban => Env::Suburban,
                 Scenario::CellsRural => Env::Rural,
-                _ => *rng.pick(&[Env::Urban, Env::Urban, Env::Suburban, Env::Suburban, Env::Rural]),
+                _ => *rng.pick(&[
+                    Env::Urban,
+                    Env::Urban,
+                    Env::Suburban,
+                    Env::Suburban,
+                    Env::Rural,
+                ]),
             };
             let (x, y) = w.land.sample(rng, Some(env));
             let radio = device_radio(rng, env);
@@ -249,14 +303,39 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             if obs.is_empty() {
                 return None;
             }
-            let max_neigh = if s == Scenario::SingleCell { 0 } else { rng.int(2, 6) as usize };
+            let max_neigh = if s == Scenario::SingleCell {
+                0
+            } else {
+                rng.int(2, 6) as usize
+            };
             let cells = cell_list(w, rng, &obs, max_neigh);
-            let note = format!("{} radio={} heard={} serving_dist_m={:.0}", zone_note(x, y), radio.lower(), obs.len(), obs[0].dist);
-            Some(Line { scenario: s, x, y, request: Request { radio: top_radio(radio), mnc: Some(mnc), cells, wifi: vec![] }, note })
+            let note = format!(
+                "{} radio={} heard={} serving_dist_m={:.0}",
+                zone_note(x, y),
+                radio.lower(),
+                obs.len(),
+                obs[0].dist
+            );
+            Some(Line {
+                scenario: s,
+                x,
+                y,
+                request: Request {
+                    radio: top_radio(radio),
+                    mnc: Some(mnc),
+                    cells,
+                    wifi: vec![],
+                },
+                note,
+            })
         }
         Scenario::WifiUrban => {
             let (x, y) = w.land.sample(rng, Some(Env::Urban));
-            let radio = if rng.chance(0.8) { Radio::Lte } else { device_radio(rng, Env::Urban) };
+            let radio = if rng.chance(0.8) {
+                Radio::Lte
+            } else {
+                device_radio(rng, Env::Urban)
+            };
             let obs = observe_cells(w, x, y, mnc, radio, rng);
             let heard = observe_wifi(w, x, y, rng);
             if obs.is_empty() || heard.len() < 5 {
@@ -265,24 +344,58 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             let k = heard.len().min(rng.int(5, 15) as usize);
             let nn = rng.int(2, 6) as usize;
             let cells = cell_list(w, rng, &obs, nn);
-            let wifi: Vec<ReqWifi> = heard[..k].iter().map(|&(ai, sig)| wifi_entry(w, rng, ai, sig)).collect();
-            let known = wifi.iter().filter(|e| e.ap.is_some_and(|a| w.aps[a].db.is_some())).count();
-            let note = format!("{} radio={} aps_heard={} aps_in_db={known}", zone_note(x, y), radio.lower(), heard.len());
-            Some(Line { scenario: s, x, y, request: Request { radio: top_radio(radio), mnc: Some(mnc), cells, wifi }, note })
+            let wifi: Vec<ReqWifi> = heard[..k]
+                .iter()
+                .map(|&(ai, sig)| wifi_entry(w, rng, ai, sig))
+                .collect();
+            let known = wifi
+                .iter()
+                .filter(|e| e.ap.is_some_and(|a| w.aps[a].db.is_some()))
+                .count();
+            let note = format!(
+                "{} radio={} aps_heard={} aps_in_db={known}",
+                zone_note(x, y),
+                radio.lower(),
+                heard.len()
+            );
+            Some(Line {
+                scenario: s,
+                x,
+                y,
+                request: Request {
+                    radio: top_radio(radio),
+                    mnc: Some(mnc),
+                    cells,
+                    wifi,
+                },
+                note,
+            })
         }
         Scenario::MovedAp => {
             if ctx.moved_urban.is_empty() {
                 return None;
             }
             let m = *rng.pick(&ctx.moved_urban);
-            let (x, y) = (w.aps[m].x + rng.gauss() * 30.0, w.aps[m].y + rng.gauss() * 30.0);
+            let (x, y) = (
+                w.aps[m].x + rng.gauss() * 30.0,
+                w.aps[m].y + rng.gauss() * 30.0,
+            );
             if !w.land.is_land(x, y) {
                 return None;
             }
             let heard = observe_wifi(w, x, y, rng);
             let is_moved = |ai: usize| w.aps[ai].moved && w.aps[ai].db.is_some();
-            let moved: Vec<_> = heard.iter().copied().filter(|&(ai, _)| is_moved(ai)).take(3).collect();
-            let others: Vec<_> = heard.iter().copied().filter(|&(ai, _)| !w.aps[ai].moved).collect();
+            let moved: Vec<_> = heard
+                .iter()
+                .copied()
+                .filter(|&(ai, _)| is_moved(ai))
+                .take(3)
+                .collect();
+            let others: Vec<_> = heard
+                .iter()
+                .copied()
+                .filter(|&(ai, _)| !w.aps[ai].moved)
+                .collect();
             if moved.is_empty() || others.len() < 3 {
                 return None;
             }
@@ -290,14 +403,21 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             let mut pick: Vec<(usize, i32)> = moved.clone();
             pick.extend(others.iter().take(k.saturating_sub(moved.len()).max(2)));
             pick.sort_by_key(|&(i, s)| (-s, i));
-            let radio = if rng.chance(0.8) { Radio::Lte } else { device_radio(rng, Env::Urban) };
+            let radio = if rng.chance(0.8) {
+                Radio::Lte
+            } else {
+                device_radio(rng, Env::Urban)
+            };
             let obs = observe_cells(w, x, y, mnc, radio, rng);
             if obs.is_empty() {
                 return None;
             }
             let nn = rng.int(2, 6) as usize;
             let cells = cell_list(w, rng, &obs, nn);
-            let wifi: Vec<ReqWifi> = pick.iter().map(|&(ai, sig)| wifi_entry(w, rng, ai, sig)).collect();
+            let wifi: Vec<ReqWifi> = pick
+                .iter()
+                .map(|&(ai, sig)| wifi_entry(w, rng, ai, sig))
+                .collect();
             let worst = moved
                 .iter()
                 .map(|&(ai, _)| {
@@ -305,14 +425,35 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
                     dist(r.x, r.y, w.aps[ai].x, w.aps[ai].y)
                 })
                 .fold(0.0, f64::max);
-            let note = format!("{} moved_aps={} max_db_error_m={worst:.0}", zone_note(x, y), moved.len());
-            Some(Line { scenario: s, x, y, request: Request { radio: top_radio(radio), mnc: Some(mnc), cells, wifi }, note })
+            let note = format!(
+                "{} moved_aps={} max_db_error_m={worst:.0}",
+                zone_note(x, y),
+                moved.len()
+            );
+            Some(Line {
+                scenario: s,
+                x,
+                y,
+                request: Request {
+                    radio: top_radio(radio),
+                    mnc: Some(mnc),
+                    cells,
+                    wifi,
+                },
+                note,
+            })
         }
         Scenario::WifiFake => {
-            let env = if rng.chance(0.7) { Env::Urban } else { Env::Suburban };
+            let env = if rng.chance(0.7) {
+                Env::Urban
+            } else {
+                Env::Suburban
+            };
             let (x, y) = w.land.sample(rng, Some(env));
             let heard = observe_wifi(w, x, y, rng);
-            let &(real, sig) = heard.iter().find(|&&(ai, _)| w.aps[ai].db.is_some() && !w.aps[ai].moved)?;
+            let &(real, sig) = heard
+                .iter()
+                .find(|&&(ai, _)| w.aps[ai].db.is_some() && !w.aps[ai].moved)?;
             let fake = loop {
                 let mut b = rng.next_u64() & 0xffff_ffff_ffff;
                 // Half are privacy (locally administered) MACs, half look like real hardware.
@@ -328,7 +469,15 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
                 }
             };
             let fake_sig = rng.int(-88, -55) as i32;
-            let mut wifi = vec![wifi_entry(w, rng, real, sig), ReqWifi { bssid: fake, signal: fake_sig, frequency: None, ap: None }];
+            let mut wifi = vec![
+                wifi_entry(w, rng, real, sig),
+                ReqWifi {
+                    bssid: fake,
+                    signal: fake_sig,
+                    frequency: None,
+                    ap: None,
+                },
+            ];
             if rng.chance(0.5) {
                 wifi.swap(0, 1);
             }
@@ -344,15 +493,34 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             } else {
                 (None, vec![])
             };
-            let kind = if fake & (0x02u64 << 40) != 0 { "local" } else { "global" };
+            let kind = if fake & (0x02u64 << 40) != 0 {
+                "local"
+            } else {
+                "global"
+            };
             let note = format!(
                 "{} {} fake_bssid={kind} real_ap_dist_m={:.0}",
                 zone_note(x, y),
-                if with_cells { "with-cells" } else { "wifi-only" },
+                if with_cells {
+                    "with-cells"
+                } else {
+                    "wifi-only"
+                },
                 dist(x, y, w.aps[real].x, w.aps[real].y)
             );
             let mnc_top = if with_cells { Some(mnc) } else { None };
-            Some(Line { scenario: s, x, y, request: Request { radio, mnc: mnc_top, cells, wifi }, note })
+            Some(Line {
+                scenario: s,
+                x,
+                y,
+                request: Request {
+                    radio,
+                    mnc: mnc_top,
+                    cells,
+                    wifi,
+                },
+                note,
+            })
         }
         Scenario::Lacf => {
             let ti = *rng.pick(&ctx.missing_towers);
@@ -362,17 +530,21 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
                 .filter(|r| t.cells.clone().any(|ci| w.cells[ci].radio == *r))
                 .collect();
             let radio = *rng.pick(&radios);
-            let r = 0.35 * match t.env {
-                Env::Urban => 500.0,
-                Env::Suburban => 1_500.0,
-                Env::Rural => 5_000.0,
-            };
+            let r = 0.35
+                * match t.env {
+                    Env::Urban => 500.0,
+                    Env::Suburban => 1_500.0,
+                    Env::Rural => 5_000.0,
+                };
             let (x, y) = (t.x + rng.range(-r, r), t.y + rng.range(-r, r));
             if !w.land.is_land(x, y) {
                 return None;
             }
             let obs = observe_cells(w, x, y, t.mnc, radio, rng);
-            let unknown: Vec<CellObs> = obs.into_iter().filter(|o| w.cells[o.cell].db.is_none()).collect();
+            let unknown: Vec<CellObs> = obs
+                .into_iter()
+                .filter(|o| w.cells[o.cell].db.is_none())
+                .collect();
             let serving = unknown.first()?;
             if w.cells[serving.cell].tower != ti {
                 return None;
@@ -384,32 +556,69 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             }
             let nn = rng.int(0, 6) as usize;
             let cells = cell_list(w, rng, &unknown, nn);
-            let note = format!("{} radio={} lac_cells_in_db={known} serving_dist_m={:.0}", zone_note(x, y), radio.lower(), serving.dist);
-            Some(Line { scenario: s, x, y, request: Request { radio: Some(radio), mnc: Some(t.mnc), cells, wifi: vec![] }, note })
+            let note = format!(
+                "{} radio={} lac_cells_in_db={known} serving_dist_m={:.0}",
+                zone_note(x, y),
+                radio.lower(),
+                serving.dist
+            );
+            Some(Line {
+                scenario: s,
+                x,
+                y,
+                request: Request {
+                    radio: Some(radio),
+                    mnc: Some(t.mnc),
+                    cells,
+                    wifi: vec![],
+                },
+                note,
+            })
         }
         Scenario::Scf => {
             let env = *rng.pick(&[Env::Urban, Env::Suburban, Env::Rural]);
             let (x, y) = w.land.sample(rng, Some(env));
-            let radio = if rng.chance(0.5) { Radio::Umts } else { Radio::Lte };
+            let radio = if rng.chance(0.5) {
+                Radio::Umts
+            } else {
+                Radio::Lte
+            };
             let obs = observe_cells(w, x, y, mnc, radio, rng);
             let first = obs.first()?;
-            if w.cells[first.cell].db.is_none() {
-                return None;
-            }
+            w.cells[first.cell].db.as_ref()?;
             let nn = rng.int(0, 6) as usize;
             let mut cells = cell_list(w, rng, &obs, nn);
             for c in cells.iter_mut() {
                 c.cid &= 0xffff;
             }
-            let note = format!("{} radio={} full_serving_cid={}", zone_note(x, y), radio.lower(), w.cells[first.cell].cid);
-            Some(Line { scenario: s, x, y, request: Request { radio: Some(radio), mnc: Some(mnc), cells, wifi: vec![] }, note })
+            let note = format!(
+                "{} radio={} full_serving_cid={}",
+                zone_note(x, y),
+                radio.lower(),
+                w.cells[first.cell].cid
+            );
+            Some(Line {
+                scenario: s,
+                x,
+                y,
+                request: Request {
+                    radio: Some(radio),
+                    mnc: Some(mnc),
+                    cells,
+                    wifi: vec![],
+                },
+                note,
+            })
         }
     }
 }
 
 pub fn format_bssid(b: u64) -> String {
     let o = b.to_be_bytes();
-    format!("{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", o[2], o[3], o[4], o[5], o[6], o[7])
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        o[2], o[3], o[4], o[5], o[6], o[7]
+    )
 }
 
 fn json_str(out: &mut String, s: &str) {
@@ -432,7 +641,10 @@ pub fn write_json(out: &mut String, l: &Line) {
     let (lat, lon) = geo::to_latlon(l.x, l.y);
     out.push_str("{\"scenario\":");
     json_str(out, l.scenario.name());
-    let _ = write!(out, ",\"truth\":{{\"lat\":{lat:.7},\"lon\":{lon:.7}}},\"request\":{{\"token\":\"sim\"");
+    let _ = write!(
+        out,
+        ",\"truth\":{{\"lat\":{lat:.7},\"lon\":{lon:.7}}},\"request\":{{\"token\":\"sim\""
+    );
     let r = &l.request;
     if let Some(radio) = r.radio {
         let _ = write!(out, ",\"radio\":\"{}\"", radio.lower());

@@ -110,10 +110,17 @@ struct Grid {
 impl Grid {
     fn new(cell: f64) -> Grid {
         let n = (2.0 * HALF / cell).ceil() as i64 + 1;
-        Grid { cell, n, buckets: vec![Vec::new(); (n * n) as usize] }
+        Grid {
+            cell,
+            n,
+            buckets: vec![Vec::new(); (n * n) as usize],
+        }
     }
     fn key(&self, x: f64, y: f64) -> (i64, i64) {
-        (((x + HALF) / self.cell).floor() as i64, ((y + HALF) / self.cell).floor() as i64)
+        (
+            ((x + HALF) / self.cell).floor() as i64,
+            ((y + HALF) / self.cell).floor() as i64,
+        )
     }
     fn insert(&mut self, x: f64, y: f64, id: u32) {
         let (i, j) = self.key(x, y);
@@ -134,7 +141,7 @@ impl Grid {
 
 /// Inter-site distance per zone and operator: operator 2 runs a slightly
 /// sparser grid, as challengers do.
-fn isd_m(env: Env, mnc: u16) -> f64 {
+pub fn isd_m(env: Env, mnc: u16) -> f64 {
     let base = match env {
         Env::Urban => 500.0,
         Env::Suburban => 1_500.0,
@@ -180,7 +187,10 @@ impl World {
         crate::crowd::build_database(&mut w);
         for (i, c) in w.cells.iter().enumerate() {
             if c.db.is_some() {
-                w.db_cells_by_lac.entry((c.radio, c.mnc, c.lac)).or_default().push(i);
+                w.db_cells_by_lac
+                    .entry((c.radio, c.mnc, c.lac))
+                    .or_default()
+                    .push(i);
             }
         }
         w
@@ -216,14 +226,28 @@ impl World {
 
     pub fn ap_level(&self, ai: usize, x: f64, y: f64, use_old_position: bool) -> f64 {
         let a = &self.aps[ai];
-        let (ax, ay) = if use_old_position { (a.old_x, a.old_y) } else { (a.x, a.y) };
+        let (ax, ay) = if use_old_position {
+            (a.old_x, a.old_y)
+        } else {
+            (a.x, a.y)
+        };
         let d = dist(x, y, ax, ay).max(1.0);
         let env = env_at(ax, ay);
-        let pl = model::fspl_1m(a.freq_mhz as f64) + 10.0 * model::wifi_exponent(env) * libm::log10(d);
-        let wall = if a.indoor { model::WIFI_WALL_LOSS_DB } else { 0.0 };
+        let pl =
+            model::fspl_1m(a.freq_mhz as f64) + 10.0 * model::wifi_exponent(env) * libm::log10(d);
+        let wall = if a.indoor {
+            model::WIFI_WALL_LOSS_DB
+        } else {
+            0.0
+        };
         // A relocated AP stands in a different building: its shadowing field moves too.
-        let key = if use_old_position { a.shadow_key ^ 0x5a5a } else { a.shadow_key };
-        let shadow = model::WIFI_SHADOW_SIGMA_DB * model::value_noise(key, x, y, model::WIFI_SHADOW_GRID_M);
+        let key = if use_old_position {
+            a.shadow_key ^ 0x5a5a
+        } else {
+            a.shadow_key
+        };
+        let shadow =
+            model::WIFI_SHADOW_SIGMA_DB * model::value_noise(key, x, y, model::WIFI_SHADOW_GRID_M);
         a.eirp_dbm - wall - pl + shadow
     }
 
@@ -295,12 +319,21 @@ fn place_towers(seed: u64, land: &Land) -> Vec<Tower> {
 /// within a TAC, which the short-CID fallback relies on).
 fn assign_areas(towers: &mut [Tower]) {
     for &mnc in &MNCS {
-        let idx: Vec<usize> = (0..towers.len()).filter(|&i| towers[i].mnc == mnc).collect();
+        let idx: Vec<usize> = (0..towers.len())
+            .filter(|&i| towers[i].mnc == mnc)
+            .collect();
         let mut tiles: BTreeMap<(Env, i64, i64), Vec<usize>> = BTreeMap::new();
         for &i in &idx {
             let t = &towers[i];
             let s = lac_tile_m(t.env);
-            tiles.entry((t.env, ((t.x + HALF) / s).floor() as i64, ((t.y + HALF) / s).floor() as i64)).or_default().push(i);
+            tiles
+                .entry((
+                    t.env,
+                    ((t.x + HALF) / s).floor() as i64,
+                    ((t.y + HALF) / s).floor() as i64,
+                ))
+                .or_default()
+                .push(i);
         }
         let mut area_of: BTreeMap<usize, usize> = BTreeMap::new();
         let keys: Vec<_> = tiles.keys().cloned().collect();
@@ -309,8 +342,12 @@ fn assign_areas(towers: &mut [Tower]) {
                 area_of.insert(i, a);
             }
         }
-        let big: BTreeSet<usize> =
-            keys.iter().enumerate().filter(|(_, k)| tiles[*k].len() >= MIN_AREA_SITES).map(|(a, _)| a).collect();
+        let big: BTreeSet<usize> = keys
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| tiles[*k].len() >= MIN_AREA_SITES)
+            .map(|(a, _)| a)
+            .collect();
         if !big.is_empty() {
             for (a, k) in keys.iter().enumerate() {
                 if big.contains(&a) {
@@ -334,7 +371,11 @@ fn assign_areas(towers: &mut [Tower]) {
         }
         // Renumber the surviving areas densely, then sites within them.
         let used: BTreeSet<usize> = area_of.values().copied().collect();
-        let dense: BTreeMap<usize, u32> = used.iter().enumerate().map(|(n, &a)| (a, n as u32)).collect();
+        let dense: BTreeMap<usize, u32> = used
+            .iter()
+            .enumerate()
+            .map(|(n, &a)| (a, n as u32))
+            .collect();
         let mut order: Vec<usize> = idx.clone();
         order.sort_by_key(|i| (dense[&area_of[i]], *i));
         for (site_no, &i) in order.iter().enumerate() {
@@ -347,7 +388,11 @@ fn assign_areas(towers: &mut [Tower]) {
 fn make_cells(seed: u64, towers: &mut [Tower]) -> Vec<Cell> {
     let mut cells = Vec::new();
     for (ti, t) in towers.iter_mut().enumerate() {
-        let mut rng = Rng::new(hash3(seed, hash_str("cells"), ((t.mnc as u64) << 32) | t.site_no as u64));
+        let mut rng = Rng::new(hash3(
+            seed,
+            hash_str("cells"),
+            ((t.mnc as u64) << 32) | t.site_no as u64,
+        ));
         t.shadow_key = rng.next_u64();
         let has_umts = rng.chance(if t.env == Env::Rural { 0.7 } else { 0.85 });
         let has_nr = rng.chance(match t.env {
@@ -373,13 +418,29 @@ fn make_cells(seed: u64, towers: &mut [Tower]) -> Vec<Cell> {
                 let (lac, cid, unit) = match radio {
                     Radio::Gsm => (1_000 + a, 10 * s + k + 1, None),
                     // RNC << 16 | cell id; an RNC serves three location areas.
-                    Radio::Umts => (2_000 + a, ((1 + a / 3) << 16) | (10 * s + k + 5), Some(((s * 3 + k) % 512) as u16)),
+                    Radio::Umts => (
+                        2_000 + a,
+                        ((1 + a / 3) << 16) | (10 * s + k + 5),
+                        Some(((s * 3 + k) % 512) as u16),
+                    ),
                     // eNB << 8 | sector.
-                    Radio::Lte => (3_000 + a, ((t.mnc as u64 * 100_000 + s) << 8) | (k + 1), Some(((s % 168) * 3 + k) as u16)),
+                    Radio::Lte => (
+                        3_000 + a,
+                        ((t.mnc as u64 * 100_000 + s) << 8) | (k + 1),
+                        Some(((s % 168) * 3 + k) as u16),
+                    ),
                     // gNB (24-bit id) << 12 | cell.
-                    Radio::Nr => (3_000 + a, ((t.mnc as u64 * 1_000_000 + s) << 12) | (k + 1), Some(((s % 336) * 3 + k) as u16)),
+                    Radio::Nr => (
+                        3_000 + a,
+                        ((t.mnc as u64 * 1_000_000 + s) << 12) | (k + 1),
+                        Some(((s % 336) * 3 + k) as u16),
+                    ),
                 };
-                let azimuth = if t.omni { None } else { Some((t.az0 + 120.0 * sec as f64) % 360.0) };
+                let azimuth = if t.omni {
+                    None
+                } else {
+                    Some((t.az0 + 120.0 * sec as f64) % 360.0)
+                };
                 cells.push(Cell {
                     tower: ti,
                     sector: sec,
@@ -438,7 +499,11 @@ fn place_aps(seed: u64, land: &Land) -> Vec<Ap> {
     let mut add = |rng: &mut Rng, x: f64, y: f64, aps: &mut Vec<Ap>| {
         let env = env_at(x, y);
         let five = rng.chance(0.4);
-        let freq = if five { *rng.pick(&WIFI_CHANNELS_5) } else { *rng.pick(&WIFI_CHANNELS_24) };
+        let freq = if five {
+            *rng.pick(&WIFI_CHANNELS_5)
+        } else {
+            *rng.pick(&WIFI_CHANNELS_24)
+        };
         let bssid = new_bssid(rng, &ouis, &mut used);
         aps.push(Ap {
             bssid,
@@ -474,7 +539,11 @@ fn place_aps(seed: u64, land: &Land) -> Vec<Ap> {
                 let side = if rng.chance(0.5) { 1.0 } else { -1.0 };
                 let off = side * rng.range(6.0, 25.0);
                 let along = rng.range(0.0, step);
-                let (u2, v2) = if family == 0 { (t + along, c + off) } else { (c + off, t + along) };
+                let (u2, v2) = if family == 0 {
+                    (t + along, c + off)
+                } else {
+                    (c + off, t + along)
+                };
                 let (ax, ay) = geo::from_uv(u2, v2);
                 if land.is_land(ax, ay) {
                     add(&mut rng, ax, ay, &mut aps);
@@ -506,7 +575,10 @@ fn place_aps(seed: u64, land: &Land) -> Vec<Ap> {
         // Most moves land in the city so that urban scans meet them.
         for _ in 0..200 {
             let (nx, ny) = if mrng.chance(0.7) {
-                (ux + mrng.range(-4_000.0, 4_000.0), uy + mrng.range(-4_000.0, 4_000.0))
+                (
+                    ux + mrng.range(-4_000.0, 4_000.0),
+                    uy + mrng.range(-4_000.0, 4_000.0),
+                )
             } else {
                 (mrng.range(-HALF, HALF), mrng.range(-HALF, HALF))
             };
