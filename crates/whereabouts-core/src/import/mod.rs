@@ -234,6 +234,39 @@ fn file_label(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
+/// Reads and validates `files` as an import would, without writing anything:
+/// a dry run that reports every file's rows, rejects and reasons. A gzipped
+/// SQLite file is inflated into `opts.temp_dir` (default: the system temp dir).
+pub fn check_files(
+    files: &[PathBuf],
+    opts: &ImportOptions,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<Vec<FileReport>, ImportError> {
+    let base = opts.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let tmp = make_temp_dir(
+        &base,
+        &ImportOptions {
+            temp_dir: Some(base.clone()),
+            ..opts.clone()
+        },
+    )?;
+    let mut reporter = Reporter {
+        callback: progress,
+        last: None,
+    };
+    let mut reports = Vec::with_capacity(files.len());
+    for f in files {
+        let mut ctx = source::Ctx {
+            opts,
+            runs: None,
+            reporter: &mut reporter,
+            tmp: &tmp.0,
+        };
+        reports.push(source::import_file(f, &mut ctx)?);
+    }
+    Ok(reports)
+}
+
 /// Imports `files` into the database in `dir` (created if missing), merging with
 /// the stations already there unless `opts.replace`. `progress` is called at most
 /// about ten times a second (plus at file and phase boundaries); returning
@@ -291,7 +324,7 @@ pub fn import_files(
     for f in files {
         let mut ctx = source::Ctx {
             opts,
-            runs: &mut runs,
+            runs: Some(&mut runs),
             reporter: &mut reporter,
             tmp: &tmp.0,
         };

@@ -52,7 +52,8 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 /// What one file is being read into, and how progress is told.
 pub struct Ctx<'a, 'b> {
     pub opts: &'a ImportOptions,
-    pub runs: &'a mut Runs,
+    /// `None` when only checking: rows are parsed and validated, then dropped.
+    pub runs: Option<&'a mut Runs>,
     pub reporter: &'a mut Reporter<'b>,
     pub tmp: &'a Path,
 }
@@ -122,8 +123,12 @@ fn keep_bad(report: &mut FileReport, max: usize, line: u64, why: impl FnOnce() -
     }
 }
 
-fn push(runs: &mut Runs, r: Rec, tmp: &Path) -> Result<(), ImportError> {
-    runs.push(r).map_err(|e| io_err(tmp, e))
+#[inline]
+fn push(runs: &mut Option<&mut Runs>, r: Rec, tmp: &Path) -> Result<(), ImportError> {
+    match runs {
+        Some(runs) => runs.push(r).map_err(|e| io_err(tmp, e)),
+        None => Ok(()),
+    }
 }
 
 fn read_csv(
@@ -197,7 +202,7 @@ fn read_csv(
             match parse_line(lay, line) {
                 Ok(r) => {
                     report.accepted += 1;
-                    push(ctx.runs, r, ctx.tmp)?;
+                    push(&mut ctx.runs, r, ctx.tmp)?;
                 }
                 Err(rej) => keep_bad(&mut report, max_bad, line_no, || {
                     explain_line(rej, lay, line)
@@ -431,7 +436,7 @@ fn read_sqlite(
         match parsed {
             Ok(rec) => {
                 report.accepted += 1;
-                push(ctx.runs, rec, ctx.tmp)?;
+                push(&mut ctx.runs, rec, ctx.tmp)?;
             }
             Err(rej) => keep_bad(&mut report, max_bad, rowid as u64, || {
                 explain(rej, Layout::Cell, None, radio)
