@@ -6,6 +6,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::Instant;
 
 use crate::output::CELLS_HEADER;
@@ -258,20 +259,69 @@ pub fn write_rows(
     Ok(st)
 }
 
+/// Hands full buffers to the writer thread and recycles the ones it returns,
+/// so generation overlaps with disk writes and compression in bounded memory.
+struct PipeWriter {
+    tx: SyncSender<Vec<u8>>,
+    back: Receiver<Vec<u8>>,
+}
+
+impl Write for PipeWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let mut buf = self.back.try_recv().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(data);
+        self.tx
+            .send(buf)
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "writer stopped"))?;
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn drain(rx: Receiver<Vec<u8>>, back: SyncSender<Vec<u8>>, sink: &mut dyn Write) -> io::Result<()> {
+    for buf in rx {
+        sink.write_all(&buf)?;
+        let _ = back.try_send(buf);
+    }
+    Ok(())
+}
+
+fn writer(
+    out: Option<File>,
+    gz: bool,
+    rx: Receiver<Vec<u8>>,
+    back: SyncSender<Vec<u8>>,
+) -> io::Result<()> {
+    let mut base: Box<dyn Write> = match out {
+        Some(f) => Box::new(f),
+        None => Box::new(io::stdout().lock()),
+    };
+    if gz {
+        let mut enc = flate2::GzBuilder::new().write(&mut base, flate2::Compression::fast());
+        drain(rx, back, &mut enc)?;
+        enc.finish()?;
+    } else {
+        drain(rx, back, &mut base)?;
+    }
+    base.flush()
+}
+
 /// The `scale` command: writes to FILE (or stdout for `-`), optionally gzipped,
 /// and reports counts and throughput on stderr.
 pub fn run(seed: u64, rows: u64, out: &str, gz: bool) -> Result<(), String> {
     let t0 = Instant::now();
-    let sink: Box<dyn Write> = if out == "-" {
-        Box::new(io::stdout().lock())
+    let file = if out == "-" {
+        None
     } else {
-        Box::new(File::create(out).map_err(|e| format!("cannot create {out}: {e}"))?)
+        Some(File::create(out).map_err(|e| format!("cannot create {out}: {e}"))?)
     };
-    let mut sink: Box<dyn Write> = if gz {
-        Box::new(flate2::GzBuilder::new().write(sink, flate2::Compression::fast()))
-    } else {
-        sink
-    };
+    let (tx, rx) = sync_channel::<Vec<u8>>(4);
+    let (back_tx, back_rx) = sync_channel::<Vec<u8>>(6);
+    let handle = std::thread::spawn(move || writer(file, gz, rx, back_tx));
+    let mut pipe = PipeWriter { tx, back: back_rx };
     let mut progress = |n: u64, e: f64| {
         eprintln!(
             "  {n}/{rows} rows ({:.1}%), {:.2} M rows/s",
@@ -279,9 +329,13 @@ pub fn run(seed: u64, rows: u64, out: &str, gz: bool) -> Result<(), String> {
             n as f64 / e / 1e6
         );
     };
-    let st = write_rows(seed, rows, &mut sink, &mut progress)
-        .map_err(|e| format!("writing {out}: {e}"))?;
-    drop(sink);
+    let generated = write_rows(seed, rows, &mut pipe, &mut progress);
+    drop(pipe);
+    let written = handle
+        .join()
+        .map_err(|_| "writer thread panicked".to_string())?;
+    written.map_err(|e| format!("writing {out}: {e}"))?;
+    let st = generated.map_err(|e| format!("writing {out}: {e}"))?;
     let secs = t0.elapsed().as_secs_f64();
     eprintln!(
         "wrote {} rows to {out}{} in {secs:.2} s ({:.2} M rows/s): {} unique keys, {} duplicate keys, {} bad rows",
