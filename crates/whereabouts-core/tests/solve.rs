@@ -23,7 +23,7 @@ fn st(lat: f64, lon: f64, range_m: u32, samples: u32) -> StationInfo {
 }
 
 /// GSM 262/1 LAC 10: cells 1 (52.50, 13.40) and 2 (52.51, 13.40), 1 km ranges;
-/// LTE 262/1 TAC 20: cell 0x1A2B3C4 with a 28-bit id; CDMA 310/4000 NID 5 BID 6;
+/// LTE 262/1 TAC 20: sectors 0x1A2B3C4 (48.14, 11.58) and 0x1A2B3C5 (48.15, 11.58) of one eNB; CDMA 310/4000 NID 5 BID 6;
 /// an old single-sample GSM cell 99; WiFi APs 1..=3 near (52.5, 13.4) and AP 9 in Munich.
 fn fixture() -> (tempfile::TempDir, Database) {
     let dir = tempfile::tempdir().unwrap();
@@ -58,6 +58,14 @@ fn fixture() -> (tempfile::TempDir, Database) {
         262,
         1,
         Station::new(cell_key(20, 0x1A2_B3C4), &st(48.14, 11.58, 800, 30)),
+    )
+    .unwrap();
+    // A sibling sector of the same eNB (0x1A2B3): the mast is inferred between them.
+    b.push_cell(
+        Radio::Lte,
+        262,
+        1,
+        Station::new(cell_key(20, 0x1A2_B3C5), &st(48.15, 11.58, 800, 30)),
     )
     .unwrap();
     b.push_wifi(Station::new(1, &st(52.5001, 13.4001, 60, 5)))
@@ -114,7 +122,8 @@ fn a_single_cell_answers_with_its_position_and_a_range_based_radius() {
     let (_d, l) = locator();
     let a = l.locate(&q(&[gsm(10, 1, None)], &[])).unwrap();
     assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
-    assert_eq!(a.accuracy_m, 750.0); // 1000 m range x 0.75
+    // 1000 m range x (0.1 + 2 / sqrt(20 samples))
+    assert_eq!(a.accuracy_m, 547.0);
     assert_eq!(a.fallback, Fallback::None);
     assert!(!a.aged);
     assert_eq!(a.source, Source::Cells);
@@ -131,16 +140,37 @@ fn two_cells_pull_toward_the_stronger_signal() {
     assert!((b.lat - 52.505).abs() < 1e-4, "{}", b.lat);
 }
 
+fn lte(cid: u64, signal: Option<f64>) -> CellObs {
+    CellObs {
+        radio: Some(Radio::Lte),
+        lac: 20,
+        cid,
+        ..gsm(0, 0, signal)
+    }
+}
+
 #[test]
-fn timing_advance_puts_the_answer_on_its_ring() {
+fn lte_timing_advance_is_a_distance_from_the_inferred_mast() {
     let (_d, l) = locator();
-    let mut serving = gsm(10, 1, Some(-80.0));
-    serving.ta = Some(1.0); // 553.5 m steps: 830 m from the serving cell
-    let cells = [serving, gsm(10, 2, Some(-80.0))];
-    let a = l.locate(&q(&cells, &[])).unwrap();
-    let d = distance_m(52.50, 13.40, a.lat, a.lon);
-    assert!((d - 830.25).abs() < 2.0, "{d}");
-    assert!(a.lat > 52.50, "toward the neighbour");
+    let mut serving = lte(0x1A2_B3C4, Some(-80.0));
+    serving.ta = Some(5.0); // 78.12 m steps: 429.7 m from the mast
+    let a = l.locate(&q(&[serving], &[])).unwrap();
+    // The mast is midway between the two sectors' estimates: (48.145, 11.58).
+    let d = distance_m(48.145, 11.58, a.lat, a.lon);
+    assert!((d - 429.66).abs() < 2.0, "{d}");
+    assert!(
+        a.lat < 48.145,
+        "toward the serving sector's estimate, south of the mast"
+    );
+}
+
+#[test]
+fn gsm_timing_advance_does_not_move_the_answer_without_a_known_mast() {
+    let (_d, l) = locator();
+    let mut serving = gsm(10, 1, None);
+    serving.ta = Some(3.0);
+    let a = l.locate(&q(&[serving], &[])).unwrap();
+    assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
 }
 
 #[test]
@@ -172,13 +202,9 @@ fn one_known_ap_never_answers_on_its_own() {
 fn a_wifi_cluster_far_from_every_seen_cell_is_distrusted() {
     let (_d, l) = locator();
     // The APs say Berlin, the LTE cell says Munich.
-    let lte = CellObs {
-        radio: Some(Radio::Lte),
-        lac: 20,
-        cid: 0x1A2_B3C4,
-        ..gsm(0, 0, None)
-    };
-    let a = l.locate(&q(&[lte], &[ap(1, -60.0), ap(2, -60.0)])).unwrap();
+    let a = l
+        .locate(&q(&[lte(0x1A2_B3C4, None)], &[ap(1, -60.0), ap(2, -60.0)]))
+        .unwrap();
     assert_eq!(a.source, Source::Cells);
     assert!(distance_m(a.lat, a.lon, 48.14, 11.58) < 1.0);
 }
@@ -316,7 +342,8 @@ fn border_strictness_moves_answers_toward_land() {
     query.options.bt = 1;
     let a = l.locate(&query).unwrap();
     assert!(a.lat > 52.50 && distance_m(a.lat, a.lon, 52.55, a.lon) <= 5_001.0);
-    assert!(a.accuracy_m >= 750.0);
+    // The radius still covers where the unconstrained estimate was.
+    assert!(a.accuracy_m >= distance_m(a.lat, a.lon, 52.50, 13.40) - 1.0);
     query.options.bt = 0;
     assert!(l.locate(&query).unwrap().lat >= 52.55);
 }

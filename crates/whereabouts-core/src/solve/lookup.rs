@@ -20,6 +20,9 @@ pub struct SeenCell {
     pub signal: Option<f64>,
     /// Timing advance as a distance in metres, with its half-width (serving cell only).
     pub ta_m: Option<(f64, f64)>,
+    /// The site, inferred from sibling sectors (LTE serving cells only): crowd
+    /// estimates sit in each sector's coverage, the tower among them.
+    pub tower: Option<(f64, f64)>,
     pub serving: bool,
     /// Found through the short-CID index rather than by its full id.
     pub via_short_cid: bool,
@@ -57,7 +60,11 @@ pub fn resolve(db: &Database, cells: &[CellObs], wifi: &[WifiObs], scf: bool) ->
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
         if let Some((radio, st)) = find_cell(db, obs) {
-            seen.cells.push(seen_cell(radio, obs, st, serving, false));
+            let mut c = seen_cell(radio, obs, st, serving, false);
+            if serving && radio == Radio::Lte && c.ta_m.is_some() {
+                c.tower = infer_tower(db, obs);
+            }
+            seen.cells.push(c);
         } else if scf && obs.cid <= 0xffff {
             if let Some(c) = find_by_short_cid(db, obs, serving) {
                 seen.cells.push(c);
@@ -180,7 +187,39 @@ fn seen_cell(
         ta_m,
         serving,
         via_short_cid,
+        tower: None,
     }
+}
+
+/// An LTE cell id is `eNB << 8 | sector`; the sectors of one eNB share a mast. With
+/// at least two sibling sectors, the mean of their estimates approximates the mast
+/// (each estimate is pulled out along its own azimuth, and the pulls cancel).
+fn infer_tower(db: &Database, obs: &CellObs) -> Option<(f64, f64)> {
+    let mcc = obs.mcc?;
+    let enb = obs.cid >> 8;
+    let siblings = db.cells_between(
+        Radio::Lte,
+        mcc,
+        obs.mnc,
+        obs.lac,
+        (enb << 8, enb << 8 | 0xff),
+    );
+    if siblings.len() < 2 {
+        return None;
+    }
+    let first = &siblings[0];
+    // Siblings that disagree by kilometres are not one mast (reused ids, bad data).
+    if siblings
+        .iter()
+        .any(|s| geo::distance_m(first.lat(), first.lon(), s.lat(), s.lon()) > 3_000.0)
+    {
+        return None;
+    }
+    let n = siblings.len() as f64;
+    Some((
+        siblings.iter().map(|s| s.lat()).sum::<f64>() / n,
+        siblings.iter().map(|s| s.lon()).sum::<f64>() / n,
+    ))
 }
 
 /// 3GPP ASU to dBm (TS 27.007 for GSM, TS 25.133 for UMTS RSCP, TS 36.133 for LTE RSRP).

@@ -14,7 +14,7 @@ const CLUSTER_LINK_M: f64 = 500.0;
 /// A member this far from the rest of its cluster, after the first estimate, has moved.
 const OUTLIER_M: f64 = 250.0;
 /// Scale from the weighted spread of the cluster to the accuracy radius; calibrated on the simulator.
-pub const WIFI_ACCURACY_FACTOR: f64 = 1.2;
+pub const WIFI_ACCURACY_FACTOR: f64 = 0.8;
 const MIN_WIFI_ACCURACY_M: f64 = 15.0;
 const DEFAULT_AP_RANGE_M: f64 = 100.0;
 

@@ -141,6 +141,29 @@ impl Database {
         })
     }
 
+    /// Cells of one network and LAC whose ids lie in `cids` (inclusive), in id order:
+    /// for example the sibling sectors of an LTE eNB (`enb << 8 ..= enb << 8 | 255`).
+    pub fn cells_between(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        lac: u32,
+        cids: (u64, u64),
+    ) -> &[Station] {
+        let (lo, hi) = (cell_key(lac, cids.0), cell_key(lac, cids.1));
+        for &(si, ni) in self.nets(radio, mcc, mnc) {
+            let shard = &self.shards[si as usize];
+            let cells = shard.network_cells(&shard.networks()[ni as usize]);
+            let start = cells.partition_point(|c| c.key < lo);
+            let end = cells.partition_point(|c| c.key <= hi);
+            if start < end {
+                return &cells[start..end];
+            }
+        }
+        &[]
+    }
+
     /// Cells of the LAC whose cell id ends in the 16 bits `short`.
     pub fn cells_by_short_cid(
         &self,
