@@ -92,7 +92,7 @@ pub fn build_database(w: &mut World) {
                 heard_above(neigh_thr),
             ));
         }
-        let rec = record(&mut rng, &pts, 50.0);
+        let rec = record(w.now, &mut rng, &pts, 50.0);
         w.cells[ci].db = Some(rec);
     }
     for ai in 0..w.aps.len() {
@@ -115,10 +115,10 @@ pub fn build_database(w: &mut World) {
         let pts = sightings(w, &mut rng, ox, oy, reach, 10.0, n, |w, x, y, rng| {
             w.ap_level(ai, x, y, true) + rng.gauss() * model::WIFI_FAST_FADING_DB >= thr
         });
-        let mut rec = record(&mut rng, &pts, 10.0);
+        let mut rec = record(w.now, &mut rng, &pts, 10.0);
         if w.aps[ai].moved {
             // The last report predates the move.
-            let upd = SCENARIO_TIME - rng.int(20, 400) * DAY - rng.int(0, DAY - 1);
+            let upd = w.now - rng.int(20, 400) * DAY - rng.int(0, DAY - 1);
             rec.updated = upd;
             rec.created = rec.created.min(upd - rng.int(0, 200) * DAY);
         }
@@ -175,7 +175,7 @@ fn sightings(
     pts
 }
 
-fn record(rng: &mut Rng, pts: &[(f64, f64)], min_range: f64) -> DbRecord {
+fn record(now: i64, rng: &mut Rng, pts: &[(f64, f64)], min_range: f64) -> DbRecord {
     let k = pts.len() as f64;
     let mx = pts.iter().map(|p| p.0).sum::<f64>() / k;
     let my = pts.iter().map(|p| p.1).sum::<f64>() / k;
@@ -186,9 +186,9 @@ fn record(rng: &mut Rng, pts: &[(f64, f64)], min_range: f64) -> DbRecord {
     let range = cover.ceil().max(min_range) as u32;
     let stale = rng.chance(STALE_SHARE);
     let updated = if stale {
-        SCENARIO_TIME - rng.int(91, 900) * DAY - rng.int(0, DAY - 1)
+        now - rng.int(91, 900) * DAY - rng.int(0, DAY - 1)
     } else {
-        SCENARIO_TIME - rng.int(1, 80) * DAY - rng.int(0, DAY - 1)
+        now - rng.int(1, 80) * DAY - rng.int(0, DAY - 1)
     };
     let created = if pts.len() == 1 {
         updated

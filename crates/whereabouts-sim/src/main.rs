@@ -6,7 +6,7 @@ const HELP: &str = "\
 whereabouts-sim: deterministic radio-environment simulator (SIMULATED DATA, mcc 1 test network)
 
 USAGE:
-  whereabouts-sim world --out DIR [--seed N] [--requests N]
+  whereabouts-sim world --out DIR [--seed N] [--requests N] [--now UNIX]
   whereabouts-sim scale --rows N --out FILE [--gz] [--seed N]
   whereabouts-sim --help
 
@@ -19,6 +19,9 @@ world   Builds a simulated world of towers and WiFi APs around The Hague (NL) an
         --out DIR       output directory (created if needed)
         --seed N        u64 seed, default 1
         --requests N    requests per scenario, default 1000
+        --now UNIX      scenario time in unix seconds, default 1780272000 (2026-06-01T00:00:00Z);
+                        DB created/updated times and staleness are relative to it. An engine
+                        that judges age by its clock needs --now near the time it runs.
 
 scale   Streams an N-row OpenCelliD export of synthetic cells worldwide (constant memory),
         with a small share of duplicate keys and a few deliberately bad rows, which are
@@ -43,6 +46,7 @@ struct Args {
     requests: usize,
     rows: Option<u64>,
     gz: bool,
+    now: i64,
 }
 
 fn parse_num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
@@ -68,6 +72,7 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
         requests: 1000,
         rows: None,
         gz: false,
+        now: whereabouts_sim::world::DEFAULT_NOW,
     };
     while let Some(flag) = it.next() {
         let (flag, inline) = match flag.split_once('=') {
@@ -80,6 +85,7 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
             (_, "--out") => a.out = Some(val().ok_or("--out needs a value")?),
             (_, "--seed") => a.seed = parse_num("--seed", val())?,
             ("world", "--requests") => a.requests = parse_num("--requests", val())?,
+            ("world", "--now") => a.now = parse_num("--now", val())?,
             ("scale", "--rows") => a.rows = Some(parse_num("--rows", val())?),
             ("scale", "--gz") => a.gz = true,
             (cmd, f) => return Err(format!("unknown option `{f}` for `{cmd}`")),
@@ -101,7 +107,7 @@ fn run_world(a: &Args) -> Result<(), String> {
     let dir = PathBuf::from(a.out.as_ref().unwrap());
     let t0 = Instant::now();
     let progress = |m: &str| eprintln!("[{:6.2}s] {m}", t0.elapsed().as_secs_f64());
-    let files = whereabouts_sim::output::world_files(a.seed, a.requests, &progress)?;
+    let files = whereabouts_sim::output::world_files(a.seed, a.requests, a.now, &progress)?;
     for (name, bytes) in &files.files {
         let p = dir.join(name);
         if let Some(parent) = p.parent() {

@@ -11,9 +11,10 @@ use crate::rng::{hash3, hash_str, Rng};
 pub const MCC: u16 = 1;
 pub const MNCS: [u16; 2] = [1, 2];
 
-/// The moment the scenarios are observed: 2026-06-01T00:00:00Z. Database ages
-/// ("stale", "updated > 90 days ago") are relative to it.
-pub const SCENARIO_TIME: i64 = 1_780_272_000;
+/// Default moment the scenarios are observed: 2026-06-01T00:00:00Z. Database
+/// ages ("stale", "updated > 90 days ago") are relative to it; `--now` moves it
+/// (an engine judging age by its wall clock needs a database made for "now").
+pub const DEFAULT_NOW: i64 = 1_780_272_000;
 pub const DAY: i64 = 86_400;
 
 pub const TOWER_MISSING_SHARE: f64 = 0.04;
@@ -52,8 +53,8 @@ pub struct DbRecord {
 }
 
 impl DbRecord {
-    pub fn stale(&self) -> bool {
-        self.updated < SCENARIO_TIME - 90 * DAY
+    pub fn stale(&self, now: i64) -> bool {
+        self.updated < now - 90 * DAY
     }
 }
 
@@ -91,6 +92,8 @@ pub struct Ap {
 
 pub struct World {
     pub seed: u64,
+    /// The scenario time, unix seconds.
+    pub now: i64,
     pub land: Land,
     pub towers: Vec<Tower>,
     pub cells: Vec<Cell>,
@@ -166,7 +169,7 @@ fn lac_tile_m(env: Env) -> f64 {
 const MIN_AREA_SITES: usize = 6;
 
 impl World {
-    pub fn generate(seed: u64) -> World {
+    pub fn generate(seed: u64, now: i64) -> World {
         let land = Land::new();
         let mut towers = place_towers(seed, &land);
         assign_areas(&mut towers);
@@ -174,6 +177,7 @@ impl World {
         let aps = place_aps(seed, &land);
         let mut w = World {
             seed,
+            now,
             land,
             towers,
             cells,

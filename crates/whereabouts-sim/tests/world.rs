@@ -6,13 +6,14 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 use whereabouts_sim::output::{world_files, Files, CELLS_HEADER, WIFI_HEADER};
+use whereabouts_sim::world::DEFAULT_NOW;
 
 const SEED: u64 = 11;
 const REQUESTS: usize = 60;
 
 fn files() -> &'static Files {
     static F: OnceLock<Files> = OnceLock::new();
-    F.get_or_init(|| world_files(SEED, REQUESTS, &|_| {}).unwrap())
+    F.get_or_init(|| world_files(SEED, REQUESTS, DEFAULT_NOW, &|_| {}).unwrap())
 }
 
 fn text(name: &str) -> &'static str {
@@ -109,13 +110,13 @@ fn num(v: &BTreeMap<String, String>, k: &str) -> f64 {
 
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
-    let again = world_files(SEED, REQUESTS, &|_| {}).unwrap();
+    let again = world_files(SEED, REQUESTS, DEFAULT_NOW, &|_| {}).unwrap();
     assert_eq!(files().files.len(), again.files.len());
     for ((n1, b1), (n2, b2)) in files().files.iter().zip(&again.files) {
         assert_eq!(n1, n2);
         assert!(b1 == b2, "{n1} differs between two runs with the same seed");
     }
-    let other = world_files(SEED + 1, 2, &|_| {}).unwrap();
+    let other = world_files(SEED + 1, 2, DEFAULT_NOW, &|_| {}).unwrap();
     assert_ne!(other.get("cells.csv"), files().get("cells.csv"));
 }
 
