@@ -13,7 +13,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use whereabouts_core::import::{check_files, import_files, peak_rss_bytes, ImportOptions};
+use whereabouts_core::import::{check_files, import_files, peak_rss_bytes, ImportOptions, Phase};
 
 /// A small xorshift generator: reproducible rows without a dependency.
 struct Rng(u64);
@@ -167,8 +167,22 @@ fn main() {
     reset_peak_rss();
     let db = dir.path().join("db");
     let t = Instant::now();
-    let rep = import_files(&db, std::slice::from_ref(&input), &opts, &mut |_| true).unwrap();
+    let mut phases: Vec<(Phase, f64)> = Vec::new();
+    let rep = import_files(&db, std::slice::from_ref(&input), &opts, &mut |p| {
+        if phases.last().is_none_or(|l| l.0 != p.phase) {
+            phases.push((p.phase, t.elapsed().as_secs_f64()));
+        }
+        true
+    })
+    .unwrap();
     let import_s = t.elapsed().as_secs_f64();
+    let mut ends: Vec<f64> = phases.iter().skip(1).map(|p| p.1).collect();
+    ends.push(import_s);
+    let split: Vec<String> = phases
+        .iter()
+        .zip(ends)
+        .map(|((phase, start), end)| format!("{phase:?} {:.2} s", end - start))
+        .collect();
     println!(
         "full import:      {:>8.2} s  {:>10.0} rows/s  peak RSS {}  (run_rows {})",
         import_s,
@@ -176,6 +190,7 @@ fn main() {
         mib(rep.peak_rss_bytes),
         opts.run_rows
     );
+    println!("  phases: {}", split.join(", "));
     println!(
         "output: {} cells, {} merged duplicates, {} shard(s), {:.1} MiB, {:.1} bytes/cell; import/parse time ratio {:.2}",
         rep.cells,

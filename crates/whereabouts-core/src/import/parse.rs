@@ -205,8 +205,13 @@ fn common(
         Some(s) if s < 0 => return Err(bad(Field::Samples, Problem::OutOfRange(s))),
         Some(s) => s.min(u32::MAX as i64) as u32,
     };
-    let created = created.unwrap_or(0);
-    let updated = updated.unwrap_or(created);
+    // One missing time takes the other, so that an unknown `created` does not
+    // win every later min() as the epoch.
+    let (created, updated) = match (created, updated) {
+        (Some(c), Some(u)) => (c, u),
+        (Some(t), None) | (None, Some(t)) => (t, t),
+        (None, None) => (0, 0),
+    };
     Ok((range_m, samples, unix_to_day(created), unix_to_day(updated)))
 }
 
