@@ -86,9 +86,44 @@ export class MapBaseline {
     return { lat: sLat / sw, lon: sLon / sw, accuracy: range };
   }
 
-  /** Validates like the engine, then answers with the weighted mean: the speed baseline. */
+  /**
+   * The speed baseline: what an app would write without an engine. It reads the request's
+   * fields directly (no spec validation), looks every station up in the Maps and returns
+   * the power-weighted mean.
+   */
   process(request: unknown): BaselineAnswer | undefined {
-    const parsed = parseRequest(request);
-    return parsed.ok ? this.weightedMean(parsed.request) : undefined;
+    const r = request as RawRequest;
+    let sw = 0;
+    let sLat = 0;
+    let sLon = 0;
+    for (const c of r.cells ?? []) {
+      const radio = RADIO_CODES[(c.radio ?? r.radio ?? '').toUpperCase()] ?? -1;
+      const s = this.cells.get(
+        cellKey(radio, c.mcc ?? r.mcc ?? 0, c.mnc ?? r.mnc ?? 0, c.lac ?? 0, c.cid ?? 0),
+      );
+      if (!s) continue;
+      const w = 10 ** (((c.signal ?? -90) + 100) / 10);
+      sw += w;
+      sLat += w * s.lat;
+      sLon += w * s.lon;
+    }
+    for (const a of r.wifi ?? []) {
+      const s = this.wifi.get(Number.parseInt(a.bssid.replace(/[:.-]/g, ''), 16));
+      if (!s) continue;
+      const w = 10 ** (((a.signal ?? -90) + 100) / 10);
+      sw += w;
+      sLat += w * s.lat;
+      sLon += w * s.lon;
+    }
+    return sw > 0 ? { lat: sLat / sw, lon: sLon / sw, accuracy: 0 } : undefined;
   }
+}
+
+/** The request fields the speed baseline reads. */
+interface RawRequest {
+  radio?: string;
+  mcc?: number;
+  mnc?: number;
+  cells?: { radio?: string; mcc?: number; mnc?: number; lac?: number; cid?: number; signal?: number }[];
+  wifi?: { bssid: string; signal?: number }[];
 }

@@ -142,6 +142,10 @@ export function parseRequest(value: unknown, options?: ParseOptions): ParseResul
  */
 export function parseBssid(text: string): number | undefined {
   if (typeof text !== 'string' || text.length > 64) return undefined;
+  if (text.length === 17) {
+    const fast = parseColonMac(text);
+    if (fast !== undefined) return fast;
+  }
   const t = text.trim();
   let hex: string;
   if (/^[0-9a-f]{12}$/i.test(t)) {
@@ -162,6 +166,30 @@ export function parseBssid(text: string): number | undefined {
   return Number.parseInt(hex, 16);
 }
 
+function hexValue(code: number): number {
+  if (code >= 48 && code <= 57) return code - 48;
+  const lower = code | 0x20;
+  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+}
+
+/**
+ * The common `aa:bb:cc:dd:ee:ff` spelling (or with `-` or `.`), read without allocating:
+ * a scan has up to 15 of them, and this is the hot path of request parsing.
+ */
+function parseColonMac(t: string): number | undefined {
+  const delimiter = t.charCodeAt(2);
+  if (delimiter !== 58 && delimiter !== 45 && delimiter !== 46) return undefined;
+  let mac = 0;
+  for (let i = 0; i < 17; i += 3) {
+    if (i > 0 && t.charCodeAt(i - 1) !== delimiter) return undefined;
+    const hi = hexValue(t.charCodeAt(i));
+    const lo = hexValue(t.charCodeAt(i + 1));
+    if (hi < 0 || lo < 0) return undefined;
+    mac = mac * 256 + hi * 16 + lo;
+  }
+  return mac;
+}
+
 /**
  * Formats a 48-bit MAC integer as `aa:bb:cc:dd:ee:ff`.
  * @throws RangeError when `mac` is not an integer in 0 to 2^48 - 1.
@@ -180,6 +208,8 @@ export function formatBssid(mac: number): string {
  */
 export function parseRadio(name: string): RadioCodeValue | undefined {
   if (typeof name !== 'string') return undefined;
+  const exact = RADIO_ALIASES[name];
+  if (exact !== undefined && Object.hasOwn(RADIO_ALIASES, name)) return exact;
   // Android and modem tools spell the same technology with '-', '_' or spaces.
   const key = name.trim().toLowerCase().replace(/[-_ ]/g, '');
   return Object.hasOwn(RADIO_ALIASES, key) ? RADIO_ALIASES[key] : undefined;
