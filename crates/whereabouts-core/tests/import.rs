@@ -53,7 +53,10 @@ fn stored(
     .info()
 }
 
-fn all_stations(db: &Database) -> (Vec<(Radio, u16, u16, Station)>, Vec<Station>) {
+/// Every cell with its network, and every AP, in stored order.
+type Contents = (Vec<(Radio, u16, u16, Station)>, Vec<Station>);
+
+fn all_stations(db: &Database) -> Contents {
     (
         db.iter_cells()
             .map(|(r, mcc, mnc, s)| (r, mcc, mnc, *s))
@@ -463,7 +466,9 @@ fn sqlite_fixture(path: &Path, with_radio: bool) {
          CREATE TABLE other (x);"
     ))
     .unwrap();
-    let rows: [(i64, i64, i64, i64, f64, f64, f64, i64, &str); 4] = [
+    // mcc, mnc, lac, cid, longitude, latitude, accuracy, samples, radio
+    type Row = (i64, i64, i64, i64, f64, f64, f64, i64, &'static str);
+    let rows: [Row; 4] = [
         (262, 1, 100, 1234, 13.4, 52.5, 800.4, 7, "gsm"),
         (262, 2, 7, 790_849, 11.5, 48.1, 0.0, 3, "lte"),
         (262, 1, 100, 1235, 13.4, 100.0, 800.0, 1, "gsm"),

@@ -401,7 +401,7 @@ pub fn import_files(
             .1
             .add(&r);
         done += 1;
-        if done % 65_536 == 0 {
+        if done.is_multiple_of(65_536) {
             reporter.report(false, || merging_progress(done))?;
         }
     }

@@ -116,6 +116,31 @@ pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError
     read_csv(&mut reader, &name, total, &counter, ctx)
 }
 
+/// The first `\n`, eight bytes at a time: lines average 80 bytes, so a bytewise
+/// scan was a visible share of the parse.
+#[inline]
+fn find_newline(hay: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = ONES * b'\n' as u64;
+    let mut chunks = hay.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes")) ^ NL;
+        // Nonzero iff some byte of x is zero; the lowest flagged byte is exact.
+        let found = x.wrapping_sub(ONES) & !x & HIGHS;
+        if found != 0 {
+            return Some(base + (found.trailing_zeros() / 8) as usize);
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == b'\n')
+        .map(|i| base + i)
+}
+
 fn keep_bad(report: &mut FileReport, max: usize, line: u64, why: impl FnOnce() -> String) {
     report.rejected += 1;
     if report.bad_lines.len() < max {
@@ -164,7 +189,7 @@ fn read_csv(
         // Every complete line in the buffer; the tail waits for more bytes.
         loop {
             let rest = &buf[start..filled];
-            let (line, used) = match rest.iter().position(|&c| c == b'\n') {
+            let (line, used) = match find_newline(rest) {
                 Some(nl) => (&rest[..nl], nl + 1),
                 None if eof && !rest.is_empty() => (rest, rest.len()),
                 None => break,
@@ -442,7 +467,7 @@ fn read_sqlite(
                 explain(rej, Layout::Cell, None, radio)
             }),
         }
-        if report.rows % 8192 == 0 {
+        if report.rows.is_multiple_of(8192) {
             let n = report.rows;
             ctx.reporter.report(false, || progress(n, rowid))?;
         }
@@ -450,4 +475,29 @@ fn read_sqlite(
     let n = report.rows;
     ctx.reporter.report(true, || progress(n, max_rowid))?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn find_newline_matches_a_plain_scan() {
+        let text: Vec<u8> = (0..300u32)
+            .map(|i| {
+                if i % 37 == 5 || i % 91 == 0 {
+                    b'\n'
+                } else {
+                    (i % 200) as u8 + 11
+                }
+            })
+            .collect();
+        for start in 0..text.len() {
+            let hay = &text[start..];
+            assert_eq!(
+                super::find_newline(hay),
+                hay.iter().position(|&c| c == b'\n'),
+                "from {start}"
+            );
+        }
+        assert_eq!(super::find_newline(b""), None);
+    }
 }
