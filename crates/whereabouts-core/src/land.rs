@@ -265,7 +265,7 @@ impl LandIndex {
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<LandIndex, LandError> {
         let b = &bytes[..];
-        if b.len() < HEADER + 4 || b.len() % 4 != 0 {
+        if b.len() < HEADER + 4 || !b.len().is_multiple_of(4) {
             return corrupt(format!("{} bytes is not a land index", b.len()));
         }
         if &b[..8] != MAGIC {
@@ -442,7 +442,8 @@ impl LandIndex {
     /// R-cell class at grid coordinates.
     #[inline]
     fn class_at(&self, gx: f64, gy: f64) -> u8 {
-        if !(gy >= 0.0) {
+        // also rejects NaN
+        if gy.is_nan() || gy < 0.0 {
             return FAR;
         }
         let (ix, iy) = (gx as i64, gy as i64);
@@ -453,7 +454,8 @@ impl LandIndex {
 
     /// Even-odd point in polygon by a ray to the east (see the module notes).
     fn inside(&self, gx: f64, gy: f64) -> bool {
-        if !(gy >= 0.0) {
+        // also rejects NaN
+        if gy.is_nan() || gy < 0.0 {
             return false;
         }
         let ey = gy as i64 / EH;
@@ -597,7 +599,7 @@ impl LandIndex {
         if self.is_land_grid(gx, gy) {
             return Some(0.0);
         }
-        if !(max_m >= 0.0) {
+        if max_m.is_nan() || max_m < 0.0 {
             return None;
         }
         let lat = lat.clamp(-90.0, 90.0);
@@ -623,7 +625,7 @@ impl LandIndex {
             NEAR if self.inside(gx, gy) => return unchanged,
             _ => {}
         }
-        if !(search_m > allowed_m) {
+        if search_m.is_nan() || search_m <= allowed_m {
             return unchanged;
         }
         let lat_c = lat.clamp(-90.0, 90.0);
@@ -679,5 +681,43 @@ impl LandIndex {
             }
         }
         frame.to_latlon(px, py)
+    }
+
+    /// Every land edge touching the lat/lon box, once each, as (lat_a, lon_a,
+    /// lat_b, lon_b): for baselines and diagnostics, not for queries.
+    #[doc(hidden)]
+    pub fn edges_in_box(&self, lat0: f64, lon0: f64, lat1: f64, lon1: f64) -> Vec<[f64; 4]> {
+        let (gx0, gy0) = self.grid(lat0, lon0);
+        let (gx1, gy1) = self.grid(lat1, lon1);
+        let mut raw: Vec<[i64; 4]> = Vec::new();
+        let (ey0, ey1) = ((gy0.max(0.0) as i64) / EH, (gy1.max(0.0) as i64) / EH);
+        for ey in ey0..=ey1.min(self.e_rows() - 1) {
+            for ex in (gx0 as i64) / EW..=(gx1 as i64) / EW {
+                let c = self.ecell(ex, ey);
+                for_each_edge(
+                    c.edges,
+                    (ex * EW) as f64,
+                    (ey * EH) as f64,
+                    |ax, ay, bx, by| {
+                        raw.push([ax as i64, ay as i64, bx as i64, by as i64]);
+                    },
+                );
+            }
+        }
+        raw.sort_unstable();
+        raw.dedup();
+        let deg = |x: i64, y: i64| {
+            (
+                self.ty + (y + self.y0) as f64 * self.sy,
+                self.tx + x as f64 * self.sx,
+            )
+        };
+        raw.iter()
+            .map(|&[ax, ay, bx, by]| {
+                let (la, lo) = deg(ax, ay);
+                let (lb, lob) = deg(bx, by);
+                [la, lo, lb, lob]
+            })
+            .collect()
     }
 }
