@@ -621,3 +621,24 @@ fn peak_rss_is_known_on_linux() {
         assert!(rep.peak_rss_bytes.unwrap() > 1 << 20);
     }
 }
+
+#[test]
+fn bom_headerless_and_newline_free_binary_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let bom = dir.path().join("bom.csv");
+    let mut text = b"\xef\xbb\xbf".to_vec();
+    text.extend(fs::read(fixture("headerless.csv")).unwrap());
+    fs::write(&bom, text).unwrap();
+    let rep = run(&dir.path().join("db"), &[bom], &ImportOptions::default()).unwrap();
+    assert_eq!((rep.files[0].accepted, rep.files[0].rejected), (2, 1));
+
+    // 20 MiB without a newline: refused without holding it all in memory.
+    let blob = dir.path().join("blob.bin");
+    fs::write(&blob, vec![b'x'; 20 << 20]).unwrap();
+    let err = run(&dir.path().join("db"), &[blob], &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, ImportError::Format(m) if m.contains("line 1 is longer")),
+        "{err:?}"
+    );
+    assert_clean(&dir.path().join("db"));
+}

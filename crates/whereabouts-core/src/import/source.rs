@@ -21,6 +21,8 @@ use crate::radio::Radio;
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// Longest line accepted; export rows are under 200 bytes.
+const MAX_LINE: usize = 16 << 20;
 
 /// Counts bytes read from the file itself (compressed bytes for gzip).
 struct Counting<R> {
@@ -196,7 +198,10 @@ fn read_csv(
             };
             start += used;
             line_no += 1;
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let mut line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line_no == 1 {
+                line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
+            }
             if line.iter().all(|c| c.is_ascii_whitespace()) {
                 continue;
             }
@@ -242,6 +247,15 @@ fn read_csv(
         start = 0;
         if filled == buf.len() {
             // A line longer than the buffer: grow rather than split it.
+            if buf.len() >= MAX_LINE {
+                // Memory stays bounded even for a binary file without newlines.
+                return Err(ImportError::Format(format!(
+                    "{name}: line {} is longer than {} MiB: not a CSV export; {}",
+                    line_no + 1,
+                    MAX_LINE >> 20,
+                    accepted_formats()
+                )));
+            }
             buf.resize(buf.len() * 2, 0);
         }
         let n = loop {
