@@ -105,37 +105,103 @@ fn cell_id(g: &Group, j: u64) -> (u64, u64) {
     }
 }
 
-#[inline]
-fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+/// "00".."99": formatting two digits per division halves the divisions, which
+/// are most of the cost of a row.
+const DIGITS2: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
     }
-    buf.extend_from_slice(&tmp[i..]);
+    t
+};
+
+const POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// One row, assembled on the stack and appended to the output buffer in one
+/// copy (a Vec push per byte checks capacity every time).
+struct Line {
+    b: [u8; 192],
+    n: usize,
 }
 
-/// Micro-degrees as a fixed-point decimal with 6 places: exact and identical on
-/// every platform, and much faster than float formatting.
-#[inline]
+impl Line {
+    #[inline]
+    fn new() -> Line {
+        Line { b: [0; 192], n: 0 }
+    }
+
+    /// Byte by byte: the slices are a few bytes long, where a memmove call
+    /// costs more than the copy.
+    #[inline]
+    fn bytes(&mut self, s: &[u8]) {
+        for &c in s {
+            self.b[self.n] = c;
+            self.n += 1;
+        }
+    }
+
+    #[inline]
+    fn byte(&mut self, c: u8) {
+        self.b[self.n] = c;
+        self.n += 1;
+    }
+
+    /// Writes the digits in place from the right, two per division.
+    #[inline]
+    fn u64(&mut self, mut v: u64) {
+        let len = POW10.iter().take_while(|&&p| v >= p).count().max(1);
+        let mut end = self.n + len;
+        while v >= 100 {
+            let r = (v % 100) as usize * 2;
+            v /= 100;
+            end -= 2;
+            self.b[end] = DIGITS2[r];
+            self.b[end + 1] = DIGITS2[r + 1];
+        }
+        if v >= 10 {
+            let r = v as usize * 2;
+            self.b[end - 2] = DIGITS2[r];
+            self.b[end - 1] = DIGITS2[r + 1];
+        } else {
+            self.b[end - 1] = b'0' + v as u8;
+        }
+        self.n += len;
+    }
+
+    /// Micro-degrees as a fixed-point decimal with 6 places: exact and identical
+    /// on every platform, and much faster than float formatting.
+    #[inline]
+    fn micro(&mut self, v: i64) {
+        if v < 0 {
+            self.byte(b'-');
+        }
+        let a = v.unsigned_abs();
+        self.u64(a / 1_000_000);
+        self.byte(b'.');
+        let f = (a % 1_000_000) as usize;
+        let (hi, mid, lo) = (f / 10_000, f / 100 % 100, f % 100);
+        self.bytes(&DIGITS2[hi * 2..hi * 2 + 2]);
+        self.bytes(&DIGITS2[mid * 2..mid * 2 + 2]);
+        self.bytes(&DIGITS2[lo * 2..lo * 2 + 2]);
+    }
+}
+
+#[cfg(test)]
 fn push_micro(buf: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        buf.push(b'-');
-    }
-    let a = v.unsigned_abs();
-    push_u64(buf, a / 1_000_000);
-    buf.push(b'.');
-    let f = a % 1_000_000;
-    let mut d = 100_000;
-    while d > 0 {
-        buf.push(b'0' + ((f / d) % 10) as u8);
-        d /= 10;
-    }
+    let mut l = Line::new();
+    l.micro(v);
+    buf.extend_from_slice(&l.b[..l.n]);
 }
 
 fn is_bad(i: u64, rows: u64) -> bool {
@@ -158,30 +224,32 @@ fn push_row(buf: &mut Vec<u8>, seed: u64, g: &Group, j: u64, row_hash: u64) {
     let samples = 1 + (h2 & 0xffff) % 500;
     let created = T_MIN + (h2 >> 16) % (T_MAX - T_MIN);
     let updated = created + (h2 >> 40) % (T_MAX - created + 1);
-    buf.extend_from_slice(RADIO_NAMES[g.radio as usize]);
-    buf.push(b',');
-    push_u64(buf, g.mcc);
-    buf.push(b',');
-    push_u64(buf, g.mnc);
-    buf.push(b',');
-    push_u64(buf, g.lac);
-    buf.push(b',');
-    push_u64(buf, cid);
-    buf.push(b',');
-    push_u64(buf, unit);
-    buf.push(b',');
-    push_micro(buf, lon);
-    buf.push(b',');
-    push_micro(buf, lat);
-    buf.push(b',');
-    push_u64(buf, range);
-    buf.push(b',');
-    push_u64(buf, samples);
-    buf.extend_from_slice(b",1,");
-    push_u64(buf, created);
-    buf.push(b',');
-    push_u64(buf, updated);
-    buf.extend_from_slice(b",0\n");
+    let mut l = Line::new();
+    l.bytes(RADIO_NAMES[g.radio as usize]);
+    l.byte(b',');
+    l.u64(g.mcc);
+    l.byte(b',');
+    l.u64(g.mnc);
+    l.byte(b',');
+    l.u64(g.lac);
+    l.byte(b',');
+    l.u64(cid);
+    l.byte(b',');
+    l.u64(unit);
+    l.byte(b',');
+    l.micro(lon);
+    l.byte(b',');
+    l.micro(lat);
+    l.byte(b',');
+    l.u64(range);
+    l.byte(b',');
+    l.u64(samples);
+    l.bytes(b",1,");
+    l.u64(created);
+    l.byte(b',');
+    l.u64(updated);
+    l.bytes(b",0\n");
+    buf.extend_from_slice(&l.b[..l.n]);
 }
 
 fn push_bad(buf: &mut Vec<u8>, kind: usize) {
@@ -201,7 +269,7 @@ fn push_bad(buf: &mut Vec<u8>, kind: usize) {
 pub fn write_rows(
     seed: u64,
     rows: u64,
-    out: &mut dyn Write,
+    sink: &mut dyn FnMut(Vec<u8>) -> io::Result<Vec<u8>>,
     progress: &mut dyn FnMut(u64, f64),
 ) -> io::Result<Stats> {
     let t0 = Instant::now();
@@ -244,7 +312,7 @@ pub fn write_rows(
             }
         }
         if buf.len() >= (1 << 20) - 256 {
-            out.write_all(&buf)?;
+            buf = sink(buf)?;
             buf.clear();
             let e = t0.elapsed().as_secs_f64();
             if e - last >= 1.0 {
@@ -253,32 +321,26 @@ pub fn write_rows(
             }
         }
     }
-    out.write_all(&buf)?;
-    out.flush()?;
+    if !buf.is_empty() {
+        sink(buf)?;
+    }
     st.unique_keys = u;
     Ok(st)
 }
 
-/// Hands full buffers to the writer thread and recycles the ones it returns,
-/// so generation overlaps with disk writes and compression in bounded memory.
-struct PipeWriter {
-    tx: SyncSender<Vec<u8>>,
-    back: Receiver<Vec<u8>>,
-}
-
-impl Write for PipeWriter {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let mut buf = self.back.try_recv().unwrap_or_default();
-        buf.clear();
-        buf.extend_from_slice(data);
-        self.tx
-            .send(buf)
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "writer stopped"))?;
-        Ok(data.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+/// Hands a full buffer to the writer thread and takes back an empty one (or a
+/// new one while fewer than a handful circulate), so generation overlaps with
+/// disk writes and compression in bounded memory, without copying.
+fn pipe_sink(
+    tx: &SyncSender<Vec<u8>>,
+    back: &Receiver<Vec<u8>>,
+    full: Vec<u8>,
+) -> io::Result<Vec<u8>> {
+    tx.send(full)
+        .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "writer stopped"))?;
+    Ok(back
+        .try_recv()
+        .unwrap_or_else(|_| Vec::with_capacity(1 << 20)))
 }
 
 fn drain(rx: Receiver<Vec<u8>>, back: SyncSender<Vec<u8>>, sink: &mut dyn Write) -> io::Result<()> {
@@ -321,7 +383,7 @@ pub fn run(seed: u64, rows: u64, out: &str, gz: bool) -> Result<(), String> {
     let (tx, rx) = sync_channel::<Vec<u8>>(4);
     let (back_tx, back_rx) = sync_channel::<Vec<u8>>(6);
     let handle = std::thread::spawn(move || writer(file, gz, rx, back_tx));
-    let mut pipe = PipeWriter { tx, back: back_rx };
+    let mut sink = |full: Vec<u8>| pipe_sink(&tx, &back_rx, full);
     let mut progress = |n: u64, e: f64| {
         eprintln!(
             "  {n}/{rows} rows ({:.1}%), {:.2} M rows/s",
@@ -329,8 +391,8 @@ pub fn run(seed: u64, rows: u64, out: &str, gz: bool) -> Result<(), String> {
             n as f64 / e / 1e6
         );
     };
-    let generated = write_rows(seed, rows, &mut pipe, &mut progress);
-    drop(pipe);
+    let generated = write_rows(seed, rows, &mut sink, &mut progress);
+    drop(tx);
     let written = handle
         .join()
         .map_err(|_| "writer thread panicked".to_string())?;
@@ -368,7 +430,16 @@ mod tests {
 
     fn gen(seed: u64, rows: u64) -> (Vec<u8>, Stats) {
         let mut v = Vec::new();
-        let st = write_rows(seed, rows, &mut v, &mut |_, _| {}).unwrap();
+        let st = write_rows(
+            seed,
+            rows,
+            &mut |b: Vec<u8>| {
+                v.extend_from_slice(&b);
+                Ok(b)
+            },
+            &mut |_, _| {},
+        )
+        .unwrap();
         (v, st)
     }
 
