@@ -96,6 +96,17 @@ fn generate(path: &Path, rows: u64, gz: bool) -> u64 {
     fs::metadata(path).unwrap().len()
 }
 
+/// User + system CPU seconds of this process so far (Linux; 0 elsewhere): with other
+/// work on the machine, rows per CPU second is steadier than rows per second.
+fn cpu_seconds() -> f64 {
+    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // Fields 14 and 15 of stat; 100 ticks a second on Linux.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn reset_peak_rss() {
     let _ = fs::write("/proc/self/clear_refs", "5");
 }
@@ -153,19 +164,23 @@ fn main() {
     );
 
     reset_peak_rss();
+    let cpu = cpu_seconds();
     let t = Instant::now();
     let reports = check_files(std::slice::from_ref(&input), &opts, &mut |_| true).unwrap();
     let parse_s = t.elapsed().as_secs_f64();
+    let parse_cpu = cpu_seconds() - cpu;
     assert_eq!(reports[0].rows, rows);
     println!(
-        "read+parse:       {:>8.2} s  {:>10.0} rows/s  peak RSS {}",
+        "read+parse:       {:>8.2} s  {:>10.0} rows/s  {:>6.2} CPU s  peak RSS {}",
         parse_s,
         rows as f64 / parse_s,
+        parse_cpu,
         mib(peak_rss_bytes())
     );
 
     reset_peak_rss();
     let db = dir.path().join("db");
+    let cpu = cpu_seconds();
     let t = Instant::now();
     let mut phases: Vec<(Phase, f64)> = Vec::new();
     let rep = import_files(&db, std::slice::from_ref(&input), &opts, &mut |p| {
@@ -176,6 +191,7 @@ fn main() {
     })
     .unwrap();
     let import_s = t.elapsed().as_secs_f64();
+    let import_cpu = cpu_seconds() - cpu;
     let mut ends: Vec<f64> = phases.iter().skip(1).map(|p| p.1).collect();
     ends.push(import_s);
     let split: Vec<String> = phases
@@ -184,9 +200,10 @@ fn main() {
         .map(|((phase, start), end)| format!("{phase:?} {:.2} s", end - start))
         .collect();
     println!(
-        "full import:      {:>8.2} s  {:>10.0} rows/s  peak RSS {}  (run_rows {})",
+        "full import:      {:>8.2} s  {:>10.0} rows/s  {:>6.2} CPU s  peak RSS {}  (run_rows {})",
         import_s,
         rows as f64 / import_s,
+        import_cpu,
         mib(rep.peak_rss_bytes),
         opts.run_rows
     );

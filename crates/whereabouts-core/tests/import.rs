@@ -642,3 +642,48 @@ fn bom_headerless_and_newline_free_binary_input() {
     );
     assert_clean(&dir.path().join("db"));
 }
+
+#[test]
+fn line_numbers_stay_exact_across_parallel_blocks() {
+    // About 5 MiB: several parser blocks, each with bad and blank lines.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("bssid,lat,lon,range,samples,created,updated\r\n");
+    let mut expected_bad = Vec::new();
+    let mut accepted = 0u64;
+    for line in 2..=80_000u64 {
+        if line % 1013 == 0 {
+            text += "\r\n";
+        } else if line % 997 == 0 {
+            text += &format!(
+                "{:012x},95.0,13.4,50,1,1600000000,1700000000\r\n",
+                0x0200_0000_0000u64 + line
+            );
+            expected_bad.push(line);
+        } else {
+            text += &format!(
+                "{:012x},52.{line:05},13.4,50,1,1600000000,1700000000\r\n",
+                0x0200_0000_0000u64 + line
+            );
+            accepted += 1;
+        }
+    }
+    let input = dir.path().join("big.csv");
+    fs::write(&input, text).unwrap();
+    let opts = ImportOptions {
+        max_error_lines: 1000,
+        ..ImportOptions::default()
+    };
+    let rep = run(&dir.path().join("db"), &[input], &opts).unwrap();
+    let f = &rep.files[0];
+    let got: Vec<u64> = f.bad_lines.iter().map(|b| b.0).collect();
+    assert_eq!(got, expected_bad);
+    assert_eq!(
+        (f.accepted, f.rejected),
+        (accepted, expected_bad.len() as u64)
+    );
+    assert_eq!(rep.wifi, accepted);
+    assert!(f
+        .bad_lines
+        .iter()
+        .all(|b| b.1 == "lat: 95 out of range -90..=90"));
+}

@@ -8,6 +8,7 @@
 //! failed or cancelled import leaves the previous database as it was.
 //! Formats, validation and merge rules: `docs/import.md`.
 
+mod csv;
 mod merge;
 mod parse;
 mod rec;

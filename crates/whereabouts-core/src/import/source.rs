@@ -10,9 +10,9 @@ use flate2::read::MultiGzDecoder;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
+use super::csv::read_csv;
 use super::parse::{
-    self, detect, explain, explain_line, parse_line, Detected, Field, Layout, Problem, RawCell,
-    Reject, CELL_HEADER, WIFI_HEADER,
+    self, explain, Field, Layout, Problem, RawCell, Reject, CELL_HEADER, WIFI_HEADER,
 };
 use super::rec::Rec;
 use super::runs::Runs;
@@ -21,8 +21,6 @@ use crate::radio::Radio;
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
-/// Longest line accepted; export rows are under 200 bytes.
-const MAX_LINE: usize = 16 << 20;
 
 /// Counts bytes read from the file itself (compressed bytes for gzip).
 struct Counting<R> {
@@ -112,16 +110,16 @@ pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError
             return r;
         }
         let mut reader = io::Cursor::new(head[..got].to_vec()).chain(gz);
-        return read_csv(&mut reader, &name, total, &counter, ctx);
+        return read_csv(&mut reader, &name, total, &|| counter.get(), ctx);
     }
     let mut reader = counting;
-    read_csv(&mut reader, &name, total, &counter, ctx)
+    read_csv(&mut reader, &name, total, &|| counter.get(), ctx)
 }
 
 /// The first `\n`, eight bytes at a time: lines average 80 bytes, so a bytewise
 /// scan was a visible share of the parse.
 #[inline]
-fn find_newline(hay: &[u8]) -> Option<usize> {
+pub(super) fn find_newline(hay: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     const NL: u64 = ONES * b'\n' as u64;
@@ -151,140 +149,10 @@ fn keep_bad(report: &mut FileReport, max: usize, line: u64, why: impl FnOnce() -
 }
 
 #[inline]
-fn push(runs: &mut Option<&mut Runs>, r: Rec, tmp: &Path) -> Result<(), ImportError> {
+pub(super) fn push(runs: &mut Option<&mut Runs>, r: Rec, tmp: &Path) -> Result<(), ImportError> {
     match runs {
         Some(runs) => runs.push(r).map_err(|e| io_err(tmp, e)),
         None => Ok(()),
-    }
-}
-
-fn read_csv(
-    reader: &mut dyn Read,
-    name: &str,
-    total: u64,
-    counter: &Rc<Cell<u64>>,
-    ctx: &mut Ctx,
-) -> Result<FileReport, ImportError> {
-    let mut report = FileReport {
-        file: name.to_string(),
-        kind: SourceKind::CellCsv,
-        rows: 0,
-        accepted: 0,
-        rejected: 0,
-        bad_lines: Vec::new(),
-    };
-    let max_bad = ctx.opts.max_error_lines;
-    let mut buf = vec![0u8; 1 << 20];
-    let (mut start, mut filled) = (0usize, 0usize);
-    let mut eof = false;
-    let mut line_no = 0u64;
-    let mut layout: Option<Layout> = None;
-    let progress = |rows: u64| Progress {
-        file: name.to_string(),
-        bytes_done: counter.get(),
-        bytes_total: total,
-        rows,
-        phase: Phase::Reading,
-    };
-    ctx.reporter.report(true, || progress(0))?;
-    loop {
-        // Every complete line in the buffer; the tail waits for more bytes.
-        loop {
-            let rest = &buf[start..filled];
-            let (line, used) = match find_newline(rest) {
-                Some(nl) => (&rest[..nl], nl + 1),
-                None if eof && !rest.is_empty() => (rest, rest.len()),
-                None => break,
-            };
-            start += used;
-            line_no += 1;
-            let mut line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line_no == 1 {
-                line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
-            }
-            if line.iter().all(|c| c.is_ascii_whitespace()) {
-                continue;
-            }
-            let lay = match layout {
-                Some(l) => l,
-                None => match detect(line) {
-                    Detected::Header(l) => {
-                        layout = Some(l);
-                        report.kind = kind_of(l);
-                        continue;
-                    }
-                    Detected::Data(l) => {
-                        layout = Some(l);
-                        report.kind = kind_of(l);
-                        l
-                    }
-                    Detected::Unknown => {
-                        let shown: String =
-                            String::from_utf8_lossy(line).chars().take(200).collect();
-                        return Err(ImportError::Format(format!(
-                            "{name}: line {line_no}: unrecognised header {shown:?}; {}",
-                            accepted_formats()
-                        )));
-                    }
-                },
-            };
-            report.rows += 1;
-            match parse_line(lay, line) {
-                Ok(r) => {
-                    report.accepted += 1;
-                    push(&mut ctx.runs, r, ctx.tmp)?;
-                }
-                Err(rej) => keep_bad(&mut report, max_bad, line_no, || {
-                    explain_line(rej, lay, line)
-                }),
-            }
-        }
-        if eof {
-            break;
-        }
-        buf.copy_within(start..filled, 0);
-        filled -= start;
-        start = 0;
-        if filled == buf.len() {
-            // A line longer than the buffer: grow rather than split it.
-            if buf.len() >= MAX_LINE {
-                // Memory stays bounded even for a binary file without newlines.
-                return Err(ImportError::Format(format!(
-                    "{name}: line {} is longer than {} MiB: not a CSV export; {}",
-                    line_no + 1,
-                    MAX_LINE >> 20,
-                    accepted_formats()
-                )));
-            }
-            buf.resize(buf.len() * 2, 0);
-        }
-        let n = loop {
-            match reader.read(&mut buf[filled..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(ImportError::Io(format!("{name}: {e}"))),
-            }
-        };
-        eof = n == 0;
-        filled += n;
-        let rows = report.rows;
-        ctx.reporter.report(false, || progress(rows))?;
-    }
-    if layout.is_none() {
-        return Err(ImportError::Format(format!(
-            "{name}: empty file; {}",
-            accepted_formats()
-        )));
-    }
-    let rows = report.rows;
-    ctx.reporter.report(true, || progress(rows))?;
-    Ok(report)
-}
-
-fn kind_of(l: Layout) -> SourceKind {
-    match l {
-        Layout::Cell => SourceKind::CellCsv,
-        Layout::Wifi => SourceKind::WifiCsv,
     }
 }
 
