@@ -71,7 +71,9 @@ interface Line {
   request: unknown;
 }
 
-const engine = await Engine.open({ db: dbDir });
+// The simulator's scenario time (its default --now, 2026-06-01): station ages are relative to it.
+const SIM_NOW = Date.UTC(2026, 5, 1) / 1000;
+const engine = await Engine.open({ db: dbDir, now: SIM_NOW });
 const baseline = MapBaseline.fromCsv(join(simDir, 'cells.csv'), join(simDir, 'wifi.csv'));
 const rows: Record<string, string | number>[] = [];
 const scenarios = readdirSync(join(simDir, 'scenarios'))

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Rebuilds the embedded demo data from the simulator (seed 1): data/demo-db (a station
 # database of SIMULATED stations on the ITU test network, mcc 1, around The Hague) and
-# data/demo-requests.jsonl (example /process requests for `npm start`).
+# data/demo-requests.jsonl (example /process requests for `npm start`). Station times are
+# relative to 2026-11-21 (--now), so answers read as fresh until 90 days after that.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cargo run -q --release -p whereabouts-sim -- world --out "$work/sim" --seed 1 --requests 20
+cargo run -q --release -p whereabouts-sim -- world --out "$work/sim" --seed 1 --requests 20 --now 1795219200
 rm -rf data/demo-db
 node bin/whereabouts.js import --quiet --simulated --db data/demo-db "$work/sim/cells.csv" "$work/sim/wifi.csv"
 cp "$work/sim/README.md" data/demo-db/README.md

@@ -115,6 +115,25 @@ fn bytes_per_cell_stay_at_24() {
 }
 
 #[test]
+fn lte_cells_with_their_short_cid_index_cost_28_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    let n = 100_000u64;
+    for i in 0..n {
+        // 28-bit ids: each cell also gets a 4-byte short-CID entry.
+        let s = Station::new(
+            cell_key((i / 1000) as u32, 0x100_0000 + i % 1000),
+            &info(50.0 + i as f64 * 1e-5, 8.0, 1000, 3),
+        );
+        b.push_cell(Radio::Lte, 262, 1, s).unwrap();
+    }
+    let (_, stats) = b.commit().unwrap();
+    assert_eq!(stats.short_cids, n);
+    let per_cell = stats.bytes as f64 / n as f64;
+    assert!(per_cell < 28.1, "{per_cell} bytes per cell");
+}
+
+#[test]
 fn shards_split_at_lac_groups_and_are_all_found() {
     let dir = tempfile::tempdir().unwrap();
     let opts = BuildOptions {
@@ -286,6 +305,9 @@ mod reference_flatbuffers {
     #[derive(Clone, Copy)]
     #[repr(C, align(4))]
     pub struct Raw16([u8; 16]);
+    #[derive(Clone, Copy)]
+    #[repr(C, align(4))]
+    pub struct Raw4([u8; 4]);
 
     macro_rules! raw_struct {
         ($t:ty) => {
@@ -305,6 +327,7 @@ mod reference_flatbuffers {
     }
     raw_struct!(Raw24);
     raw_struct!(Raw16);
+    raw_struct!(Raw4);
 
     pub struct StationDb<'a>(pub Table<'a>);
 
@@ -323,7 +346,7 @@ mod reference_flatbuffers {
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw16>>>("networks", 8, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("cells", 10, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("areas", 12, false)?
-                .visit_field::<ForwardsUOffset<Vector<'_, Raw16>>>("short_cids", 14, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw4>>>("short_cids", 14, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("wifi", 16, false)?
                 .finish();
             Ok(())
@@ -360,7 +383,10 @@ fn shards_are_flatbuffers_the_reference_library_accepts() {
         let bytes = fs::read(shard.path()).unwrap();
         assert!(flatbuffers::buffer_has_identifier(&bytes, "WHRB", false));
         let root = flatbuffers::root::<reference_flatbuffers::StationDb>(&bytes).expect("verifies");
-        assert_eq!(root.version(), 1);
+        assert_eq!(
+            root.version(),
+            whereabouts_core::store::layout::FORMAT_VERSION
+        );
         assert_eq!(root.vector_len(10), shard.cells().len());
         assert_eq!(root.vector_len(16), shard.wifi().len());
         assert_eq!(root.vector_len(12), shard.areas().len());

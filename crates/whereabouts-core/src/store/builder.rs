@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::layout::VectorField;
 use super::manifest::{sync_dir, Manifest, ShardEntry};
-use super::record::{key_cid, key_lac, short_cid_key, Area, Network, ShortCid, Station};
+use super::record::{key_cid, key_lac, short_cid_order, Area, Network, ShortCid, Station};
 use super::writer::{record_bytes, ShardWriter};
 use super::StoreError;
 use crate::geo;
@@ -179,13 +179,13 @@ impl DbBuilder {
         s.short_out.flush().map_err(io)?;
         drop(s.short_out);
         let mut staged = File::open(&s.short_path).map_err(io)?;
-        let mut buf = vec![0u8; 16 * 65_536];
+        let mut buf = vec![0u8; 4 * 262_144];
         loop {
             let n = read_full(&mut staged, &mut buf).map_err(io)?;
             if n == 0 {
                 break;
             }
-            s.writer.push_raw(&buf[..n], (n / 16) as u32).map_err(io)?;
+            s.writer.push_raw(&buf[..n], (n / 4) as u32).map_err(io)?;
         }
         let _ = fs::remove_file(&s.short_path);
         s.writer.begin(VectorField::Areas).map_err(io)?;
@@ -286,18 +286,20 @@ impl DbBuilder {
         }
         if net.radio().is_some_and(|r| r.has_short_cid()) {
             let first_cell = shard.cells as u32 - self.group.len() as u32;
-            let mut entries: Vec<ShortCid> = self
+            let mut entries: Vec<(u16, u32)> = self
                 .group
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| key_cid(s.key) > 0xffff)
-                .map(|(i, s)| ShortCid {
-                    key: short_cid_key(net_index, lac, key_cid(s.key) as u16),
-                    cell: first_cell + i as u32,
-                    _pad: 0,
-                })
+                .map(|(i, s)| (short_cid_order(s).1, first_cell + i as u32))
                 .collect();
-            entries.sort_unstable_by_key(|e| (e.key, e.cell));
+            // One LAC group at a time, in network and LAC order: sorting by the short
+            // id within the group sorts the whole index.
+            entries.sort_unstable();
+            let entries: Vec<ShortCid> = entries
+                .into_iter()
+                .map(|(_, cell)| ShortCid { cell })
+                .collect();
             for e in &entries {
                 shard
                     .short_out

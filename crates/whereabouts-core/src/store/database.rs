@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::record::{cell_key, short_cid_key, Area, Station};
+use super::record::{cell_key, short_cid_order, Area, Station};
 use super::shard::Shard;
 use super::StoreError;
 use crate::radio::Radio;
@@ -174,16 +174,22 @@ impl Database {
         short: u16,
     ) -> Vec<&Station> {
         let mut out = Vec::new();
+        let key = (lac, short);
         for &(si, ni) in self.nets(radio, mcc, mnc) {
             let shard = &self.shards[si as usize];
-            let index = shard.short_cids();
-            let key = short_cid_key(ni, lac, short);
-            let start = index.partition_point(|e| e.key < key);
+            let net = &shard.networks()[ni as usize];
             let cells = shard.cells();
+            let index = shard.short_cids();
+            // Cell positions grow with network order, so one network's entries are contiguous.
+            let lo = index.partition_point(|e| e.cell < net.first);
+            let hi = index.partition_point(|e| e.cell < net.first + net.count);
+            let entries = &index[lo..hi];
+            let order = |e: &super::record::ShortCid| short_cid_order(&cells[e.cell as usize]);
+            let start = entries.partition_point(|e| order(e) < key);
             out.extend(
-                index[start..]
+                entries[start..]
                     .iter()
-                    .take_while(|e| e.key == key)
+                    .take_while(|e| order(e) == key)
                     .map(|e| &cells[e.cell as usize]),
             );
         }

@@ -14,7 +14,7 @@ use std::mem::size_of;
 use super::record::{Area, Network, ShortCid, Station};
 
 pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 pub const VTABLE_POS: usize = 8;
 pub const FIELD_COUNT: usize = 7;

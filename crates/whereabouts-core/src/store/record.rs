@@ -176,20 +176,20 @@ impl Area {
     }
 }
 
-/// Short-CID index entry: `network << 40 | lac << 16 | (cid & 0xffff)` to the
-/// cell's position in `cells`. Built for UMTS and LTE cells whose id passes 16 bits.
+/// Short-CID index entry: the position in `cells` of a UMTS or LTE cell whose id
+/// passes 16 bits. Entries are sorted by (network, lac, cid & 0xffff), a key read back
+/// from the cell itself, so an entry costs 4 bytes rather than carrying its key.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ShortCid {
-    pub key: u64,
     pub cell: u32,
-    pub _pad: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<ShortCid>() == 16);
+const _: () = assert!(std::mem::size_of::<ShortCid>() == 4);
 
-pub fn short_cid_key(network: u32, lac: u32, short: u16) -> u64 {
-    ((network as u64) << 40) | ((lac as u64 & 0xff_ffff) << 16) | short as u64
+/// The short-CID sort key of a cell within its network.
+pub fn short_cid_order(cell: &Station) -> (u32, u16) {
+    (key_lac(cell.key), key_cid(cell.key) as u16)
 }
 
 #[cfg(test)]
