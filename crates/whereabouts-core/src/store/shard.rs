@@ -50,7 +50,7 @@ impl Shard {
         if b.len() < layout::HEADER_END || &b[4..8] != layout::FILE_IDENTIFIER {
             return Err(corrupt("not a Whereabouts station file"));
         }
-        if map.as_ptr() as usize % 8 != 0 {
+        if !(map.as_ptr() as usize).is_multiple_of(8) {
             return Err(corrupt("mapping is not 8-byte aligned"));
         }
         let table = read_u32(b, 0).ok_or_else(|| corrupt("truncated"))? as usize;
@@ -96,7 +96,7 @@ impl Shard {
                 .and_then(|s| s.checked_add(start))
                 .filter(|&e| e <= b.len())
                 .ok_or_else(|| corrupt(&format!("{} vector runs past the end", vf.name())))?;
-            if start % 8 != 0 {
+            if !start.is_multiple_of(8) {
                 return Err(corrupt(&format!("{} vector is misaligned", vf.name())));
             }
             vectors[field_slot(vf)] = start..end;
