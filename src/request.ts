@@ -336,8 +336,12 @@ const MAX_FALLBACK_NAMES = 16;
 /** Carries a spec message out of nested validation to {@link parseRequest}. */
 class Rejection extends Error {}
 
+// One instance per message, made once: invalid requests are common under load, and
+// constructing an Error captures a stack trace each time.
+const REJECTIONS = new Map<string, Rejection>(Object.values(GeoMessage).map((m) => [m, new Rejection(m)]));
+
 function reject(message: GeoMessageText): never {
-  throw new Rejection(message);
+  throw REJECTIONS.get(message) ?? new Rejection(message);
 }
 
 function failure(message: string): ParseResult {
@@ -352,7 +356,9 @@ function isObject(v: unknown): v is Obj {
 
 /** Reads an own property only, so that nothing inherited (or polluted into a prototype) is seen. */
 function get(o: Obj, key: string): unknown {
-  return Object.hasOwn(o, key) ? o[key] : undefined;
+  const v = o[key];
+  // Most optional fields are absent: the own-property check is needed only for a value.
+  return v !== undefined && Object.hasOwn(o, key) ? v : undefined;
 }
 
 function inRange(n: number, range: Range): boolean {
@@ -532,17 +538,19 @@ function parseRadioField(v: unknown): number | undefined {
 
 function parseCells(raw: unknown[], top: TopLevel): CellObservation[] {
   const cells: CellObservation[] = [];
-  const seen = new Set<string>();
   for (const item of raw) {
     const cell = parseCell(item, top);
     if (cell === undefined) continue;
     // A repeated cell would count twice in the solver; the first copy keeps its place.
-    const key = `${cell.radio}/${cell.mcc}/${cell.mnc}/${cell.lac}/${cell.cid}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
+    // A scan of at most 7 cells is cheaper than building string keys for a Set.
+    if (cells.some((c) => sameCell(c, cell))) continue;
     cells.push(cell);
   }
   return cells;
+}
+
+function sameCell(a: CellObservation, b: CellObservation): boolean {
+  return a.cid === b.cid && a.lac === b.lac && a.mnc === b.mnc && a.mcc === b.mcc && a.radio === b.radio;
 }
 
 /** Returns the normalised cell, undefined for a cell to drop, or rejects the whole request. */
@@ -594,7 +602,6 @@ function isUsableMac(mac: number): boolean {
 
 function parseWifi(raw: unknown[]): WifiObservation[] {
   const aps: WifiObservation[] = [];
-  const indexOf = new Map<number, number>();
   for (const item of raw) {
     if (!isObject(item)) reject(GeoMessage.invalidRequest);
     const text = get(item, 'bssid');
@@ -613,9 +620,9 @@ function parseWifi(raw: unknown[]): WifiObservation[] {
     const snr = optionalMeasure(get(item, 'signalToNoiseRatio'), WIFI_SNR);
     if (snr !== undefined) ap.snr = snr;
 
-    const previous = indexOf.get(bssid);
-    if (previous === undefined) {
-      indexOf.set(bssid, aps.length);
+    // At most 15 APs: a scan beats a Map.
+    const previous = aps.findIndex((a) => a.bssid === bssid);
+    if (previous < 0) {
       aps.push(ap);
     } else if ((ap.signal ?? -Infinity) > (aps[previous]?.signal ?? -Infinity)) {
       aps[previous] = ap;
