@@ -1,0 +1,149 @@
+/**
+ * GPS-tagged observations submitted with `/process` requests (spec 2.5, `gps_sandbox: 0`),
+ * kept in `DIR/observations.sqlite` for the learning pipeline. One row per submission; the
+ * schema is documented in docs/tokens.md, which is the contract with the pipeline.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { GroupCommit } from '../tokens/group-commit.js';
+
+/** One GPS fix of a submission, with the spec 2.5 fields in camelCase. */
+export interface ObservationGps {
+  lat: number;
+  lon: number;
+  accuracy?: number;
+  altitude?: number;
+  altitudeAccuracy?: number;
+  speed?: number;
+  heading?: number;
+  /** ms since the epoch. */
+  timestamp?: number;
+  source?: string;
+}
+
+/** A submission: the GPS fixes with the radio environment seen at the same place. */
+export interface Observation {
+  /** ms since the epoch, when the server received it. */
+  receivedAt: number;
+  /** The submitting token; the store keeps only {@link tokenHash} of it, never the token. */
+  token: string;
+  deviceId?: string;
+  gps: ObservationGps[];
+  /** The normalised request's cells (src/request.ts CellObservation). */
+  cells: unknown[];
+  /** The normalised request's access points (src/request.ts WifiObservation; BSSIDs as 48-bit integers). */
+  wifi: unknown[];
+}
+
+/**
+ * The form in which observations name their token: hex SHA-256. Tokens are 256 random bits,
+ * so the hash cannot be turned back into a usable token, yet it still groups a token's data
+ * (and lets the pipeline drop a token's submissions if it turns out to be abused).
+ */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+const SCHEMA_VERSION = 1;
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS observations (
+  id INTEGER PRIMARY KEY,
+  received_at INTEGER NOT NULL,
+  token_hash TEXT NOT NULL,
+  device_id TEXT,
+  gps TEXT NOT NULL,
+  cells TEXT NOT NULL,
+  wifi TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS observations_received_at ON observations (received_at);
+`;
+
+interface Row {
+  received_at: number;
+  token_hash: string;
+  device_id: string | null;
+  gps: string;
+  cells: string;
+  wifi: string;
+}
+
+/** Options of {@link ObservationStore.open}. */
+export interface ObservationStoreOptions {
+  /** As for tokens: FULL (default) fsyncs each group commit; NORMAL survives `kill -9` but not a machine crash. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /** How long a commit waits for another process's write lock (default 5000 ms). */
+  busyTimeoutMs?: number;
+}
+
+/** Durable, append-only store of GPS submissions; see the module comment. */
+export class ObservationStore {
+  private readonly commits: GroupCommit<Row, number>;
+  private readonly countStmt;
+
+  private constructor(private readonly db: Database.Database) {
+    const insert = db.prepare<Row>(
+      `INSERT INTO observations (received_at, token_hash, device_id, gps, cells, wifi)
+       VALUES (@received_at, @token_hash, @device_id, @gps, @cells, @wifi)`,
+    );
+    this.countStmt = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM observations');
+    this.commits = new GroupCommit<Row, number>(db, (rows) =>
+      rows.map((r) => Number(insert.run(r).lastInsertRowid)),
+    );
+  }
+
+  /** Opens (creating if needed) DIR/observations.sqlite in WAL mode; several processes may share it. */
+  static open(dbDir: string, options: ObservationStoreOptions = {}): ObservationStore {
+    mkdirSync(dbDir, { recursive: true });
+    const db = new Database(join(dbDir, 'observations.sqlite'));
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION)
+      throw new Error(
+        `observations.sqlite has schema version ${version}; this build knows up to ${SCHEMA_VERSION}`,
+      );
+    if (version < SCHEMA_VERSION)
+      db.transaction(() => {
+        db.exec(SCHEMA);
+        db.pragma(`user_version = ${SCHEMA_VERSION}`);
+      }).immediate();
+    return new ObservationStore(db);
+  }
+
+  /**
+   * Stores one submission; resolves with its row id once it is committed (durable), grouped
+   * with other submissions of the moment into one transaction. Rejects a submission without
+   * GPS fixes or with a fix whose lat/lon are not finite WGS84 degrees: the server validates
+   * first, and this keeps the learning pipeline's input clean even if a caller does not.
+   */
+  add(o: Observation): Promise<number> {
+    if (!Array.isArray(o.gps) || o.gps.length === 0)
+      return Promise.reject(new RangeError('an observation needs at least one GPS fix'));
+    for (const g of o.gps)
+      if (!(Math.abs(g.lat) <= 90 && Math.abs(g.lon) <= 180))
+        return Promise.reject(new RangeError(`GPS fix out of range: ${g.lat}, ${g.lon}`));
+    return this.commits.submit({
+      received_at: Math.round(o.receivedAt),
+      token_hash: tokenHash(o.token),
+      device_id: o.deviceId ?? null,
+      gps: JSON.stringify(o.gps),
+      cells: JSON.stringify(o.cells ?? []),
+      wifi: JSON.stringify(o.wifi ?? []),
+    });
+  }
+
+  /** Number of stored submissions (committed ones, as any reader sees them). */
+  count(): number {
+    return this.countStmt.get()?.n ?? 0;
+  }
+
+  /** Commits what is queued and closes the database. */
+  close(): void {
+    if (!this.db.open) return;
+    this.commits.close();
+    this.db.close();
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Access tokens: settings, daily balances, rate limits and restrictions (spec 2.1, 5, 8).
+ */
+export { GroupCommit, type GroupCommitOptions } from './group-commit.js';
+export {
+  ipAllowed,
+  ipEntryProblem,
+  MAX_IPS,
+  MAX_REFERRERS,
+  referrerAllowed,
+  referrerPatternProblem,
+} from './restrictions.js';
+export {
+  type ChargeOutcome,
+  MAP_SERVICES,
+  type MapService,
+  type MeteredService,
+  maskToken,
+  SCOPES,
+  type Scope,
+  TOKEN_DEFAULTS,
+  TokenError,
+  type TokenInput,
+  type TokenRecord,
+  TokenStore,
+  type TokenStoreOptions,
+  utcDay,
+} from './store.js';
