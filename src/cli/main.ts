@@ -3,6 +3,7 @@
  */
 import { runImport } from './import.js';
 import { runLocate } from './locate.js';
+import { runToken } from './token.js';
 import { UsageError } from './usage.js';
 
 const HELP = `whereabouts: offline cell/WiFi location engine
@@ -16,6 +17,9 @@ Usage:
       Imports OpenCelliD/MLS cell exports (CSV, plain or .gz), WiFi station CSVs
       (bssid,lat,lon,range,samples,created,updated) and SQLite "cells" tables into DIR.
       Merges with the database already in DIR unless --replace.
+  whereabouts token create|update|revoke|list --db DIR [...]
+      Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,
+      services, device slots, GPS). "whereabouts token --help" lists the settings.
   whereabouts --help | --version
 
 Common options of locate:
@@ -47,6 +51,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runLocate(rest);
       case 'import':
         return await runImport(rest);
+      case 'token':
+        return await runToken(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

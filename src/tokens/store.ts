@@ -519,24 +519,47 @@ function perDay(row: LimitRow, service: MeteredService): number {
 }
 
 function fromRow(row: TokenRow): TokenRecord {
-  const r: TokenRecord = {
+  return ordered({
     token: row.token,
+    label: row.label ?? undefined,
     active: row.active !== 0,
     geolocationPerDay: row.geolocation_per_day,
     geocodingPerDay: row.geocoding_per_day,
+    perSecond: row.per_second ?? undefined,
+    perMinute: row.per_minute ?? undefined,
     scopes: JSON.parse(row.scopes) as Scope[],
     referrers: JSON.parse(row.referrers) as string[],
     ips: JSON.parse(row.ips) as string[],
     services: JSON.parse(row.services) as MapService[],
+    slots: row.slots ?? undefined,
     gps: row.gps !== 0,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-  };
-  if (row.label !== null) r.label = row.label;
-  if (row.per_second !== null) r.perSecond = row.per_second;
-  if (row.per_minute !== null) r.perMinute = row.per_minute;
-  if (row.slots !== null) r.slots = row.slots;
-  return r;
+  });
+}
+
+/** The record with its keys in declaration order and no undefined optional keys (stable JSON for the CLI). */
+function ordered(r: TokenRecord): TokenRecord {
+  const out: Record<string, unknown> = {};
+  const keys: (keyof TokenRecord)[] = [
+    'token',
+    'label',
+    'active',
+    'geolocationPerDay',
+    'geocodingPerDay',
+    'perSecond',
+    'perMinute',
+    'scopes',
+    'referrers',
+    'ips',
+    'services',
+    'slots',
+    'gps',
+    'createdAt',
+    'updatedAt',
+  ];
+  for (const k of keys) if (r[k] !== undefined) out[k] = r[k];
+  return out as unknown as TokenRecord;
 }
 
 function toRow(r: TokenRecord): TokenRow {
@@ -627,5 +650,5 @@ export function applyInput(base: TokenRecord, input: TokenInput): TokenRecord {
     }
     r.ips = list;
   }
-  return r;
+  return ordered(r);
 }
