@@ -3,6 +3,7 @@
  */
 import { runImport } from './import.js';
 import { runLocate } from './locate.js';
+import { runServe } from './serve.js';
 import { runToken } from './token.js';
 import { UsageError } from './usage.js';
 
@@ -17,6 +18,11 @@ Usage:
       Imports OpenCelliD/MLS cell exports (CSV, plain or .gz), WiFi station CSVs
       (bssid,lat,lon,range,samples,created,updated) and SQLite "cells" tables into DIR.
       Merges with the database already in DIR unless --replace.
+  whereabouts serve --db DIR [--port N] [--host H] [--workers N] [--log-level L]
+      The HTTP service (POST /v2/process, GET /v2/balance, GET /health; also at the
+      .php paths). Default 127.0.0.1:8080, one worker per core (--workers 0: one
+      process). Tokens live in DIR (see "whereabouts token"). SIGTERM/SIGINT finish
+      requests in flight, then exit 0. Logs are JSON lines on standard output.
   whereabouts token create|update|revoke|list --db DIR [...]
       Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,
       services, device slots, GPS). "whereabouts token --help" lists the settings.
@@ -53,6 +59,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runImport(rest);
       case 'token':
         return await runToken(rest);
+      case 'serve':
+        return await runServe(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -1,0 +1,272 @@
+/**
+ * `whereabouts serve`: the HTTP service on every core.
+ *
+ * The primary process forks one worker per core (node:cluster) and restarts a worker that
+ * dies; each worker opens the engine (the station files are memory-mapped, so workers share
+ * the page cache), the token store and the observation store, and serves the same socket.
+ * SIGTERM or SIGINT stops accepting connections, finishes the requests in flight, closes the
+ * stores and exits 0. `--workers 0` serves from this one process without a supervisor.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { Engine, type EngineOptions } from '../engine.js';
+import { ObservationStore } from '../observations/index.js';
+import { buildServer, DEFAULT_BODY_LIMIT } from '../server/app.js';
+import { TokenStore } from '../tokens/index.js';
+import { parseFlags, UsageError } from './usage.js';
+
+/** Default address: loopback only; say `--host 0.0.0.0` to serve the network. */
+export const DEFAULT_HOST = '127.0.0.1';
+/** Default port. */
+export const DEFAULT_PORT = 8080;
+/** How long a shutdown may take before the primary kills what is left. */
+const SHUTDOWN_GRACE_MS = 30_000;
+
+interface ServeConfig {
+  db: string;
+  host: string;
+  port: number;
+  workers: number;
+  logLevel: string;
+  bodyLimit: number;
+  trustProxy: boolean;
+  engine: EngineOptions;
+}
+
+/** Messages from a worker to the primary. */
+type WorkerMessage = { type: 'fatal'; message: string };
+
+function integerFlag(value: string | undefined, name: string, fallback: number, min: number, max: number) {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new UsageError(`--${name} takes an integer from ${min} to ${max}`);
+  }
+  return n;
+}
+
+function parseConfig(argv: string[]): ServeConfig {
+  const { values, positionals } = parseFlags(argv, {
+    db: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    workers: { type: 'string' },
+    'log-level': { type: 'string' },
+    'body-limit': { type: 'string' },
+    'trust-proxy': { type: 'boolean' },
+    land: { type: 'string' },
+    'no-land': { type: 'boolean' },
+    'ip-db': { type: 'string', multiple: true },
+  });
+  if (positionals.length > 0) throw new UsageError('serve takes no positional arguments');
+  if (values.db === undefined) throw new UsageError('serve needs --db DIR (tokens are stored there too)');
+  const logLevel = values['log-level'] ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new UsageError('--log-level takes fatal, error, warn, info, debug, trace or silent');
+  }
+  const engine: EngineOptions = { db: values.db };
+  if (values['no-land']) engine.land = false;
+  else if (values.land !== undefined) engine.land = values.land;
+  if (values['ip-db']) engine.ipDatabases = values['ip-db'];
+  return {
+    db: values.db,
+    host: values.host ?? DEFAULT_HOST,
+    port: integerFlag(values.port, 'port', DEFAULT_PORT, 0, 65535),
+    workers: integerFlag(values.workers, 'workers', availableParallelism(), 0, 256),
+    logLevel,
+    bodyLimit: integerFlag(values['body-limit'], 'body-limit', DEFAULT_BODY_LIMIT, 1024, 64 * 1024 * 1024),
+    trustProxy: values['trust-proxy'] === true,
+    engine,
+  };
+}
+
+/** A pino-shaped log line from the primary, so that the whole output is JSON lines. */
+function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<string, unknown> = {}): void {
+  const levels = { info: 30, warn: 40, error: 50 };
+  process.stdout.write(
+    `${JSON.stringify({ level: levels[level], time: Date.now(), pid: process.pid, role: 'primary', msg, ...fields })}\n`,
+  );
+}
+
+/** Runs `serve`; resolves to the exit code once the service has shut down. */
+export async function runServe(argv: string[]): Promise<number> {
+  const config = parseConfig(argv);
+  if (cluster.isWorker) return runWorker(config);
+  if (config.workers === 0) return runSingle(config);
+  return runPrimary(config);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Primary: forks, restarts, forwards shutdown.
+
+function runPrimary(config: ServeConfig): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    let everListened = false;
+    let announced = false;
+    let exitCode = 0;
+    const listening = new Set<number>();
+    const startedAt = new Map<number, number>();
+    let recentCrashes = 0;
+
+    const fork = (): Worker => {
+      const worker = cluster.fork();
+      startedAt.set(worker.id, Date.now());
+      worker.on('message', (message: WorkerMessage) => {
+        if (message?.type === 'fatal' && !everListened) {
+          // A worker that cannot open the database will never work: stop instead of looping.
+          log('error', 'worker failed to start', { error: message.message });
+          exitCode = 1;
+          stop();
+        }
+      });
+      return worker;
+    };
+
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      log('info', 'shutting down: finishing requests in flight');
+      const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+      if (workers.length === 0) finish();
+      for (const w of workers) w.process.kill('SIGTERM');
+      setTimeout(() => {
+        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+      }, SHUTDOWN_GRACE_MS).unref();
+    };
+
+    const finish = () => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      log('info', 'stopped', { exitCode });
+      resolve(exitCode);
+    };
+
+    cluster.on('listening', (worker, address) => {
+      listening.add(worker.id);
+      everListened = true;
+      if (!announced && listening.size >= config.workers) {
+        announced = true;
+        const host = address.address ?? config.host;
+        const shown = host.includes(':') ? `[${host}]` : host;
+        log('info', 'listening', {
+          url: `http://${shown}:${address.port}`,
+          port: address.port,
+          workers: config.workers,
+        });
+      }
+    });
+
+    cluster.on('exit', (worker, code, signal) => {
+      listening.delete(worker.id);
+      const lived = Date.now() - (startedAt.get(worker.id) ?? 0);
+      startedAt.delete(worker.id);
+      if (stopping) {
+        if (Object.keys(cluster.workers ?? {}).length === 0) finish();
+        return;
+      }
+      log('warn', 'worker exited; starting another', { workerPid: worker.process.pid, code, signal });
+      // A worker that dies young again and again waits longer before the next try.
+      recentCrashes = lived < 5_000 ? recentCrashes + 1 : 0;
+      const delay = Math.min(10_000, recentCrashes === 0 ? 0 : 100 * 2 ** recentCrashes);
+      setTimeout(() => {
+        if (!stopping) fork();
+      }, delay);
+    });
+
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    for (let i = 0; i < config.workers; i++) fork();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worker (or the single process of --workers 0).
+
+interface Running {
+  port: number;
+  stop: () => Promise<void>;
+}
+
+async function startServer(config: ServeConfig): Promise<Running> {
+  const engine = await Engine.open(config.engine);
+  let tokens: TokenStore | undefined;
+  let observations: ObservationStore | undefined;
+  try {
+    tokens = TokenStore.open(config.db);
+    observations = ObservationStore.open(config.db);
+  } catch (err) {
+    tokens?.close();
+    engine.close();
+    throw err;
+  }
+  const app = buildServer({
+    engine,
+    tokens,
+    observations,
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    bodyLimit: config.bodyLimit,
+    trustProxy: config.trustProxy,
+  });
+  await app.listen({ port: config.port, host: config.host });
+  const t = tokens;
+  const o = observations;
+  const address = app.server.address();
+  return {
+    port: typeof address === 'object' && address !== null ? address.port : config.port,
+    stop: async () => {
+      await app.close();
+      t.close();
+      o.close();
+      engine.close();
+    },
+  };
+}
+
+/** Waits for SIGTERM, SIGINT or (in a worker) the primary going away, then stops gracefully. */
+function untilStopped(running: Running): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      running.stop().then(
+        () => resolve(0),
+        (err) => {
+          process.stderr.write(`whereabouts: shutdown failed: ${(err as Error).message}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    // A primary killed with SIGKILL leaves its workers without a supervisor: stop with it.
+    if (cluster.isWorker) process.on('disconnect', stop);
+  });
+}
+
+async function runWorker(config: ServeConfig): Promise<number> {
+  let running: Running;
+  try {
+    running = await startServer(config);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.send?.({ type: 'fatal', message } satisfies WorkerMessage);
+    throw err;
+  }
+  const code = await untilStopped(running);
+  // Leave the cluster so that nothing keeps this process alive; a stuck handle cannot hold it.
+  if (cluster.worker?.isConnected()) cluster.worker.disconnect();
+  setTimeout(() => process.exit(code), 2_000).unref();
+  return code;
+}
+
+async function runSingle(config: ServeConfig): Promise<number> {
+  const running = await startServer(config);
+  log('info', 'listening', {
+    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${running.port}`,
+    port: running.port,
+    workers: 0,
+  });
+  return untilStopped(running);
+}

@@ -1,0 +1,184 @@
+/**
+ * The HTTP service: a Fastify instance with the `/v2` routes, CORS, body limits, JSON errors,
+ * request ids and one structured log line per request.
+ *
+ * `buildServer` owns none of its dependencies: whoever opened the engine and the stores closes
+ * them after `app.close()` (which finishes requests in flight). See docs/server.md.
+ */
+import type { Socket } from 'node:net';
+import cors from '@fastify/cors';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import type { Engine } from '../engine.js';
+import type { ObservationStore } from '../observations/index.js';
+import type { TokenStore } from '../tokens/index.js';
+import { redactUrl, ServerMessage } from './auth.js';
+import { registerBalance } from './balance.js';
+import { registerHealth } from './health.js';
+import { PROCESS_PATHS, registerProcess } from './process.js';
+
+/** Largest request body accepted by default: room for the 1000 GPS fixes a request may carry. */
+export const DEFAULT_BODY_LIMIT = 512 * 1024;
+
+/** Options of {@link buildServer}. */
+export interface ServerOptions {
+  engine: Engine;
+  tokens: TokenStore;
+  observations: ObservationStore;
+  /** Fastify's pino logger: `true`, or pino options (level, destination...). Default: off. */
+  logger?: boolean | object;
+  /** Largest request body in bytes; default {@link DEFAULT_BODY_LIMIT}. Larger gets HTTP 413. */
+  bodyLimit?: number;
+  /** Trust `X-Forwarded-For` for the caller's address (behind a reverse proxy only). Default false. */
+  trustProxy?: boolean;
+}
+
+/** Whether a path belongs to the geolocation family, whose errors carry `balance`. */
+function isProcessPath(url: string): boolean {
+  const path = url.split('?', 1)[0] as string;
+  return (PROCESS_PATHS as readonly string[]).includes(path);
+}
+
+/** The JSON error body for `url`: spec 7.1 shape on `/process`, spec 7.2 shape elsewhere. */
+function errorBody(url: string, message: string): Record<string, unknown> {
+  return isProcessPath(url) ? { status: 'error', message, balance: 0 } : { status: 'error', message };
+}
+
+/**
+ * One log line per finished request (not two), with the token in query strings cut to its
+ * first characters. Fastify adds the request id (`reqId`).
+ */
+class RequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const line = {
+      method: request.method,
+      url: redactUrl(request.url),
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+      ip: request.ip,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request');
+  }
+
+  override routeNotFound(request: FastifyRequest): void {
+    request.log.info({ method: request.method, url: redactUrl(request.url) }, 'route not found');
+  }
+
+  override defaultErrorLog(error: Error, request: FastifyRequest, reply: FastifyReply): void {
+    const line = { url: redactUrl(request.url), statusCode: reply.statusCode, err: error };
+    if (reply.statusCode >= 500) reply.log.error(line, error.message);
+    else reply.log.info(line, error.message);
+  }
+}
+
+/** pino options with serializers that never print a token. */
+function loggerOptions(logger: boolean | object | undefined): boolean | object {
+  if (logger === undefined || logger === false) return false;
+  const base = logger === true ? {} : logger;
+  return {
+    ...base,
+    serializers: {
+      req: (req: { method?: string; url?: string }) => ({
+        method: req.method,
+        url: redactUrl(req.url ?? ''),
+      }),
+      ...((base as { serializers?: object }).serializers ?? {}),
+    },
+  };
+}
+
+/** Answers a malformed HTTP request (bad request line, header overflow) with a JSON body. */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  let status = 400;
+  let reason = 'Bad Request';
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    reason = 'Request Timeout';
+  } else if (err.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    reason = 'Request Header Fields Too Large';
+  }
+  const body = JSON.stringify({ status: 'error', message: 'Invalid request' });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+let requestCounter = 0;
+
+/** Builds the service. Call `listen()` on the result; `close()` finishes requests in flight. */
+export function buildServer(options: ServerOptions): FastifyInstance {
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const prefix = process.pid.toString(36);
+  const app = Fastify({
+    logger: loggerOptions(options.logger),
+    logController: new RequestLog(),
+    bodyLimit,
+    trustProxy: options.trustProxy ?? false,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => `${prefix}-${(++requestCounter).toString(36)}`,
+    clientErrorHandler,
+    // Keep-alive sockets idle at shutdown are closed at once; busy ones finish their request.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+
+  // Every body is read as text, whatever its content type (or none): the spec's body rules are
+  // decided by parseRequestText, and PHP clients post JSON as form data.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  app.register(cors, {
+    origin: '*',
+    methods: ['GET', 'POST', 'OPTIONS'],
+    exposedHeaders: ['x-request-id', 'retry-after'],
+    maxAge: 86_400,
+  });
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
+    let message: string;
+    if (status === 413) {
+      message = isProcessPath(request.url) ? ServerMessage.bodyTooLarge : 'INVALID_REQUEST';
+    } else if (status >= 500) {
+      request.log.error({ err: error, url: redactUrl(request.url) }, 'unexpected error');
+      message = isProcessPath(request.url) ? ServerMessage.unknownError : 'UNKNOWN_ERROR';
+    } else {
+      message = isProcessPath(request.url) ? 'Invalid request' : 'INVALID_REQUEST';
+    }
+    reply.code(status).send(errorBody(request.url, message));
+  });
+
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).send({ status: 'error', message: ServerMessage.notFound });
+  });
+
+  registerProcess(app, options);
+  registerBalance(app, options);
+  registerHealth(app, options);
+  return app;
+}

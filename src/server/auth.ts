@@ -1,0 +1,156 @@
+/**
+ * Authentication, restriction and metering plumbing shared by every `/v2` route.
+ *
+ * Routes ask {@link authorize} who is calling, then map its neutral outcome, and the
+ * {@link ChargeOutcome} of a metered call, to their own family of spec errors: the geolocation
+ * texts of spec 7.1 ({@link geoRefusal}) or the codes of spec 7.2 ({@link codeRefusal}).
+ * HTTP status choices are listed in docs/server.md.
+ */
+import { GeoMessage } from '../errors.js';
+import {
+  type ChargeOutcome,
+  ipAllowed,
+  maskToken,
+  referrerAllowed,
+  type TokenRecord,
+  type TokenStore,
+} from '../tokens/index.js';
+
+/** Why a caller was refused before any work was done. */
+export type AccessRefusal = 'INVALID_TOKEN' | 'INACTIVE_TOKEN' | 'REFERRER' | 'IP';
+
+/** A failed charge's reason. */
+export type ChargeRefusal = Extract<ChargeOutcome, { ok: false }>['reason'];
+
+/** The outcome of {@link authorize}. */
+export type Access = { ok: true; record: TokenRecord } | { ok: false; reason: AccessRefusal };
+
+/** The part of a request that restrictions look at. */
+export interface Caller {
+  /** The `Referer` header (first value). */
+  referrer: string | undefined;
+  /** The caller's address, IPv4-mapped IPv6 written as IPv4. */
+  ip: string;
+}
+
+/**
+ * A token as logs may show it: its first 4 characters and an ellipsis. Tokens are secrets and
+ * logs travel further than the database.
+ */
+export function tokenPreview(token: string | undefined): string {
+  return token === undefined ? '(none)' : maskToken(token);
+}
+
+/** `::ffff:1.2.3.4` (a dual-stack socket's view of an IPv4 caller) as `1.2.3.4`. */
+export function plainIp(ip: string): string {
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
+
+/** Reads the caller's referrer and address from a Fastify request. */
+export function callerOf(request: {
+  headers: Record<string, string | string[] | undefined>;
+  ip: string;
+}): Caller {
+  const header = request.headers.referer;
+  const referrer = Array.isArray(header) ? header[0] : header;
+  return { referrer, ip: plainIp(request.ip) };
+}
+
+/**
+ * Looks the token up and applies its active flag and its referrer and IP restrictions
+ * (spec 5.4, 5.5). Never charges anything.
+ */
+export function authorize(tokens: TokenStore, token: string | undefined, caller: Caller): Access {
+  if (token === undefined || token === '') return { ok: false, reason: 'INVALID_TOKEN' };
+  const record = tokens.get(token);
+  if (record === undefined) return { ok: false, reason: 'INVALID_TOKEN' };
+  if (!record.active) return { ok: false, reason: 'INACTIVE_TOKEN' };
+  if (record.referrers.length > 0 && !referrerAllowed(record.referrers, caller.referrer)) {
+    return { ok: false, reason: 'REFERRER' };
+  }
+  if (record.ips.length > 0 && !ipAllowed(record.ips, caller.ip)) return { ok: false, reason: 'IP' };
+  return { ok: true, record };
+}
+
+/** An error answer: HTTP status, the message, and headers to add. */
+export interface Refusal {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+/** Messages of refusals the spec does not spell out for `/process` (docs/server.md). */
+export const ServerMessage = {
+  referrerRefused: 'Access restricted - this token does not accept requests from this referrer',
+  ipRefused: 'Access restricted - this token does not accept requests from this IP address',
+  gpsNotEnabled: 'GPS submissions are not enabled for this token',
+  rateLimitedSecond: 'Rate limited - too many requests per second for this token; retry in a second',
+  rateLimitedMinute: 'Rate limited - too many requests per minute for this token; retry in a minute',
+  slots: 'Device limit reached - no free device slot on this token for this id',
+  bodyTooLarge: 'Request body too large',
+  notFound: 'Not found',
+  unknownError: 'Unknown error - please try again after some time',
+} as const;
+
+/**
+ * Maps a refusal to a `/process` answer (spec 7.1). Every one of them is HTTP 200: the client
+ * libraries read `status` and `message` from the body, and many HTTP clients throw on 4xx
+ * before the body is read. A revoked (inactive) token gets the spec's invalid-token text,
+ * the only authentication message spec 7.1 has; the log says which it was.
+ */
+export function geoRefusal(reason: AccessRefusal | ChargeRefusal): Refusal {
+  switch (reason) {
+    case 'INVALID_TOKEN':
+    case 'INACTIVE_TOKEN':
+      return { status: 200, message: GeoMessage.invalidToken };
+    case 'REFERRER':
+      return { status: 200, message: ServerMessage.referrerRefused };
+    case 'IP':
+      return { status: 200, message: ServerMessage.ipRefused };
+    case 'RATELIMITED_DAY':
+      return { status: 200, message: GeoMessage.balanceOver };
+    case 'RATELIMITED_MINUTE':
+      return { status: 200, message: ServerMessage.rateLimitedMinute, headers: { 'retry-after': '60' } };
+    case 'RATELIMITED_SECOND':
+      return { status: 200, message: ServerMessage.rateLimitedSecond, headers: { 'retry-after': '1' } };
+    case 'SLOTS':
+      return { status: 200, message: ServerMessage.slots };
+  }
+}
+
+/**
+ * Maps a refusal to the codes of spec 7.2 (balance now; geocoding and timezone later).
+ * HTTP 200 except `ACCESS_RESTRICTED` (403, as the spec gives for geocoding scopes).
+ */
+export function codeRefusal(reason: AccessRefusal | ChargeRefusal): Refusal {
+  switch (reason) {
+    case 'INVALID_TOKEN':
+    case 'INACTIVE_TOKEN':
+      return { status: 200, message: reason };
+    case 'REFERRER':
+    case 'IP':
+      return { status: 403, message: 'ACCESS_RESTRICTED' };
+    case 'RATELIMITED_DAY':
+      return { status: 200, message: reason };
+    case 'RATELIMITED_MINUTE':
+      return { status: 200, message: reason, headers: { 'retry-after': '60' } };
+    case 'RATELIMITED_SECOND':
+      return { status: 200, message: reason, headers: { 'retry-after': '1' } };
+    case 'SLOTS':
+      return { status: 200, message: 'RATELIMITED_DAY' };
+  }
+}
+
+/** Replaces the value of a `token` or `key` query parameter with its preview, for logs. */
+export function redactUrl(url: string): string {
+  if (!url.includes('token=') && !url.includes('key=')) return url;
+  return url.replace(/([?&](?:token|key)=)([^&#]*)/g, (_m, name: string, value: string) => {
+    let decoded = value;
+    try {
+      decoded = decodeURIComponent(value);
+    } catch {
+      // keep the raw text
+    }
+    return `${name}${encodeURIComponent(tokenPreview(decoded))}`;
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * `GET /v2/balance` (and `/v2/balance.php`): the remaining requests of the day (spec 2.11, 4.5).
+ * At most one request per second per token (spec 8), else `RATELIMITED_SECOND`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TokenStore } from '../tokens/index.js';
+import { authorize, callerOf, codeRefusal, tokenPreview } from './auth.js';
+
+/** Paths of the route: the spec's and the one existing client libraries call. */
+export const BALANCE_PATHS = ['/v2/balance', '/v2/balance.php'] as const;
+
+/** The rate-limit bucket of the balance endpoint in the token store. */
+export const BALANCE_BUCKET = 'balance';
+
+/** The balance object of spec 2.11, or a spec 7.2 error. */
+export type BalanceResponse =
+  | { status: 'ok'; balance_geolocation: number; balance_geocoding: number }
+  | { status: 'error'; message: string };
+
+/** Reads a single query parameter: the first value when it was repeated. */
+export function queryParam(request: FastifyRequest, name: string): string | undefined {
+  const query = request.query as Record<string, string | string[] | undefined> | undefined;
+  const v = query?.[name];
+  const first = Array.isArray(v) ? v[0] : v;
+  return first === undefined || first === '' ? undefined : first;
+}
+
+/** Registers the balance route on `app`. */
+export function registerBalance(app: FastifyInstance, deps: { tokens: TokenStore }): void {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<BalanceResponse> => {
+    const { tokens } = deps;
+    const token = queryParam(request, 'token');
+    const access = authorize(tokens, token, callerOf(request));
+    if (!access.ok) {
+      request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
+      const refusal = codeRefusal(access.reason);
+      reply.code(refusal.status);
+      return { status: 'error', message: refusal.message };
+    }
+    const t = token as string;
+    if (!(await tokens.hit(t, BALANCE_BUCKET, 1))) {
+      const refusal = codeRefusal('RATELIMITED_SECOND');
+      reply.code(refusal.status);
+      if (refusal.headers) reply.headers(refusal.headers);
+      return { status: 'error', message: refusal.message };
+    }
+    return {
+      status: 'ok',
+      balance_geolocation: tokens.balance(t, 'geolocation'),
+      balance_geocoding: tokens.balance(t, 'geocoding'),
+    };
+  };
+  for (const path of BALANCE_PATHS) app.get(path, handler);
+}

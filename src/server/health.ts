@@ -1,0 +1,31 @@
+/**
+ * `GET /health`: liveness and what this worker holds (station counts, stored observations).
+ * Not part of the spec; load balancers and operators call it.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Engine } from '../engine.js';
+import type { ObservationStore } from '../observations/index.js';
+
+/** Registers the health route on `app`. */
+export function registerHealth(
+  app: FastifyInstance,
+  deps: { engine: Engine; observations: ObservationStore },
+): void {
+  const started = Date.now();
+  app.get('/health', async (_request, reply) => {
+    try {
+      return {
+        status: 'ok',
+        pid: process.pid,
+        uptime_s: Math.round((Date.now() - started) / 1000),
+        db: deps.engine.stats(),
+        observations: deps.observations.count(),
+        rss_bytes: process.memoryUsage.rss(),
+      };
+    } catch (err) {
+      reply.log.error({ err }, 'health check failed');
+      reply.code(503);
+      return { status: 'error', message: 'UNKNOWN_ERROR' };
+    }
+  });
+}

@@ -1,0 +1,174 @@
+/**
+ * `POST /v2/process` (and `/v2/process.php`): geolocation with tokens, balances, restrictions
+ * and GPS submissions (spec 2.2, 2.5, 2.8, 4.1, 7.1).
+ *
+ * The body arrives as text so that `parseRequestText` applies the spec's body rules (an
+ * unquoted number with a leading zero is `Invalid request`). Order of decisions:
+ * parse (a missing token first), token, restrictions, GPS feature, balance, solve, charge,
+ * GPS store. Only a located answer to a `geolocation: 1` request is charged, once, and the
+ * charge is durable before the answer leaves.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Engine } from '../engine.js';
+import type { ObservationStore } from '../observations/index.js';
+import { type LocateRequest, parseRequestText } from '../request.js';
+import type { ProcessResponse } from '../response.js';
+import type { TokenStore } from '../tokens/index.js';
+import { authorize, callerOf, geoRefusal, type Refusal, ServerMessage, tokenPreview } from './auth.js';
+
+/** What the route needs. */
+export interface ProcessDeps {
+  engine: Engine;
+  tokens: TokenStore;
+  observations: ObservationStore;
+}
+
+/** Paths of the route: the spec's and the one existing client libraries call. */
+export const PROCESS_PATHS = ['/v2/process', '/v2/process.php'] as const;
+
+/** Registers the geolocation route on `app`. */
+export function registerProcess(app: FastifyInstance, deps: ProcessDeps): void {
+  const handler = (request: FastifyRequest, reply: FastifyReply) => handleProcess(deps, request, reply);
+  for (const path of PROCESS_PATHS) app.post(path, handler);
+}
+
+/** An error answer of spec 7.1: `status`, `message`, `balance`. */
+function geoError(
+  reply: FastifyReply,
+  refusal: Refusal,
+  balance: number,
+  extra?: Partial<ProcessResponse>,
+): ProcessResponse {
+  reply.code(refusal.status);
+  if (refusal.headers) reply.headers(refusal.headers);
+  return { status: 'error', message: refusal.message, balance, ...extra };
+}
+
+/**
+ * The `token` of a body that failed validation, if it names one: used only to answer
+ * authentication first and to report the token's balance. A body that is not JSON (an unquoted
+ * leading zero, a cut-off body) still names its token in the usual spelling.
+ */
+function tokenOfText(text: string): string | undefined {
+  let token: unknown;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      token = (value as Record<string, unknown>).token;
+    }
+  } catch {
+    token = TOKEN_IN_TEXT.exec(text)?.[1];
+  }
+  if (typeof token === 'string' && token.trim() !== '') return token.trim();
+  return undefined;
+}
+
+/** `"token": "..."` in a body that is not valid JSON (a token has no quotes or escapes). */
+const TOKEN_IN_TEXT = /"token"\s*:\s*"([^"\\]{1,256})"/;
+
+async function handleProcess(
+  deps: ProcessDeps,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<ProcessResponse> {
+  const { engine, tokens, observations } = deps;
+  const text = typeof request.body === 'string' ? request.body : '';
+  const parsed = parseRequestText(text, { requireToken: true });
+  const caller = callerOf(request);
+
+  if (!parsed.ok) {
+    // Authentication is answered before parsing errors; a known token learns its balance.
+    const token = tokenOfText(text);
+    if (token === undefined) return geoError(reply, { status: 200, message: parsed.message }, 0);
+    const access = authorize(tokens, token, caller);
+    if (!access.ok) {
+      request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
+      return geoError(reply, geoRefusal(access.reason), 0);
+    }
+    return geoError(reply, { status: 200, message: parsed.message }, tokens.balance(token, 'geolocation'));
+  }
+
+  const req = parsed.request;
+  const token = req.token as string;
+  const access = authorize(tokens, token, caller);
+  if (!access.ok) {
+    request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
+    return geoError(reply, geoRefusal(access.reason), 0);
+  }
+  const record = access.record;
+  const sentGps = req.gps.length > 0;
+  if (sentGps && !record.gps) {
+    return geoError(reply, { status: 200, message: ServerMessage.gpsNotEnabled }, balanceOf(tokens, token));
+  }
+  if (req.fallbacks.ipf === 1 && req.ip === undefined) req.ip = caller.ip;
+
+  let answer: ProcessResponse;
+  if (req.geolocation === 1) {
+    // Cheap refusal before any solving; the charge below stays the authority.
+    const before = balanceOf(tokens, token);
+    if (before <= 0) return geoError(reply, geoRefusal('RATELIMITED_DAY'), 0);
+    answer = engine.processParsed([req])[0] as ProcessResponse;
+  } else {
+    answer = { status: 'ok' };
+  }
+
+  let balance: number | undefined;
+  let balanceSlots: number | undefined;
+  if (answer.status === 'ok' && req.geolocation === 1) {
+    const outcome = await tokens.charge(
+      token,
+      'geolocation',
+      req.id === undefined ? {} : { deviceId: req.id },
+    );
+    if (!outcome.ok) {
+      request.log.info({ token: tokenPreview(token), reason: outcome.reason }, 'not charged');
+      const extra = outcome.reason === 'SLOTS' ? { balance_slots: -1 } : undefined;
+      return geoError(reply, geoRefusal(outcome.reason), outcome.balance, extra);
+    }
+    balance = outcome.balance;
+    balanceSlots = outcome.balanceSlots;
+  }
+
+  let gpsStatus: 'ok' | 'error' = 'ok';
+  if (sentGps && req.gpsSandbox === 0) {
+    gpsStatus = await storeGps(observations, req, token, request);
+  }
+
+  const out: ProcessResponse = { status: answer.status };
+  if (answer.message !== undefined) out.message = answer.message;
+  out.balance = balance ?? balanceOf(tokens, token);
+  if (balanceSlots !== undefined) out.balance_slots = balanceSlots;
+  Object.assign(out, answer);
+  if (req.metadata === 1) {
+    out.metadata = sentGps ? { gps: { status: gpsStatus, gps_sandbox: req.gpsSandbox } } : {};
+  }
+  return out;
+}
+
+function balanceOf(tokens: TokenStore, token: string): number {
+  return tokens.balance(token, 'geolocation');
+}
+
+/** Stores the GPS fixes durably (gps_sandbox 0); a failure shows in metadata, not as a lost answer. */
+async function storeGps(
+  observations: ObservationStore,
+  req: LocateRequest,
+  token: string,
+  request: FastifyRequest,
+): Promise<'ok' | 'error'> {
+  try {
+    const o: Parameters<ObservationStore['add']>[0] = {
+      receivedAt: Date.now(),
+      token,
+      gps: req.gps,
+      cells: req.cells,
+      wifi: req.wifi,
+    };
+    if (req.id !== undefined) o.deviceId = req.id;
+    await observations.add(o);
+    return 'ok';
+  } catch (err) {
+    request.log.error({ err, token: tokenPreview(token) }, 'storing GPS observations failed');
+    return 'error';
+  }
+}
