@@ -27,7 +27,12 @@ function decodeArcs(topo) {
   return topo.arcs.map((arc) => {
     let x = 0;
     let y = 0;
-    return arc.map(([dx, dy]) => [(x += dx), (y += dy)]);
+    // TopoJSON arcs are delta-encoded: a running sum restores absolute grid positions.
+    return arc.map(([dx, dy]) => {
+      x += dx;
+      y += dy;
+      return [x, y];
+    });
   });
 }
 
@@ -240,7 +245,10 @@ function buildLand() {
         if (!touches(s, ex * EW, y0 + ey * EH, ex * EW + EW, y0 + ey * EH + EH)) continue;
         const key = ey * eCols + ex;
         let list = eSegs.get(key);
-        if (!list) eSegs.set(key, (list = []));
+        if (!list) {
+          list = [];
+          eSegs.set(key, list);
+        }
         list.push(s);
       }
     }
@@ -586,7 +594,7 @@ function buildCountries() {
 
   const byCode = new Map();
   for (const g of topo.objects.countries.geometries) {
-    const name = g.properties && g.properties.name;
+    const name = g.properties?.name;
     let code = g.id !== undefined ? countriesLib.numericToAlpha2(g.id) : undefined;
     // Natural Earth gives Kosovo no ISO number; XK is the code in common use.
     if (!code && name === 'Kosovo') code = 'XK';
