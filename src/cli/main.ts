@@ -18,11 +18,12 @@ Usage:
       Imports OpenCelliD/MLS cell exports (CSV, plain or .gz), WiFi station CSVs
       (bssid,lat,lon,range,samples,created,updated) and SQLite "cells" tables into DIR.
       Merges with the database already in DIR unless --replace.
-  whereabouts serve --db DIR [--port N] [--host H] [--workers N] [--log-level L]
+  whereabouts serve --db DIR [--store DIR2] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, GET /health; also at the
       .php paths). Default 127.0.0.1:8080, one worker per core (--workers 0: one
-      process). Tokens live in DIR (see "whereabouts token"). SIGTERM/SIGINT finish
-      requests in flight, then exit 0. Logs are JSON lines on standard output.
+      process). Tokens and GPS submissions live in DIR, or DIR2 with --store (see
+      "whereabouts token"). SIGTERM/SIGINT finish requests in flight, then exit 0.
+      Logs are JSON lines on standard output (--log-level, default info).
   whereabouts token create|update|revoke|list --db DIR [...]
       Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,
       services, device slots, GPS). "whereabouts token --help" lists the settings.

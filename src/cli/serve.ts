@@ -24,12 +24,16 @@ const SHUTDOWN_GRACE_MS = 30_000;
 
 interface ServeConfig {
   db: string;
+  /** Directory of tokens.sqlite and observations.sqlite; default: the station database directory. */
+  store: string;
   host: string;
   port: number;
   workers: number;
   logLevel: string;
   bodyLimit: number;
   trustProxy: boolean;
+  /** SQLite `synchronous` of the token and observation stores. */
+  sync: 'FULL' | 'NORMAL';
   engine: EngineOptions;
 }
 
@@ -48,12 +52,14 @@ function integerFlag(value: string | undefined, name: string, fallback: number, 
 function parseConfig(argv: string[]): ServeConfig {
   const { values, positionals } = parseFlags(argv, {
     db: { type: 'string' },
+    store: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
     workers: { type: 'string' },
     'log-level': { type: 'string' },
     'body-limit': { type: 'string' },
     'trust-proxy': { type: 'boolean' },
+    sync: { type: 'string' },
     land: { type: 'string' },
     'no-land': { type: 'boolean' },
     'ip-db': { type: 'string', multiple: true },
@@ -64,18 +70,22 @@ function parseConfig(argv: string[]): ServeConfig {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new UsageError('--log-level takes fatal, error, warn, info, debug, trace or silent');
   }
+  const sync = (values.sync ?? 'full').toUpperCase();
+  if (sync !== 'FULL' && sync !== 'NORMAL') throw new UsageError('--sync takes full or normal');
   const engine: EngineOptions = { db: values.db };
   if (values['no-land']) engine.land = false;
   else if (values.land !== undefined) engine.land = values.land;
   if (values['ip-db']) engine.ipDatabases = values['ip-db'];
   return {
     db: values.db,
+    store: values.store ?? values.db,
     host: values.host ?? DEFAULT_HOST,
     port: integerFlag(values.port, 'port', DEFAULT_PORT, 0, 65535),
     workers: integerFlag(values.workers, 'workers', availableParallelism(), 0, 256),
     logLevel,
     bodyLimit: integerFlag(values['body-limit'], 'body-limit', DEFAULT_BODY_LIMIT, 1024, 64 * 1024 * 1024),
     trustProxy: values['trust-proxy'] === true,
+    sync,
     engine,
   };
 }
@@ -193,8 +203,8 @@ async function startServer(config: ServeConfig): Promise<Running> {
   let tokens: TokenStore | undefined;
   let observations: ObservationStore | undefined;
   try {
-    tokens = TokenStore.open(config.db);
-    observations = ObservationStore.open(config.db);
+    tokens = TokenStore.open(config.store, { synchronous: config.sync });
+    observations = ObservationStore.open(config.store, { synchronous: config.sync });
   } catch (err) {
     tokens?.close();
     engine.close();

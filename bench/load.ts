@@ -1,0 +1,254 @@
+/**
+ * Load bench of the HTTP service: `whereabouts serve` (built CLI) on 127.0.0.1 with metering
+ * on, autocannon beside it on the same machine, a realistic request mix, a bounded time.
+ *
+ *   npx tsx bench/load.ts [--db DIR] [--workers N] [--connections N] [--duration S]
+ *                         [--pipelining N] [--cpu-prof]
+ *
+ * The station database defaults to the embedded demo database (the simulated world of
+ * .eval/sim-1-1000), with requests from that world's simulator scenarios, every scenario in
+ * turn (data/demo-requests.jsonl when .eval is absent). Tokens live in a fresh temporary store (--store), so the station
+ * directory is not written. Reports requests/s, p50/p99 latency, HTTP errors, and how many
+ * answers were located (= charged, read back from the token store). `--cpu-prof` profiles the
+ * workers (node --cpu-prof) and prints where their time went.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { TokenStore } from '../src/tokens/index.js';
+
+export const root = join(import.meta.dirname, '..');
+
+/** A running `whereabouts serve`. */
+export interface Served {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Starts the built CLI's `serve` in its own process group (so a bench can kill the whole
+ * group) and resolves once the primary reports every worker listening.
+ */
+export function startServe(
+  args: string[],
+  options: { nodeArgs?: string[]; cwd?: string; timeoutMs?: number } = {},
+): Promise<Served> {
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), join(root, 'bin', 'whereabouts.js'), 'serve', '--port', '0', ...args],
+    { stdio: ['ignore', 'pipe', 'inherit'], detached: true, cwd: options.cwd ?? root },
+  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error('serve did not start in time')),
+      options.timeoutMs ?? 30_000,
+    );
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    let announced = false;
+    lines.on('line', (line) => {
+      if (announced) return;
+      try {
+        const entry = JSON.parse(line) as { msg?: string; port?: number };
+        if (entry.msg === 'listening' && typeof entry.port === 'number') {
+          announced = true;
+          clearTimeout(timer);
+          resolve({ child, port: entry.port, url: `http://127.0.0.1:${entry.port}`, exited });
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    // Keep reading so a chatty server never blocks on a full pipe.
+    child.stdout?.resume();
+    child.on('exit', (code) => {
+      if (!announced) reject(new Error(`serve exited with ${code} before listening`));
+    });
+  });
+}
+
+/**
+ * Request bodies (without token) for the bench and the station database they fit: the
+ * simulator scenarios of .eval/sim-1-1000 against the embedded demo database (built from the
+ * same simulated world), or data/demo-requests.jsonl when .eval is absent. `db` overrides
+ * the database.
+ */
+export function requestMix(db: string | undefined, limit: number): { db: string; bodies: object[] } {
+  const scenarios = join(root, '.eval', 'sim-1-1000', 'world', 'scenarios');
+  const lists: object[][] = [];
+  if (existsSync(scenarios)) {
+    for (const f of readdirSync(scenarios)
+      .filter((n) => n.endsWith('.jsonl'))
+      .sort()) {
+      lists.push(
+        readFileSync(join(scenarios, f), 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '')
+          .map((l) => (JSON.parse(l) as { request: object }).request),
+      );
+    }
+  } else {
+    lists.push(
+      readFileSync(join(root, 'data', 'demo-requests.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .map((l) => JSON.parse(l) as object),
+    );
+  }
+  // Interleave the scenarios so that every stretch of the run sees every kind of request.
+  const bodies: object[] = [];
+  for (let i = 0; bodies.length < limit; i++) {
+    let any = false;
+    for (const list of lists) {
+      const item = list[i];
+      if (item !== undefined && bodies.length < limit) {
+        bodies.push(item);
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+  return { db: db ?? join(root, 'data', 'demo-db'), bodies };
+}
+
+/** The subset of autocannon's API used here (it ships no types). */
+export interface AutocannonResult {
+  requests: { average: number; total: number; sent: number };
+  latency: { p50: number; p99: number; average: number; max: number };
+  throughput: { average: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  '2xx': number;
+  duration: number;
+}
+type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult> & { stop?: () => void };
+export const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+/** Summarises a V8 .cpuprofile: self time per function, the top `n`. */
+export function profileSummary(file: string, n = 20): string {
+  interface Node {
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    hitCount?: number;
+  }
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: Node[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i] as number);
+    const dt = profile.timeDeltas[i] ?? 0;
+    if (!node) continue;
+    const url = node.callFrame.url.replace(/^.*node_modules\//, '').replace(`file://${root}/`, '');
+    const key = `${node.callFrame.functionName || '(anonymous)'} ${url}:${node.callFrame.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  }
+  const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
+  return rows.map(([k, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`).join('\n');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      db: { type: 'string' },
+      workers: { type: 'string', default: '2' },
+      connections: { type: 'string', default: '64' },
+      pipelining: { type: 'string', default: '1' },
+      duration: { type: 'string', default: '10' },
+      requests: { type: 'string', default: '4000' },
+      sync: { type: 'string', default: 'full' },
+      'cpu-prof': { type: 'boolean', default: false },
+    },
+  });
+  const duration = Math.min(120, Math.max(1, Number(values.duration)));
+  const mix = requestMix(values.db, Number(values.requests));
+  const db = mix.db;
+  const store = mkdtempSync(join(tmpdir(), 'wb-load-'));
+  const tokens = TokenStore.open(store);
+  const token = tokens.create({ label: 'load', geolocationPerDay: 1_000_000_000 }).token;
+  tokens.close();
+  const profDir = mkdtempSync(join(tmpdir(), 'wb-prof-'));
+  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  const served = await startServe(
+    ['--db', db, '--store', store, '--workers', values.workers, '--log-level', 'warn', '--sync', values.sync],
+    { nodeArgs },
+  );
+  const requests = mix.bodies.map((b) => ({
+    method: 'POST',
+    path: '/v2/process',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...b, token }),
+  }));
+  console.log(
+    `serve: ${db}, ${values.workers} workers, --sync ${values.sync}, pid ${served.child.pid}; ${requests.length} distinct requests; ` +
+      `autocannon: ${values.connections} connections, pipelining ${values.pipelining}, ${duration} s`,
+  );
+  // A short warm-up so the JIT and the page cache are not measured.
+  await autocannon({ url: served.url, connections: 16, duration: 1, requests });
+  const before = balanceUsed(store, token);
+  const result = await autocannon({
+    url: served.url,
+    connections: Number(values.connections),
+    pipelining: Number(values.pipelining),
+    duration,
+    requests,
+  });
+  const charged = balanceUsed(store, token) - before;
+
+  served.child.kill('SIGTERM');
+  const exit = await served.exited;
+  console.log(
+    JSON.stringify(
+      {
+        requestsPerSecond: Math.round(result.requests.average),
+        total: result.requests.total,
+        latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+        non2xx: result.non2xx,
+        errors: result.errors,
+        timeouts: result.timeouts,
+        located: charged,
+        locatedShare: Number((charged / Math.max(1, result.requests.total)).toFixed(3)),
+        serverExit: exit,
+      },
+      null,
+      2,
+    ),
+  );
+  console.log(`target 20000 req/s: ${result.requests.average >= 20_000 ? 'met' : 'not met'}`);
+  if (values['cpu-prof']) {
+    for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) {
+      console.log(`\nprofile ${f} (self time):\n${profileSummary(join(profDir, f))}`);
+    }
+  }
+}
+
+function balanceUsed(store: string, token: string): number {
+  const tokens = TokenStore.open(store);
+  try {
+    return 1_000_000_000 - tokens.balance(token, 'geolocation');
+  } finally {
+    tokens.close();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
