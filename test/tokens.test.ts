@@ -4,7 +4,7 @@
  * processes, or when a process is killed with SIGKILL.
  */
 import { type ChildProcess, fork, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -107,6 +107,8 @@ describe('token settings', () => {
     open.push(again);
     expect(again.get(t.token)).toEqual(r);
     expect(again.get(other.token)?.geocodingPerDay).toBe(0);
+    // The file holds the secrets: its owner alone may read it.
+    expect(statSync(join(dir, 'tokens.sqlite')).mode & 0o777).toBe(0o600);
   });
 
   it('refuses settings beyond the limits with messages that say what and the limit', () => {

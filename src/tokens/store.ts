@@ -4,7 +4,7 @@
  * tokens while the server runs. See docs/tokens.md for the schema and the durability argument.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GroupCommit } from './group-commit.js';
@@ -220,7 +220,12 @@ export function openTokenDatabase(
   options: { synchronous?: 'FULL' | 'NORMAL'; busyTimeoutMs?: number } = {},
 ): Database.Database {
   mkdirSync(dbDir, { recursive: true });
-  const db = new Database(join(dbDir, 'tokens.sqlite'));
+  const file = join(dbDir, 'tokens.sqlite');
+  const created = !existsSync(file);
+  const db = new Database(file);
+  // The file holds the tokens themselves (lookups need them): readable by its owner only.
+  // SQLite gives the -wal and -shm files the same mode.
+  if (created) chmodSync(file, 0o600);
   // busy_timeout first: the statements after it may meet another process's lock while it
   // creates the file or switches it to WAL.
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
