@@ -359,6 +359,30 @@ describe('charge durability and concurrency', () => {
     expect(usedInFile(dir, t.token)).toBe(1000);
   });
 
+  it('waits for a write lock held elsewhere, and rejects (charging nothing) when it is held too long', async () => {
+    const dir = tempDir();
+    const s = TokenStore.open(dir, { lockWaitMs: 300 });
+    open.push(s);
+    const t = s.create({ geolocationPerDay: 10 });
+    const other = new Database(join(dir, 'tokens.sqlite'));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const waiting = s.charge(t.token, 'geolocation');
+      setTimeout(() => other.exec('COMMIT'), 50);
+      expect(await waiting).toEqual({ ok: true, balance: 9 });
+
+      other.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
+      await expect(s.charge(t.token, 'geolocation')).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+      other.exec('COMMIT');
+      expect(s.balance(t.token, 'geolocation')).toBe(9);
+      expect(await s.charge(t.token, 'geolocation')).toEqual({ ok: true, balance: 8 });
+    } finally {
+      other.close();
+    }
+  });
+
   describe('across processes', () => {
     let script: string;
     beforeAll(() => {

@@ -127,8 +127,10 @@ export interface TokenStoreOptions {
   synchronous?: 'FULL' | 'NORMAL';
   /** Gather charges for this long before committing (default 0: the next event-loop turn). */
   groupMs?: number;
-  /** How long a commit waits for another process's write lock before retrying (default 5000 ms). */
+  /** How long SQLite waits for a lock in admin writes and reads (default 5000 ms). */
   busyTimeoutMs?: number;
+  /** How long a group of charges waits for another process's write lock before they reject (default 10 000 ms). */
+  lockWaitMs?: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -298,6 +300,7 @@ export class TokenStore {
     };
     this.commits = new GroupCommit<Job, JobResult>(db, (jobs) => jobs.map((j) => this.apply(j)), {
       delayMs: options.groupMs ?? 0,
+      lockWaitMs: options.lockWaitMs ?? 10_000,
     });
   }
 
