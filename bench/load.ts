@@ -38,7 +38,7 @@ export interface Served {
  */
 export function startServe(
   args: string[],
-  options: { nodeArgs?: string[]; cwd?: string; timeoutMs?: number } = {},
+  options: { nodeArgs?: string[]; cwd?: string; timeoutMs?: number; onLine?: (line: string) => void } = {},
 ): Promise<Served> {
   const child = spawn(
     process.execPath,
@@ -56,6 +56,7 @@ export function startServe(
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     let announced = false;
     lines.on('line', (line) => {
+      options.onLine?.(line);
       if (announced) return;
       try {
         const entry = JSON.parse(line) as { msg?: string; port?: number };

@@ -135,6 +135,13 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     requestIdHeader: 'x-request-id',
     genReqId: () => `${prefix}-${(++requestCounter).toString(36)}`,
     clientErrorHandler,
+    // A URL that cannot be decoded (`/%zz`) never reaches a route: answer it in the same JSON.
+    frameworkErrors: (error, request, reply) => {
+      const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 400;
+      (reply as FastifyReply)
+        .code(status)
+        .send(errorBody(request.url, status >= 500 ? 'UNKNOWN_ERROR' : 'Invalid request'));
+    },
     // Keep-alive sockets idle at shutdown are closed at once; busy ones finish their request.
     forceCloseConnections: 'idle',
     return503OnClosing: true,
@@ -152,6 +159,8 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     methods: ['GET', 'POST', 'OPTIONS'],
     exposedHeaders: ['x-request-id', 'retry-after'],
     maxAge: 86_400,
+    // An OPTIONS without Origin gets the same 204 instead of a plain-text 400: always JSON or empty.
+    strictPreflight: false,
   });
 
   app.addHook('onRequest', (request, reply, done) => {
