@@ -386,7 +386,9 @@ fn land_path() -> PathBuf {
 }
 
 impl Fixture {
-    fn build() -> Fixture {
+    /// `report`: print what the pools make the solver do (skipped when profiling: under
+    /// callgrind it would take longer than the profiled run itself).
+    fn build(report: bool) -> Fixture {
         let now = now_s();
         let dir = tempfile::tempdir().unwrap();
         let t = Instant::now();
@@ -423,8 +425,10 @@ impl Fixture {
             single,
             mixed,
         };
-        f.report_answers("single-cell", &f.single);
-        f.report_answers("mixed 3+8", &f.mixed);
+        if report {
+            f.report_answers("single-cell", &f.single);
+            f.report_answers("mixed 3+8", &f.mixed);
+        }
         f
     }
 
@@ -576,7 +580,7 @@ fn profile(fx: &Fixture, case: &str) {
 
 fn main() {
     if let Ok(case) = std::env::var("LOCATE_BENCH_PROFILE") {
-        profile(&Fixture::build(), &case);
+        profile(&Fixture::build(false), &case);
         return;
     }
     let start = SystemTime::now();
@@ -587,7 +591,7 @@ fn main() {
         .measurement_time(Duration::from_secs(4))
         .output_directory(&dir)
         .configure_from_args();
-    let fx = Fixture::build();
+    let fx = Fixture::build(true);
     let ran = Ran(RefCell::new(Vec::new()));
 
     bench_case(
