@@ -3,7 +3,7 @@
  */
 import { existsSync } from 'node:fs';
 import { countriesFile, defaultDbDir, defaultIpDatabases, landFile } from './data-files.js';
-import { encodeRequests, type NativeEngine, type NativeStats, native } from './native.js';
+import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 
@@ -45,6 +45,7 @@ export type EngineStats = NativeStats;
 export class Engine {
   readonly #native: NativeEngine;
   readonly #parse: ParseOptions;
+  readonly #wire = new WireBuffers();
   #closed = false;
 
   private constructor(nativeEngine: NativeEngine, parse: ParseOptions) {
@@ -109,8 +110,8 @@ export class Engine {
 
   #solve(valid: readonly LocateRequest[], slots: number[], out: ProcessResponse[]): ProcessResponse[] {
     if (valid.length > 0) {
-      const { input, ips } = encodeRequests(valid);
-      const answers = this.#native.locate(input, ips);
+      const { input, output: answers, ips } = this.#wire.encode(valid);
+      this.#native.locateInto(input, ips, answers);
       for (let k = 0; k < valid.length; k++) {
         out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, answers, k);
       }

@@ -31,7 +31,8 @@ export interface NativeStats {
 
 /** The native engine handle. */
 export interface NativeEngine {
-  locate(input: Float64Array, ips: string[]): Float64Array;
+  /** Writes {@link ANSWER} numbers per request of `input` into `output`; returns the request count. */
+  locateInto(input: Float64Array, ips: string[], output: Float64Array): number;
   stats(): NativeStats;
   close(): void;
 }
@@ -85,42 +86,55 @@ function sizeOf(r: LocateRequest): number {
   return HEADER + r.cells.length * CELL + r.wifi.length * WIFI;
 }
 
-/** Encodes validated requests; their IP addresses go in `ips`, referenced by index. */
-export function encodeRequests(requests: readonly LocateRequest[]): { input: Float64Array; ips: string[] } {
-  let size = 0;
-  for (const r of requests) size += sizeOf(r);
-  const input = new Float64Array(size);
-  const ips: string[] = [];
-  let at = 0;
-  for (const r of requests) {
-    let ipIndex = -1;
-    if (r.fallbacks.ipf === 1 && r.ip !== undefined) {
-      ipIndex = ips.length;
-      ips.push(r.ip);
+/**
+ * Reusable request and answer buffers: one engine call then allocates nothing but the
+ * two views it hands to the core.
+ */
+export class WireBuffers {
+  input = new Float64Array(1024);
+  output = new Float64Array(64 * ANSWER);
+
+  /** Encodes validated requests; their IP addresses go in `ips`, referenced by index. */
+  encode(requests: readonly LocateRequest[]): { input: Float64Array; output: Float64Array; ips: string[] } {
+    let size = 0;
+    for (const r of requests) size += sizeOf(r);
+    if (this.input.length < size) this.input = new Float64Array(Math.max(size, this.input.length * 2));
+    const answers = requests.length * ANSWER;
+    if (this.output.length < answers)
+      this.output = new Float64Array(Math.max(answers, this.output.length * 2));
+    const input = this.input;
+    const ips: string[] = [];
+    let at = 0;
+    for (const r of requests) {
+      let ipIndex = -1;
+      if (r.fallbacks.ipf === 1 && r.ip !== undefined) {
+        ipIndex = ips.length;
+        ips.push(r.ip);
+      }
+      input[at++] = r.cells.length;
+      input[at++] = r.wifi.length;
+      input[at++] = r.fallbacks.lacf;
+      input[at++] = r.fallbacks.scf;
+      input[at++] = r.fallbacks.ipf;
+      input[at++] = r.bt;
+      input[at++] = ipIndex;
+      for (const c of r.cells) {
+        input[at++] = c.radio;
+        input[at++] = c.mcc;
+        input[at++] = c.mnc;
+        input[at++] = c.lac;
+        input[at++] = c.cid;
+        input[at++] = c.signal ?? Number.NaN;
+        input[at++] = c.asu ?? Number.NaN;
+        input[at++] = c.ta ?? Number.NaN;
+        input[at++] = c.psc ?? Number.NaN;
+      }
+      for (const w of r.wifi) {
+        input[at++] = w.bssid;
+        input[at++] = w.signal ?? Number.NaN;
+        input[at++] = w.frequency ?? Number.NaN;
+      }
     }
-    input[at++] = r.cells.length;
-    input[at++] = r.wifi.length;
-    input[at++] = r.fallbacks.lacf;
-    input[at++] = r.fallbacks.scf;
-    input[at++] = r.fallbacks.ipf;
-    input[at++] = r.bt;
-    input[at++] = ipIndex;
-    for (const c of r.cells) {
-      input[at++] = c.radio;
-      input[at++] = c.mcc;
-      input[at++] = c.mnc;
-      input[at++] = c.lac;
-      input[at++] = c.cid;
-      input[at++] = c.signal ?? Number.NaN;
-      input[at++] = c.asu ?? Number.NaN;
-      input[at++] = c.ta ?? Number.NaN;
-      input[at++] = c.psc ?? Number.NaN;
-    }
-    for (const w of r.wifi) {
-      input[at++] = w.bssid;
-      input[at++] = w.signal ?? Number.NaN;
-      input[at++] = w.frequency ?? Number.NaN;
-    }
+    return { input: input.subarray(0, size), output: this.output.subarray(0, answers), ips };
   }
-  return { input, ips };
 }

@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::Float64Array;
+use napi::bindgen_prelude::Float64ArraySlice;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use whereabouts_core::solve::Locator;
@@ -108,14 +108,24 @@ impl NativeEngine {
             .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))
     }
 
-    /// Locates a batch of encoded requests (see `src/native.ts` for the layout);
-    /// returns six numbers per request.
+    /// Locates a batch of encoded requests (layout in `wire.rs`) and writes six numbers
+    /// per request into `output`; returns the number of requests. Both arrays are
+    /// borrowed for the call: no buffer is allocated or referenced per call, which is
+    /// what a one-request call costs most otherwise.
     #[napi]
-    pub fn locate(&self, input: Float64Array, ips: Vec<String>) -> Result<Float64Array> {
+    pub fn locate_into(
+        &self,
+        input: &[f64],
+        ips: Vec<String>,
+        mut output: Float64ArraySlice,
+    ) -> Result<u32> {
         guarded("locate", || {
             let locator = self.locator()?;
-            let out = wire::locate_batch(locator, &input, &ips).map_err(err)?;
-            Ok(Float64Array::new(out))
+            // SAFETY: the view is borrowed for this synchronous call only and JS cannot run
+            // meanwhile; `input` is a different buffer (WireBuffers keeps them apart).
+            let out = unsafe { output.as_mut() };
+            let n = wire::locate_batch(locator, input, &ips, out).map_err(err)?;
+            Ok(n as u32)
         })
     }
 

@@ -27,8 +27,15 @@ fn int(v: f64, max: f64, what: &str) -> Result<u64, String> {
     }
 }
 
-pub fn locate_batch(locator: &Locator, input: &[f64], ips: &[String]) -> Result<Vec<f64>, String> {
-    let mut out = Vec::with_capacity(input.len() / 8 * ANSWER);
+/// Locates every request of `input` and writes its answer into `out`; returns the
+/// number of requests. `out` must hold `ANSWER` numbers per request.
+pub fn locate_batch(
+    locator: &Locator,
+    input: &[f64],
+    ips: &[String],
+    out: &mut [f64],
+) -> Result<usize, String> {
+    let mut n = 0;
     let mut cells: Vec<CellObs> = Vec::with_capacity(7);
     let mut wifi: Vec<WifiObs> = Vec::with_capacity(15);
     let mut at = 0;
@@ -94,17 +101,21 @@ pub fn locate_batch(locator: &Locator, input: &[f64], ips: &[String]) -> Result<
             ip,
             options,
         };
-        match locator.locate(&q) {
-            Some(a) => out.extend_from_slice(&[
+        let answer = match locator.locate(&q) {
+            Some(a) => [
                 1.0,
                 a.lat,
                 a.lon,
                 a.accuracy_m,
                 a.fallback as u8 as f64,
                 if a.aged { 1.0 } else { 0.0 },
-            ]),
-            None => out.extend_from_slice(&[0.0, f64::NAN, f64::NAN, f64::NAN, 0.0, 0.0]),
-        }
+            ],
+            None => [0.0, f64::NAN, f64::NAN, f64::NAN, 0.0, 0.0],
+        };
+        out.get_mut(n * ANSWER..(n + 1) * ANSWER)
+            .ok_or("malformed request batch: the answer buffer is too small")?
+            .copy_from_slice(&answer);
+        n += 1;
     }
-    Ok(out)
+    Ok(n)
 }
