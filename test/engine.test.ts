@@ -108,6 +108,41 @@ describe('Engine.process', () => {
   });
 });
 
+describe('border strictness (bt) on the embedded Natural Earth land', () => {
+  // The fixture cell 262/1/30/1 sits in the North Sea at 52.3 N 3.9 E, about 40 km off the
+  // Dutch coast (nothing but water within 30 km), so every bt level moves it.
+  const sea = { cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 30, cid: 1 }], address: 0 };
+  const km = (a: { lat?: number; lon?: number }) => {
+    const r = 6371.0088;
+    const p1 = (52.3 * Math.PI) / 180;
+    const p2 = ((a.lat as number) * Math.PI) / 180;
+    const dl = (((a.lon as number) - 3.9) * Math.PI) / 180;
+    const h = Math.sin((p2 - p1) / 2) ** 2 + Math.cos(p1) * Math.cos(p2) * Math.sin(dl / 2) ** 2;
+    return 2 * r * Math.asin(Math.sqrt(h));
+  };
+
+  it('moves an answer at sea toward land, less for looser levels', () => {
+    const strict = engine.process({ ...sea, bt: 0 });
+    const medium = engine.process({ ...sea, bt: 1 });
+    const low = engine.process({ ...sea, bt: 2 });
+    expect(km(strict)).toBeGreaterThan(km(medium));
+    expect(km(medium)).toBeGreaterThan(km(low));
+    // bt=1 and bt=2 stop 5 and 15 km from land: 10 km apart along the same line.
+    expect(km(medium) - km(low)).toBeGreaterThan(9);
+    expect(km(medium) - km(low)).toBeLessThan(11);
+    // The radius covers the distance moved.
+    expect(low.accuracy).toBeGreaterThanOrEqual(km(low) * 1000 - 1);
+  });
+
+  it('leaves the answer alone without land data', async () => {
+    const noLand = await Engine.open({ db, now: NOW, land: false });
+    const r = noLand.process({ ...sea, bt: 0 });
+    expect(r.lat).toBeCloseTo(52.3, 6);
+    expect(r.lon).toBeCloseTo(3.9, 6);
+    noLand.close();
+  });
+});
+
 describe('Engine.open', () => {
   it('rejects a directory without a database with a clear message', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'wb-empty-'));
