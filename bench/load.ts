@@ -3,7 +3,8 @@
  * on, autocannon beside it on the same machine, a realistic request mix, a bounded time.
  *
  *   npx tsx bench/load.ts [--db DIR] [--workers N] [--connections N] [--duration S]
- *                         [--pipelining N] [--cpu-prof]
+ *                         [--pipelining N] [--sync full|normal] [--variant process|nocharge|health]
+ *                         [--cpu-prof]
  *
  * The station database defaults to the embedded demo database (the simulated world of
  * .eval/sim-1-1000), with requests from that world's simulator scenarios, every scenario in
@@ -15,7 +16,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -135,6 +136,32 @@ export interface AutocannonResult {
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult> & { stop?: () => void };
 export const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
+/** CPU seconds (user + system) used so far by `pid` and its child processes (Linux /proc). */
+export function treeCpuSeconds(pid: number): number {
+  const ticks = 100; // USER_HZ on Linux
+  let total = 0;
+  const seen = new Set<number>();
+  const visit = (p: number) => {
+    if (seen.has(p)) return;
+    seen.add(p);
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / ticks;
+    } catch {
+      return;
+    }
+    try {
+      const children = readFileSync(`/proc/${p}/task/${p}/children`, 'utf8').trim();
+      for (const c of children.split(/\s+/).filter(Boolean)) visit(Number(c));
+    } catch {
+      // no children list
+    }
+  };
+  visit(pid);
+  return total;
+}
+
 /** Summarises a V8 .cpuprofile: self time per function, the top `n`. */
 export function profileSummary(file: string, n = 20): string {
   interface Node {
@@ -173,6 +200,8 @@ async function main(): Promise<void> {
       duration: { type: 'string', default: '10' },
       requests: { type: 'string', default: '4000' },
       sync: { type: 'string', default: 'full' },
+      variant: { type: 'string', default: 'process' },
+      'group-ms': { type: 'string', default: '0' },
       'cpu-prof': { type: 'boolean', default: false },
     },
   });
@@ -186,22 +215,43 @@ async function main(): Promise<void> {
   const profDir = mkdtempSync(join(tmpdir(), 'wb-prof-'));
   const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
   const served = await startServe(
-    ['--db', db, '--store', store, '--workers', values.workers, '--log-level', 'warn', '--sync', values.sync],
+    [
+      '--db',
+      db,
+      '--store',
+      store,
+      '--workers',
+      values.workers,
+      '--log-level',
+      'warn',
+      '--sync',
+      values.sync,
+      '--group-ms',
+      values['group-ms'],
+    ],
     { nodeArgs },
   );
-  const requests = mix.bodies.map((b) => ({
-    method: 'POST',
-    path: '/v2/process',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...b, token }),
-  }));
+  // Variants that take parts away, to see where the time goes: `nocharge` sends geolocation: 0
+  // (parsed and authorised, neither solved nor charged), `health` only GET /health.
+  const requests =
+    values.variant === 'health'
+      ? [{ method: 'GET', path: '/health' }]
+      : mix.bodies.map((b) => ({
+          method: 'POST',
+          path: '/v2/process',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ ...b, token, ...(values.variant === 'nocharge' ? { geolocation: 0 } : {}) }),
+        }));
   console.log(
-    `serve: ${db}, ${values.workers} workers, --sync ${values.sync}, pid ${served.child.pid}; ${requests.length} distinct requests; ` +
+    `serve: ${db}, ${values.workers} workers, --sync ${values.sync}, variant ${values.variant}, pid ${served.child.pid}; ${requests.length} distinct requests; ` +
       `autocannon: ${values.connections} connections, pipelining ${values.pipelining}, ${duration} s`,
   );
   // A short warm-up so the JIT and the page cache are not measured.
   await autocannon({ url: served.url, connections: 16, duration: 1, requests });
   const before = balanceUsed(store, token);
+  const serverCpu0 = treeCpuSeconds(served.child.pid as number);
+  const clientCpu0 = process.cpuUsage();
+  const wall0 = performance.now();
   const result = await autocannon({
     url: served.url,
     connections: Number(values.connections),
@@ -209,7 +259,17 @@ async function main(): Promise<void> {
     duration,
     requests,
   });
+  const wall = (performance.now() - wall0) / 1000;
+  const serverCpu = treeCpuSeconds(served.child.pid as number) - serverCpu0;
+  const clientUsage = process.cpuUsage(clientCpu0);
+  const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
   const charged = balanceUsed(store, token) - before;
+  const total = Math.max(1, result.requests.total);
+  // CPU time per request, measured rather than inferred from wall time: on a machine shared with
+  // other work, requests/s says more about the neighbours than about the server.
+  const serverUs = (serverCpu * 1e6) / total;
+  const clientUs = (clientCpu * 1e6) / total;
+  const cores = availableParallelism();
 
   served.child.kill('SIGTERM');
   const exit = await served.exited;
@@ -223,6 +283,17 @@ async function main(): Promise<void> {
         errors: result.errors,
         timeouts: result.timeouts,
         located: charged,
+        cpu: {
+          serverCoresBusy: Number((serverCpu / wall).toFixed(2)),
+          clientCoresBusy: Number((clientCpu / wall).toFixed(2)),
+          serverMicrosPerRequest: Math.round(serverUs),
+          clientMicrosPerRequest: Math.round(clientUs),
+          // What this machine's cores could serve if the server and this client had them to
+          // themselves: cores / (server + client CPU per request).
+          projectedRequestsPerSecond: Math.round((cores * 1e6) / (serverUs + clientUs)),
+          projectedServerOnly: Math.round((cores * 1e6) / serverUs),
+        },
+        loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
         locatedShare: Number((charged / Math.max(1, result.requests.total)).toFixed(3)),
         serverExit: exit,
       },

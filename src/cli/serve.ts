@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { Engine, type EngineOptions } from '../engine.js';
 import { ObservationStore } from '../observations/index.js';
 import { buildServer, DEFAULT_BODY_LIMIT } from '../server/app.js';
+import { type Channel, LedgerClient, serveLedger, type TokenAccess } from '../server/ledger.js';
 import { TokenStore } from '../tokens/index.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -34,6 +35,8 @@ interface ServeConfig {
   trustProxy: boolean;
   /** SQLite `synchronous` of the token and observation stores. */
   sync: 'FULL' | 'NORMAL';
+  /** How long charges gather before one commit (TokenStore groupMs). */
+  groupMs: number;
   engine: EngineOptions;
 }
 
@@ -60,6 +63,7 @@ function parseConfig(argv: string[]): ServeConfig {
     'body-limit': { type: 'string' },
     'trust-proxy': { type: 'boolean' },
     sync: { type: 'string' },
+    'group-ms': { type: 'string' },
     land: { type: 'string' },
     'no-land': { type: 'boolean' },
     'ip-db': { type: 'string', multiple: true },
@@ -86,6 +90,7 @@ function parseConfig(argv: string[]): ServeConfig {
     bodyLimit: integerFlag(values['body-limit'], 'body-limit', DEFAULT_BODY_LIMIT, 1024, 64 * 1024 * 1024),
     trustProxy: values['trust-proxy'] === true,
     sync,
+    groupMs: integerFlag(values['group-ms'], 'group-ms', 0, 0, 100),
     engine,
   };
 }
@@ -110,6 +115,8 @@ export async function runServe(argv: string[]): Promise<number> {
 // Primary: forks, restarts, forwards shutdown.
 
 function runPrimary(config: ServeConfig): Promise<number> {
+  // The only process that writes charges (src/server/ledger.ts); workers read on their own.
+  const ledger = TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
   return new Promise((resolve) => {
     let stopping = false;
     let everListened = false;
@@ -122,6 +129,7 @@ function runPrimary(config: ServeConfig): Promise<number> {
     const fork = (): Worker => {
       const worker = cluster.fork();
       startedAt.set(worker.id, Date.now());
+      serveLedger(ledger, worker as unknown as Channel);
       worker.on('message', (message: WorkerMessage) => {
         if (message?.type === 'fatal' && !everListened) {
           // A worker that cannot open the database will never work: stop instead of looping.
@@ -148,6 +156,7 @@ function runPrimary(config: ServeConfig): Promise<number> {
     const finish = () => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
+      ledger.close();
       log('info', 'stopped', { exitCode });
       resolve(exitCode);
     };
@@ -203,16 +212,22 @@ async function startServer(config: ServeConfig): Promise<Running> {
   let tokens: TokenStore | undefined;
   let observations: ObservationStore | undefined;
   try {
-    tokens = TokenStore.open(config.store, { synchronous: config.sync });
+    tokens = TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
     observations = ObservationStore.open(config.store, { synchronous: config.sync });
   } catch (err) {
     tokens?.close();
     engine.close();
     throw err;
   }
+  // Under the cluster, charges and rate-limit hits go to the primary's single writer.
+  const access: TokenAccess = cluster.isWorker
+    ? new LedgerClient(tokens, process as unknown as Channel)
+    : tokens;
+  if (access instanceof LedgerClient)
+    process.on('disconnect', () => access.failAll('the primary process is gone'));
   const app = buildServer({
     engine,
-    tokens,
+    tokens: access,
     observations,
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,

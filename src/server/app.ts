@@ -20,6 +20,7 @@ import type { TokenStore } from '../tokens/index.js';
 import { redactUrl, ServerMessage } from './auth.js';
 import { registerBalance } from './balance.js';
 import { registerHealth } from './health.js';
+import type { LedgerClient, TokenAccess } from './ledger.js';
 import { PROCESS_PATHS, registerProcess } from './process.js';
 
 /** Largest request body accepted by default: room for the 1000 GPS fixes a request may carry. */
@@ -28,7 +29,8 @@ export const DEFAULT_BODY_LIMIT = 512 * 1024;
 /** Options of {@link buildServer}. */
 export interface ServerOptions {
   engine: Engine;
-  tokens: TokenStore;
+  /** A {@link TokenStore}, or under node:cluster a {@link LedgerClient} that charges through the primary. */
+  tokens: TokenAccess;
   observations: ObservationStore;
   /** Fastify's pino logger: `true`, or pino options (level, destination...). Default: off. */
   logger?: boolean | object;

@@ -13,8 +13,8 @@ import {
   maskToken,
   referrerAllowed,
   type TokenRecord,
-  type TokenStore,
 } from '../tokens/index.js';
+import type { TokenAccess } from './ledger.js';
 
 /** Why a caller was refused before any work was done. */
 export type AccessRefusal = 'INVALID_TOKEN' | 'INACTIVE_TOKEN' | 'REFERRER' | 'IP';
@@ -60,7 +60,11 @@ export function callerOf(request: {
  * Looks the token up and applies its active flag and its referrer and IP restrictions
  * (spec 5.4, 5.5). Never charges anything.
  */
-export function authorize(tokens: TokenStore, token: string | undefined, caller: Caller): Access {
+export function authorize(
+  tokens: Pick<TokenAccess, 'get'>,
+  token: string | undefined,
+  caller: Caller,
+): Access {
   if (token === undefined || token === '') return { ok: false, reason: 'INVALID_TOKEN' };
   const record = tokens.get(token);
   if (record === undefined) return { ok: false, reason: 'INVALID_TOKEN' };

@@ -3,8 +3,8 @@
  * At most one request per second per token (spec 8), else `RATELIMITED_SECOND`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TokenStore } from '../tokens/index.js';
 import { authorize, callerOf, codeRefusal, tokenPreview } from './auth.js';
+import type { TokenAccess } from './ledger.js';
 
 /** Paths of the route: the spec's and the one existing client libraries call. */
 export const BALANCE_PATHS = ['/v2/balance', '/v2/balance.php'] as const;
@@ -26,7 +26,7 @@ export function queryParam(request: FastifyRequest, name: string): string | unde
 }
 
 /** Registers the balance route on `app`. */
-export function registerBalance(app: FastifyInstance, deps: { tokens: TokenStore }): void {
+export function registerBalance(app: FastifyInstance, deps: { tokens: TokenAccess }): void {
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<BalanceResponse> => {
     const { tokens } = deps;
     const token = queryParam(request, 'token');

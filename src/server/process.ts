@@ -13,13 +13,13 @@ import type { Engine } from '../engine.js';
 import type { ObservationStore } from '../observations/index.js';
 import { type LocateRequest, parseRequestText } from '../request.js';
 import type { ProcessResponse } from '../response.js';
-import type { TokenStore } from '../tokens/index.js';
 import { authorize, callerOf, geoRefusal, type Refusal, ServerMessage, tokenPreview } from './auth.js';
+import type { TokenAccess } from './ledger.js';
 
 /** What the route needs. */
 export interface ProcessDeps {
   engine: Engine;
-  tokens: TokenStore;
+  tokens: TokenAccess;
   observations: ObservationStore;
 }
 
@@ -145,7 +145,7 @@ async function handleProcess(
   return out;
 }
 
-function balanceOf(tokens: TokenStore, token: string): number {
+function balanceOf(tokens: TokenAccess, token: string): number {
   return tokens.balance(token, 'geolocation');
 }
 
