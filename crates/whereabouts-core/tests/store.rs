@@ -115,7 +115,7 @@ fn bytes_per_cell_stay_at_24() {
 }
 
 #[test]
-fn lte_cells_with_their_short_cid_index_cost_28_bytes() {
+fn lte_cells_with_their_short_cid_index_and_fences_cost_28_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
     let n = 100_000u64;
@@ -130,7 +130,54 @@ fn lte_cells_with_their_short_cid_index_cost_28_bytes() {
     let (_, stats) = b.commit().unwrap();
     assert_eq!(stats.short_cids, n);
     let per_cell = stats.bytes as f64 / n as f64;
-    assert!(per_cell < 28.1, "{per_cell} bytes per cell");
+    // 24 (cell) + 4 (short-CID entry) + 8/64 (fence) + headers
+    assert!(per_cell < 28.2, "{per_cell} bytes per cell");
+}
+
+#[test]
+fn fence_lookups_find_every_station_and_nothing_else() {
+    // Networks of awkward sizes so that their ranges start and end inside fence blocks.
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    let sizes = [1u64, 63, 64, 65, 1000, 4097];
+    let key_of = |net: u64, i: u64| (i * 7 + net) * 3; // sparse: neighbours are absent
+    for (net, &n) in sizes.iter().enumerate() {
+        for i in 0..n {
+            let k = key_of(net as u64, i);
+            let s = Station::new(
+                cell_key((k >> 20) as u32, k & 0xfffff),
+                &info(10.0, 10.0, 100, 1),
+            );
+            b.push_cell(Radio::Gsm, 100 + net as u16, 1, s).unwrap();
+        }
+    }
+    for i in 0..5000u64 {
+        b.push_wifi(Station::new(i * 5 + 2, &info(10.0, 10.0, 50, 1)))
+            .unwrap();
+    }
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    for (net, &n) in sizes.iter().enumerate() {
+        let mcc = 100 + net as u16;
+        for i in 0..n {
+            let k = key_of(net as u64, i);
+            let (lac, cid) = ((k >> 20) as u32, k & 0xfffff);
+            assert!(
+                db.cell(Radio::Gsm, mcc, 1, lac, cid).is_some(),
+                "net {net} cell {i}"
+            );
+            assert!(db.cell(Radio::Gsm, mcc, 1, lac, cid + 1).is_none());
+            assert!(
+                db.cell(Radio::Gsm, mcc + 1, 1, lac, cid + 2).is_none() || net + 1 < sizes.len()
+            );
+        }
+        assert!(db.cell(Radio::Gsm, mcc, 1, 0, 0).is_none() || key_of(net as u64, 0) == 0);
+    }
+    for i in 0..5000u64 {
+        assert!(db.wifi(i * 5 + 2).is_some());
+        assert!(db.wifi(i * 5 + 3).is_none());
+    }
+    assert!(db.wifi(0).is_none() && db.wifi(u64::MAX).is_none());
 }
 
 #[test]

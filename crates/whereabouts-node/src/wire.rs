@@ -36,6 +36,8 @@ pub fn locate_batch(
     out: &mut [f64],
 ) -> Result<usize, String> {
     let mut n = 0;
+    // One clock reading per batch: the `aged` rule works in days.
+    let now = locator.now();
     let mut cells: Vec<CellObs> = Vec::with_capacity(7);
     let mut wifi: Vec<WifiObs> = Vec::with_capacity(15);
     let mut at = 0;
@@ -101,7 +103,7 @@ pub fn locate_batch(
             ip,
             options,
         };
-        let answer = match locator.locate(&q) {
+        let answer = match locator.locate_at(&q, now) {
             Some(a) => [
                 1.0,
                 a.lat,

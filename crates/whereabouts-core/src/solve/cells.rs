@@ -62,7 +62,8 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         sr += w * range_of(c);
     }
     let (mut px, mut py) = (sx / sw, sy / sw);
-    let mut samples: Vec<u32> = cells.iter().map(|c| c.samples.max(1)).collect();
+    let mut samples: smallvec::SmallVec<[u32; 8]> =
+        cells.iter().map(|c| c.samples.max(1)).collect();
     samples.sort_unstable();
     let median_samples = samples[samples.len() / 2] as f64;
     let mut accuracy = sr / sw * (ACCURACY_SPREAD + ACCURACY_ESTIMATE / median_samples.sqrt());

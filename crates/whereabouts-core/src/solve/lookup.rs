@@ -1,6 +1,8 @@
 //! Step 1 of solving: find every observed cell and access point in the database,
 //! including cells reported by their 16-bit short CID.
 
+use smallvec::SmallVec;
+
 use super::query::{CellObs, WifiObs};
 use crate::geo;
 use crate::radio::Radio;
@@ -38,9 +40,14 @@ pub struct SeenAp {
     pub signal: Option<f64>,
 }
 
+/// Requests carry at most 7 cells and 15 APs unless an account's limit was raised:
+/// these stay on the stack.
+pub type SeenCells = SmallVec<[SeenCell; 8]>;
+pub type SeenAps = SmallVec<[SeenAp; 16]>;
+
 pub struct Seen {
-    pub cells: Vec<SeenCell>,
-    pub wifi: Vec<SeenAp>,
+    pub cells: SeenCells,
+    pub wifi: SeenAps,
 }
 
 /// Metres per timing-advance step: GSM bit period (48/13 us) and LTE 16 Ts, both
@@ -54,8 +61,8 @@ const SHORT_CID_MAX_SPREAD_M: f64 = 10_000.0;
 
 pub fn resolve(db: &Database, cells: &[CellObs], wifi: &[WifiObs], scf: bool) -> Seen {
     let mut seen = Seen {
-        cells: Vec::with_capacity(cells.len()),
-        wifi: Vec::with_capacity(wifi.len()),
+        cells: SmallVec::new(),
+        wifi: SmallVec::new(),
     };
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
@@ -102,18 +109,18 @@ pub fn candidate_radios(obs: &CellObs) -> &'static [Radio] {
 }
 
 /// The mccs to try: the one given, or every mcc under which a CDMA SID is known.
-fn candidate_mccs(db: &Database, radio: Radio, obs: &CellObs) -> Vec<u16> {
-    match obs.mcc {
-        Some(m) => vec![m],
-        None if radio == Radio::Cdma => db.cdma_mccs(obs.mnc).to_vec(),
-        None => Vec::new(),
+fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [u16] {
+    match &obs.mcc {
+        Some(m) => std::slice::from_ref(m),
+        None if radio == Radio::Cdma => db.cdma_mccs(obs.mnc),
+        None => &[],
     }
 }
 
 fn find_cell<'a>(db: &'a Database, obs: &CellObs) -> Option<(Radio, &'a Station)> {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs) {
-        for mcc in candidate_mccs(db, radio, obs) {
+        for &mcc in candidate_mccs(db, radio, obs) {
             if let Some(st) = db.cell(radio, mcc, mnc, obs.lac, obs.cid) {
                 return Some((radio, st));
             }
@@ -125,7 +132,7 @@ fn find_cell<'a>(db: &'a Database, obs: &CellObs) -> Option<(Radio, &'a Station)
 fn find_by_short_cid(db: &Database, obs: &CellObs, serving: bool) -> Option<SeenCell> {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs).iter().filter(|r| r.has_short_cid()) {
-        for mcc in candidate_mccs(db, radio, obs) {
+        for &mcc in candidate_mccs(db, radio, obs) {
             let found = db.cells_by_short_cid(radio, mcc, mnc, obs.lac, obs.cid as u16);
             if found.is_empty() {
                 continue;

@@ -92,7 +92,8 @@ impl Locator {
         self.border.is_some()
     }
 
-    fn now(&self) -> i64 {
+    /// Unix seconds for the `aged` rule: the fixed clock, or the system clock.
+    pub fn now(&self) -> i64 {
         self.now.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -102,8 +103,12 @@ impl Locator {
 
     /// Locates one query; None means "No matches found".
     pub fn locate(&self, q: &Query) -> Option<Answer> {
+        self.locate_at(q, self.now())
+    }
+
+    /// Locates one query with the clock already read (a batch reads it once).
+    pub fn locate_at(&self, q: &Query, now: i64) -> Option<Answer> {
         let opts = q.options;
-        let now = self.now();
         let seen = lookup::resolve(&self.db, q.cells, q.wifi, opts.scf);
 
         let mut answer = if opts.lacf == 2 {

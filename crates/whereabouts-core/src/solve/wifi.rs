@@ -3,6 +3,8 @@
 //! cluster of one never does (a real AP beside an unknown or spoofed one must not
 //! leak the real AP's position).
 
+use smallvec::SmallVec;
+
 use super::lookup::SeenAp;
 use super::query::{Answer, Fallback, Source};
 use super::weights::wifi_signal_weight;
@@ -18,23 +20,27 @@ pub const WIFI_ACCURACY_FACTOR: f64 = 0.8;
 const MIN_WIFI_ACCURACY_M: f64 = 15.0;
 const DEFAULT_AP_RANGE_M: f64 = 100.0;
 
+type Members = SmallVec<[usize; 16]>;
+
+fn range_of(a: &SeenAp) -> f64 {
+    if a.range_m > 0.0 {
+        a.range_m
+    } else {
+        DEFAULT_AP_RANGE_M
+    }
+}
+
 pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     if aps.len() < 2 {
         return None;
     }
     let frame = LocalFrame::new(aps[0].lat, aps[0].lon);
-    let xy: Vec<(f64, f64)> = aps.iter().map(|a| frame.to_xy(a.lat, a.lon)).collect();
-    let cluster = largest_cluster(aps, &xy)?;
+    let xy: SmallVec<[(f64, f64); 16]> = aps.iter().map(|a| frame.to_xy(a.lat, a.lon)).collect();
+    // Each AP's signal weight once: powf is the costliest step of a WiFi answer.
+    let signal_w: SmallVec<[f64; 16]> = aps.iter().map(|a| wifi_signal_weight(a.signal)).collect();
+    let cluster = largest_cluster(&xy, &signal_w)?;
+    let weight = |i: usize| signal_w[i] / range_of(&aps[i]).max(20.0).sqrt();
 
-    let weight = |i: usize| {
-        let a = &aps[i];
-        let r = if a.range_m > 0.0 {
-            a.range_m
-        } else {
-            DEFAULT_AP_RANGE_M
-        };
-        wifi_signal_weight(a.signal) / r.max(20.0).sqrt()
-    };
     let centroid = |members: &[usize]| {
         let (mut sw, mut sx, mut sy) = (0.0, 0.0, 0.0);
         for &i in members {
@@ -45,27 +51,23 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
         }
         (sx / sw, sy / sw, sw)
     };
-    let (mut px, mut py, _) = centroid(&cluster);
+    let (px, py, _) = centroid(&cluster);
     // Drop members far from the others' consensus (moved APs that still link in).
-    let kept: Vec<usize> = cluster
+    let kept: Members = cluster
         .iter()
         .copied()
-        .filter(|&i| (xy[i].0 - px).hypot(xy[i].1 - py) <= OUTLIER_M)
+        .filter(|&i| (xy[i].0 - px).powi(2) + (xy[i].1 - py).powi(2) <= OUTLIER_M * OUTLIER_M)
         .collect();
     let members = if kept.len() >= 2 { kept } else { cluster };
-    let (cx, cy, sw) = centroid(&members);
-    px = cx;
-    py = cy;
+    let (px, py, sw) = centroid(&members);
 
     let var: f64 = members
         .iter()
         .map(|&i| {
-            let r = if aps[i].range_m > 0.0 {
-                aps[i].range_m
-            } else {
-                DEFAULT_AP_RANGE_M
-            };
-            weight(i) * ((xy[i].0 - px).powi(2) + (xy[i].1 - py).powi(2) + (r * 0.5).powi(2))
+            weight(i)
+                * ((xy[i].0 - px).powi(2)
+                    + (xy[i].1 - py).powi(2)
+                    + (range_of(&aps[i]) * 0.5).powi(2))
         })
         .sum::<f64>()
         / sw;
@@ -85,9 +87,9 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
 }
 
 /// Single-linkage clusters; the one with most members wins, then the strongest.
-fn largest_cluster(aps: &[SeenAp], xy: &[(f64, f64)]) -> Option<Vec<usize>> {
-    let n = aps.len();
-    let mut parent: Vec<usize> = (0..n).collect();
+fn largest_cluster(xy: &[(f64, f64)], signal_w: &[f64]) -> Option<Members> {
+    let n = xy.len();
+    let mut parent: SmallVec<[usize; 16]> = (0..n).collect();
     fn root(p: &mut [usize], mut i: usize) -> usize {
         while p[i] != i {
             p[i] = p[p[i]];
@@ -95,34 +97,33 @@ fn largest_cluster(aps: &[SeenAp], xy: &[(f64, f64)]) -> Option<Vec<usize>> {
         }
         i
     }
+    let link2 = CLUSTER_LINK_M * CLUSTER_LINK_M;
     for i in 0..n {
         for j in i + 1..n {
-            if (xy[i].0 - xy[j].0).hypot(xy[i].1 - xy[j].1) <= CLUSTER_LINK_M {
+            if (xy[i].0 - xy[j].0).powi(2) + (xy[i].1 - xy[j].1).powi(2) <= link2 {
                 let (a, b) = (root(&mut parent, i), root(&mut parent, j));
                 parent[a] = b;
             }
         }
     }
-    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-    for i in 0..n {
-        let r = root(&mut parent, i);
-        match groups.iter_mut().find(|(g, _)| *g == r) {
-            Some((_, m)) => m.push(i),
-            None => groups.push((r, vec![i])),
+    // Score every root: (members, strength); keep the best root, then gather its members.
+    let mut best: Option<(usize, usize, f64)> = None;
+    for r in 0..n {
+        if root(&mut parent, r) != r {
+            continue;
+        }
+        let (mut count, mut strength) = (0usize, 0.0);
+        for (i, w) in signal_w.iter().enumerate() {
+            if root(&mut parent, i) == r {
+                count += 1;
+                strength += w;
+            }
+        }
+        let better = best.is_none_or(|(_, c, st)| count > c || (count == c && strength > st));
+        if count >= 2 && better {
+            best = Some((r, count, strength));
         }
     }
-    let strength = |m: &Vec<usize>| {
-        m.iter()
-            .map(|&i| wifi_signal_weight(aps[i].signal))
-            .sum::<f64>()
-    };
-    groups
-        .into_iter()
-        .map(|(_, m)| m)
-        .filter(|m| m.len() >= 2)
-        .max_by(|a, b| {
-            a.len()
-                .cmp(&b.len())
-                .then(strength(a).total_cmp(&strength(b)))
-        })
+    let (r, _, _) = best?;
+    Some((0..n).filter(|&i| root(&mut parent, i) == r).collect())
 }

@@ -8,7 +8,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::layout::VectorField;
+use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::record::{key_cid, key_lac, short_cid_order, Area, Network, ShortCid, Station};
 use super::writer::{record_bytes, ShardWriter};
@@ -61,6 +61,8 @@ struct OpenShard {
     short_count: u64,
     cells: u64,
     wifi: u64,
+    cell_fences: Vec<u64>,
+    wifi_fences: Vec<u64>,
 }
 
 pub struct DbBuilder {
@@ -146,6 +148,8 @@ impl DbBuilder {
             short_count: 0,
             cells: 0,
             wifi: 0,
+            cell_fences: Vec::new(),
+            wifi_fences: Vec::new(),
         };
         let first = if self.in_wifi {
             VectorField::Wifi
@@ -195,6 +199,14 @@ impl DbBuilder {
         s.writer.begin(VectorField::Networks).map_err(io)?;
         for n in &s.networks {
             s.writer.push(n).map_err(io)?;
+        }
+        s.writer.begin(VectorField::CellFences).map_err(io)?;
+        for f in &s.cell_fences {
+            s.writer.push(f).map_err(io)?;
+        }
+        s.writer.begin(VectorField::WifiFences).map_err(io)?;
+        for f in &s.wifi_fences {
+            s.writer.push(f).map_err(io)?;
         }
         let bytes = s.writer.finish().map_err(io)? as u64;
         self.stats.shards += 1;
@@ -259,6 +271,9 @@ impl DbBuilder {
         }
         self.net_key = Some(net);
         let path = &self.staging;
+        if (shard.cells as usize).is_multiple_of(FENCE_STRIDE) {
+            shard.cell_fences.push(station.key);
+        }
         shard
             .writer
             .push(&station)
@@ -335,6 +350,9 @@ impl DbBuilder {
             self.open_shard()?;
         }
         let shard = self.shard.as_mut().expect("shard is open");
+        if (shard.wifi as usize).is_multiple_of(FENCE_STRIDE) {
+            shard.wifi_fences.push(station.key);
+        }
         shard
             .writer
             .push(&station)

@@ -1,13 +1,14 @@
-//! A database directory opened for lookups: every shard of the manifest mapped,
-//! and a small in-memory map from (radio, mcc, mnc) to the shards holding that
-//! network. Opening costs O(shards + networks); each lookup is a hash probe and
-//! a binary search over the mapped cells.
+//! A database directory opened for lookups: every shard of the manifest mapped.
+//! Shards are cut in sorted order, so each holds a contiguous range of networks;
+//! a lookup finds the shard by that range, the network by binary search of the
+//! shard's network table, and the station through the shard's fence index.
+//! Opening builds nothing in proportion to the stations.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::record::{cell_key, short_cid_order, Area, Station};
+use super::record::{cell_key, short_cid_order, Area, Network, Station};
 use super::shard::Shard;
 use super::StoreError;
 use crate::radio::Radio;
@@ -18,8 +19,8 @@ pub struct Database {
     dir: PathBuf,
     manifest: Manifest,
     shards: Vec<Shard>,
-    /// (radio, mcc, mnc) -> (shard, index in that shard's networks).
-    networks: HashMap<NetKey, Vec<(u32, u32)>>,
+    /// Cell shards in order, with their first and last network.
+    cell_shards: Vec<(NetKey, NetKey, u32)>,
     /// CDMA SID -> mccs, for CDMA requests that come without an mcc (spec 2.2).
     cdma_sids: HashMap<u16, Vec<u16>>,
     wifi_shards: Vec<u32>,
@@ -61,31 +62,37 @@ impl Database {
             }
             shards.push(shard);
         }
-        let mut networks: HashMap<NetKey, Vec<(u32, u32)>> = HashMap::new();
+        let mut cell_shards = Vec::new();
         let mut cdma_sids: HashMap<u16, Vec<u16>> = HashMap::new();
         let mut wifi_shards = Vec::new();
         for (si, s) in shards.iter().enumerate() {
-            for (ni, n) in s.networks().iter().enumerate() {
-                networks
-                    .entry(n.sort_key())
-                    .or_default()
-                    .push((si as u32, ni as u32));
-                if n.radio == Radio::Cdma as u8 {
-                    let mccs = cdma_sids.entry(n.mnc).or_default();
-                    if !mccs.contains(&n.mcc) {
-                        mccs.push(n.mcc);
-                    }
+            let nets = s.networks();
+            if let (Some(first), Some(last)) = (nets.first(), nets.last()) {
+                cell_shards.push((first.sort_key(), last.sort_key(), si as u32));
+            }
+            // Networks sort by radio first: the CDMA ones are one contiguous run.
+            let cdma = Radio::Cdma as u8;
+            let start = nets.partition_point(|n| n.radio < cdma);
+            for n in nets[start..].iter().take_while(|n| n.radio == cdma) {
+                let mccs = cdma_sids.entry(n.mnc).or_default();
+                if !mccs.contains(&n.mcc) {
+                    mccs.push(n.mcc);
                 }
             }
             if !s.wifi().is_empty() {
                 wifi_shards.push(si as u32);
             }
         }
+        if cell_shards.windows(2).any(|w| w[0].1 > w[1].0) {
+            return Err(StoreError::Corrupt(
+                "cell shards overlap or are out of order".into(),
+            ));
+        }
         Ok(Database {
             dir: dir.to_path_buf(),
             manifest,
             shards,
-            networks,
+            cell_shards,
             cdma_sids,
             wifi_shards,
         })
@@ -118,10 +125,23 @@ impl Database {
         st
     }
 
-    fn nets(&self, radio: Radio, mcc: u16, mnc: u16) -> &[(u32, u32)] {
-        self.networks
-            .get(&(radio as u8, mcc, mnc))
-            .map_or(&[], |v| v.as_slice())
+    /// Every (shard, network index, network) holding (radio, mcc, mnc): usually one; more
+    /// only when a network was split across shards.
+    fn nets(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+    ) -> impl Iterator<Item = (&Shard, u32, &Network)> + '_ {
+        let key = (radio as u8, mcc, mnc);
+        let start = self.cell_shards.partition_point(|&(_, last, _)| last < key);
+        self.cell_shards[start..]
+            .iter()
+            .take_while(move |&&(first, _, _)| first <= key)
+            .filter_map(move |&(_, _, si)| {
+                let shard = &self.shards[si as usize];
+                shard.network(key).map(|(ni, n)| (shard, ni, n))
+            })
     }
 
     /// The mccs under which a CDMA SID is known.
@@ -131,13 +151,9 @@ impl Database {
 
     pub fn cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) -> Option<&Station> {
         let key = cell_key(lac, cid);
-        self.nets(radio, mcc, mnc).iter().find_map(|&(si, ni)| {
-            let shard = &self.shards[si as usize];
-            let cells = shard.network_cells(&shard.networks()[ni as usize]);
-            cells
-                .binary_search_by_key(&key, |c| c.key)
-                .ok()
-                .map(|i| &cells[i])
+        self.nets(radio, mcc, mnc).find_map(|(shard, _, n)| {
+            let range = n.first as usize..(n.first + n.count) as usize;
+            shard.find_cell(range, key).map(|i| &shard.cells()[i])
         })
     }
 
@@ -152,9 +168,8 @@ impl Database {
         cids: (u64, u64),
     ) -> &[Station] {
         let (lo, hi) = (cell_key(lac, cids.0), cell_key(lac, cids.1));
-        for &(si, ni) in self.nets(radio, mcc, mnc) {
-            let shard = &self.shards[si as usize];
-            let cells = shard.network_cells(&shard.networks()[ni as usize]);
+        for (shard, _, n) in self.nets(radio, mcc, mnc) {
+            let cells = shard.network_cells(n);
             let start = cells.partition_point(|c| c.key < lo);
             let end = cells.partition_point(|c| c.key <= hi);
             if start < end {
@@ -175,30 +190,31 @@ impl Database {
     ) -> Vec<&Station> {
         let mut out = Vec::new();
         let key = (lac, short);
-        for &(si, ni) in self.nets(radio, mcc, mnc) {
-            let shard = &self.shards[si as usize];
-            let net = &shard.networks()[ni as usize];
+        for (shard, _, net) in self.nets(radio, mcc, mnc) {
             let cells = shard.cells();
             let index = shard.short_cids();
             // Cell positions grow with network order, so one network's entries are contiguous.
             let lo = index.partition_point(|e| e.cell < net.first);
             let hi = index.partition_point(|e| e.cell < net.first + net.count);
             let entries = &index[lo..hi];
-            let order = |e: &super::record::ShortCid| short_cid_order(&cells[e.cell as usize]);
-            let start = entries.partition_point(|e| order(e) < key);
+            // Entries are bounds-checked here rather than all at open: a bad one reads as
+            // no cell, never as a panic.
+            let order =
+                |e: &super::record::ShortCid| cells.get(e.cell as usize).map(short_cid_order);
+            let start = entries.partition_point(|e| order(e) < Some(key));
             out.extend(
                 entries[start..]
                     .iter()
-                    .take_while(|e| order(e) == key)
-                    .map(|e| &cells[e.cell as usize]),
+                    .take_while(|e| order(e) == Some(key))
+                    .filter_map(|e| cells.get(e.cell as usize)),
             );
         }
         out
     }
 
     pub fn area(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32) -> Option<&Area> {
-        self.nets(radio, mcc, mnc).iter().find_map(|&(si, ni)| {
-            let areas = self.shards[si as usize].areas();
+        self.nets(radio, mcc, mnc).find_map(|(shard, ni, _)| {
+            let areas = shard.areas();
             areas
                 .binary_search_by_key(&(ni, lac), |a| (a.network, a.lac))
                 .ok()

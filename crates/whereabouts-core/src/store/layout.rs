@@ -3,10 +3,10 @@
 //!
 //! ```text
 //! 0   u32 root offset (= TABLE_POS)      4  "WHRB"
-//! 8   vtable: u16 vtable size, u16 table size, 7 x u16 field offsets
+//! 8   vtable: u16 vtable size, u16 table size, 9 x u16 field offsets
 //! 32  table: i32 soffset to vtable, u32 format_version, u64 created,
-//!            5 x u32 offsets to the vectors that follow, in the order written
-//! 68  vectors, each a u32 length followed by 8-aligned struct data
+//!            7 x u32 offsets to the vectors that follow, in the order written
+//! 76  vectors, each a u32 length followed by 8-aligned struct data
 //! ```
 
 use std::mem::size_of;
@@ -14,13 +14,13 @@ use std::mem::size_of;
 use super::record::{Area, Network, ShortCid, Station};
 
 pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 pub const VTABLE_POS: usize = 8;
-pub const FIELD_COUNT: usize = 7;
+pub const FIELD_COUNT: usize = 9;
 pub const VTABLE_SIZE: usize = 4 + 2 * FIELD_COUNT;
 pub const TABLE_POS: usize = 32;
-pub const TABLE_SIZE: usize = 36;
+pub const TABLE_SIZE: usize = 44;
 pub const HEADER_END: usize = TABLE_POS + TABLE_SIZE;
 
 /// Field offsets inside the table, in schema order (FlatBuffers field ids 0..7).
@@ -31,6 +31,8 @@ pub const F_CELLS: usize = 20;
 pub const F_AREAS: usize = 24;
 pub const F_SHORT_CIDS: usize = 28;
 pub const F_WIFI: usize = 32;
+pub const F_CELL_FENCES: usize = 36;
+pub const F_WIFI_FENCES: usize = 40;
 pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
     F_VERSION,
     F_CREATED,
@@ -39,7 +41,14 @@ pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
     F_AREAS,
     F_SHORT_CIDS,
     F_WIFI,
+    F_CELL_FENCES,
+    F_WIFI_FENCES,
 ];
+
+/// Every `FENCE_STRIDE`-th station key is copied into a fence vector. The fences of a
+/// shard are small enough to stay in cache, so a lookup's binary search misses the
+/// cache only inside one block of this many stations instead of at every step.
+pub const FENCE_STRIDE: usize = 64;
 
 /// FlatBuffers offsets are 32-bit and signed in places: a shard must stay below 2 GiB.
 pub const MAX_SHARD_BYTES: u64 = (1 << 31) - 1;
@@ -52,15 +61,19 @@ pub enum VectorField {
     ShortCids,
     Areas,
     Networks,
+    CellFences,
+    WifiFences,
 }
 
 impl VectorField {
-    pub const ALL: [VectorField; 5] = [
+    pub const ALL: [VectorField; 7] = [
         VectorField::Cells,
         VectorField::Wifi,
         VectorField::ShortCids,
         VectorField::Areas,
         VectorField::Networks,
+        VectorField::CellFences,
+        VectorField::WifiFences,
     ];
 
     pub fn table_offset(self) -> usize {
@@ -70,6 +83,8 @@ impl VectorField {
             VectorField::Areas => F_AREAS,
             VectorField::ShortCids => F_SHORT_CIDS,
             VectorField::Wifi => F_WIFI,
+            VectorField::CellFences => F_CELL_FENCES,
+            VectorField::WifiFences => F_WIFI_FENCES,
         }
     }
 
@@ -79,6 +94,7 @@ impl VectorField {
             VectorField::Cells | VectorField::Wifi => size_of::<Station>(),
             VectorField::Areas => size_of::<Area>(),
             VectorField::ShortCids => size_of::<ShortCid>(),
+            VectorField::CellFences | VectorField::WifiFences => size_of::<u64>(),
         }
     }
 
@@ -89,6 +105,8 @@ impl VectorField {
             VectorField::Areas => "areas",
             VectorField::ShortCids => "short_cids",
             VectorField::Wifi => "wifi",
+            VectorField::CellFences => "cell_fences",
+            VectorField::WifiFences => "wifi_fences",
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
-use super::layout::{self, VectorField};
+use super::layout::{self, VectorField, FENCE_STRIDE};
 use super::record::{Area, Network, ShortCid, Station};
 use super::writer::Record;
 use super::StoreError;
@@ -17,7 +17,7 @@ pub struct Shard {
     path: PathBuf,
     map: Mmap,
     created: u64,
-    vectors: [Range<usize>; 5],
+    vectors: [Range<usize>; 7],
 }
 
 fn read_u16(b: &[u8], at: usize) -> Option<u16> {
@@ -74,14 +74,16 @@ impl Shard {
             )));
         }
         let created = field(1).and_then(|p| read_u64(b, p)).unwrap_or(0);
-        let mut vectors: [Range<usize>; 5] = Default::default();
-        // FlatBuffers field ids 2..=6 are networks, cells, areas, short_cids, wifi.
+        let mut vectors: [Range<usize>; 7] = Default::default();
+        // FlatBuffers field ids 2..=8: networks, cells, areas, short_cids, wifi, fences.
         let ids = [
             (2, VectorField::Networks),
             (3, VectorField::Cells),
             (4, VectorField::Areas),
             (5, VectorField::ShortCids),
             (6, VectorField::Wifi),
+            (7, VectorField::CellFences),
+            (8, VectorField::WifiFences),
         ];
         for (id, vf) in ids {
             let Some(fpos) = field(id) else { continue };
@@ -111,6 +113,9 @@ impl Shard {
         Ok(shard)
     }
 
+    /// Checks what lookups trust, in time proportional to the networks only: opening a
+    /// shard must not read its stations. Areas and short-CID entries are bounds-checked
+    /// where they are used instead.
     fn check_references(&self) -> Result<(), String> {
         let cells = self.cells().len();
         let networks = self.networks();
@@ -124,17 +129,10 @@ impl Shard {
             }
             prev = Some(n.sort_key());
         }
-        // Areas and short CIDs are indexed by lookups: a bad reference must be an
-        // error here rather than a wrong slice later. Their counts are small next to cells.
-        if self
-            .areas()
-            .iter()
-            .any(|a| a.network as usize >= networks.len())
+        if self.cell_fences().len() != cells.div_ceil(FENCE_STRIDE)
+            || self.wifi_fences().len() != self.wifi().len().div_ceil(FENCE_STRIDE)
         {
-            return Err("area refers to a missing network".into());
-        }
-        if self.short_cids().iter().any(|s| s.cell as usize >= cells) {
-            return Err("short-CID entry refers to a missing cell".into());
+            return Err("fence index does not match the stations".into());
         }
         Ok(())
     }
@@ -183,9 +181,67 @@ impl Shard {
         self.slice(VectorField::Wifi)
     }
 
+    pub fn cell_fences(&self) -> &[u64] {
+        self.slice(VectorField::CellFences)
+    }
+
+    pub fn wifi_fences(&self) -> &[u64] {
+        self.slice(VectorField::WifiFences)
+    }
+
+    /// The position of the cell with `key` among `cells[range]` (one network's cells).
+    pub fn find_cell(&self, range: Range<usize>, key: u64) -> Option<usize> {
+        find_with_fences(self.cells(), self.cell_fences(), range, key)
+    }
+
+    pub fn find_wifi(&self, key: u64) -> Option<usize> {
+        let w = self.wifi();
+        find_with_fences(w, self.wifi_fences(), 0..w.len(), key)
+    }
+
     /// The cells of network `n`, sorted by key.
     pub fn network_cells(&self, n: &Network) -> &[Station] {
         let c = self.cells();
         &c[n.first as usize..(n.first + n.count) as usize]
     }
+
+    /// The network (radio, mcc, mnc) in this shard: a binary search of its sorted networks.
+    pub fn network(&self, key: (u8, u16, u16)) -> Option<(u32, &Network)> {
+        let n = self.networks();
+        n.binary_search_by_key(&key, |x| x.sort_key())
+            .ok()
+            .map(|i| (i as u32, &n[i]))
+    }
+}
+
+/// Finds `key` in `stations[range]` (sorted): first among the fences that fall in the
+/// range (`fences[i]` is `stations[i * FENCE_STRIDE].key`), then inside one block.
+fn find_with_fences(
+    stations: &[Station],
+    fences: &[u64],
+    range: Range<usize>,
+    key: u64,
+) -> Option<usize> {
+    let (a, b) = (range.start, range.end.min(stations.len()));
+    if a >= b {
+        return None;
+    }
+    let fa = a.div_ceil(FENCE_STRIDE);
+    let fb = b.div_ceil(FENCE_STRIDE).min(fences.len());
+    let (lo, hi) = if fa >= fb {
+        (a, b)
+    } else {
+        match fences[fa..fb].partition_point(|&k| k <= key) {
+            // Before the first fence of the range: the partial block that starts the range.
+            0 => (a, (fa * FENCE_STRIDE).min(b)),
+            j => {
+                let p = (fa + j - 1) * FENCE_STRIDE;
+                (p.max(a), (p + FENCE_STRIDE).min(b))
+            }
+        }
+    };
+    stations[lo..hi]
+        .binary_search_by_key(&key, |s| s.key)
+        .ok()
+        .map(|i| lo + i)
 }
