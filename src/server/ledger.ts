@@ -146,7 +146,10 @@ export class LedgerClient implements TokenAccess {
       this.#inFlight.delete(id);
       for (const b of batch) b.waiting.reject(new Error(reason));
     };
-    if (this.channel.connected === false) return fail('the primary process is gone');
+    if (this.channel.connected === false) {
+      fail('the primary process is gone');
+      return;
+    }
     try {
       // A false return is only back-pressure: the message is queued and will be delivered.
       this.channel.send({
