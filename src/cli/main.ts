@@ -2,6 +2,7 @@
  * The `whereabouts` command line: the user's front door. Each command lives in its own module.
  */
 import { runImport } from './import.js';
+import { runLearn } from './learn.js';
 import { runLocate } from './locate.js';
 import { runServe } from './serve.js';
 import { runToken } from './token.js';
@@ -18,6 +19,11 @@ Usage:
       Imports OpenCelliD/MLS cell exports (CSV, plain or .gz), WiFi station CSVs
       (bssid,lat,lon,range,samples,created,updated) and SQLite "cells" tables into DIR.
       Merges with the database already in DIR unless --replace.
+  whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...
+      Learns station positions from GPS-tagged observations: OpenCelliD measurement
+      CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs
+      (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
+      Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
   whereabouts serve --db DIR [--store DIR2] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, GET /health; also at the
       .php paths). Default 127.0.0.1:8080, one worker per core (--workers 0: one
@@ -58,6 +64,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runLocate(rest);
       case 'import':
         return await runImport(rest);
+      case 'learn':
+        return await runLearn(rest);
       case 'token':
         return await runToken(rest);
       case 'serve':

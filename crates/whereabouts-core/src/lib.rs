@@ -8,12 +8,14 @@
 //! - [`import`]: streaming import of OpenCelliD/MLS and WiFi exports into a database.
 //! - [`solve`]: WiFi clustering, cell multilateration, fallbacks and accuracy.
 //! - [`land`]: land polygons for border strictness (`bt`).
+//! - [`learn`]: station positions learned from GPS-tagged observation files.
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 
 pub mod geo;
 pub mod import;
 pub mod ip;
 pub mod land;
+pub mod learn;
 pub mod radio;
 pub mod solve;
 pub mod store;

@@ -6,6 +6,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod import;
+mod learn;
 mod wire;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

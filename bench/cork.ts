@@ -1,0 +1,208 @@
+/**
+ * Cell positioning learned from real drive tests: the Cork 5G/LTE traces (G-NetTrack Pro,
+ * 2019/2020; ../shared/data/ucc-5g-cork, GPL-3.0, read in place and never copied here).
+ *
+ *   npx tsx bench/cork.ts [--json]
+ *
+ * The zip is unpacked into a temp directory (the __MACOSX copies skipped), its 83 trace files
+ * sorted by path, and three of every four (index % 4 != 3) learned with `learnFiles`, as
+ * `whereabouts learn --mcc 272 --mnc 1` would: the traces carry no MCC/MNC (the operator is
+ * anonymised), so the fixed pair 272/1 stands in. The driving rows of the held-out files
+ * (Speed > 0; the `State` column is the app's download state, not motion) are then located
+ * by their serving cell alone through `Engine` (radio per NetworkMode, signal = RSRP,
+ * fallbacks lacf only) and compared with each row's GPS position. The baseline is the plain
+ * mean of the training observations of the same cell. Rows whose cell never appears in the
+ * training files are reported apart: they can only be answered through the TAC area (lacf).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { nativeLearn } from '../src/cli/learn.js';
+import { Engine } from '../src/engine.js';
+import { ErrorStats } from './metrics.js';
+
+const { values } = parseArgs({ options: { json: { type: 'boolean', default: false } } });
+
+const root = join(import.meta.dirname, '..');
+const zip = join(root, '..', 'shared', 'data', 'ucc-5g-cork', '5G-production-dataset.zip');
+if (!existsSync(zip)) {
+  process.stderr.write(
+    `bench/cork.ts: the Cork traces are not at ${zip}.\n` +
+      'They are read from ../shared/data/ucc-5g-cork (never copied into the repository); without them there is nothing to evaluate.\n',
+  );
+  process.exit(2);
+}
+
+const MCC = 272;
+const MNC = 1;
+const work = mkdtempSync(join(tmpdir(), 'whereabouts-cork-'));
+try {
+  execFileSync('unzip', ['-q', zip, '-d', join(work, 'traces'), '-x', '__MACOSX/*', '*/.DS_Store'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const files = listCsv(join(work, 'traces')).sort();
+  const train = files.filter((_, i) => i % 4 !== 3);
+  const test = files.filter((_, i) => i % 4 === 3);
+
+  const db = join(work, 'db');
+  const learned = await nativeLearn()(db, train, { mcc: MCC, mnc: MNC }, () => {});
+
+  // The baseline: plain mean of each cell's training observations (the rows the learner accepts).
+  const sums = new Map<string, { lat: number; lon: number; n: number }>();
+  for (const f of train)
+    for (const r of rows(f)) {
+      const s = sums.get(r.key) ?? { lat: 0, lon: 0, n: 0 };
+      s.lat += r.lat;
+      s.lon += r.lon;
+      s.n++;
+      sums.set(r.key, s);
+    }
+
+  const testRows = test.flatMap((f) => rows(f).map((r) => ({ ...r, file: f }))).filter((r) => r.speed > 0);
+  const engine = await Engine.open({ db, land: false, ipDatabases: false });
+  const responses = engine.processBatch(
+    testRows.map((r) => ({
+      cells: [{ radio: r.radio, mcc: MCC, mnc: MNC, lac: r.lac, cid: r.cid, signal: r.signal }],
+      fallbacks: { lacf: 1, scf: 0, ipf: 0 },
+    })),
+  );
+  engine.close();
+
+  const oursSeen = new ErrorStats();
+  const baseSeen = new ErrorStats();
+  const oursUnseen = new ErrorStats();
+  let unseenViaLacf = 0;
+  let staticRows = 0;
+  testRows.forEach((r, i) => {
+    const res = responses[i];
+    const answer =
+      res?.status === 'ok' && res.lat !== undefined && res.lon !== undefined
+        ? { lat: res.lat, lon: res.lon, accuracy: res.accuracy }
+        : undefined;
+    if (r.file.includes('/Static/')) staticRows++;
+    const mean = sums.get(r.key);
+    if (mean) {
+      oursSeen.add(r, answer);
+      baseSeen.add(r, { lat: mean.lat / mean.n, lon: mean.lon / mean.n });
+    } else {
+      oursUnseen.add(r, answer);
+      if (res?.fallback === 'lacf') unseenViaLacf++;
+    }
+  });
+
+  const f = (x: number) => (Number.isFinite(x) ? Math.round(x) : '-');
+  const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+  const line = (name: string, s: ErrorStats, extra = '') => ({
+    method: name,
+    rows: s.total,
+    answered: p(s.answered / s.total),
+    'median m': f(s.median),
+    'p90 m': f(s.p90),
+    inside: p(s.insideShare),
+    note: extra,
+  });
+  const table = [
+    line('learned (Engine, serving cell)', oursSeen),
+    line('centroid of observations', baseSeen, 'plain mean of the training rows of the cell'),
+    line('unseen cells (Engine)', oursUnseen, `${unseenViaLacf} answered through lacf (TAC area)`),
+  ];
+  const summary = {
+    files: { total: files.length, train: train.length, test: test.length },
+    learned: {
+      observations: learned.observations,
+      outliers: learned.outliers,
+      cells: learned.cells,
+      moved: learned.moved,
+      blocked: learned.blocked,
+    },
+    testRows: testRows.length,
+    staticTraceRows: staticRows,
+    table,
+  };
+  if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  else {
+    console.log(
+      `Cork traces: learned from ${train.length} of ${files.length} files (index % 4 != 3; mcc ${MCC}, mnc ${MNC} assumed), ` +
+        `${learned.observations.toLocaleString('en')} observations -> ${learned.cells} cells ` +
+        `(${learned.outliers.toLocaleString('en')} observations dropped as inconsistent, ${learned.moved} moved).`,
+    );
+    console.log(
+      `Located the ${testRows.length.toLocaleString('en')} driving rows (Speed > 0; ${staticRows.toLocaleString('en')} of them in "Static" traces) ` +
+        `of the ${test.length} held-out files by their serving cell; errors against their GPS, "inside" = share within the reported 68% radius.`,
+    );
+    console.table(table);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+function listCsv(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === '__MACOSX') continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...listCsv(p));
+    else if (e.name.endsWith('.csv')) out.push(p);
+  }
+  return out;
+}
+
+interface Row {
+  key: string;
+  radio: 'gsm' | 'umts' | 'lte';
+  lac: number;
+  cid: number;
+  lat: number;
+  lon: number;
+  speed: number;
+  signal?: number;
+}
+
+/** The rows of a trace that name a usable serving cell and position, as the learner reads them. */
+function rows(file: string): Row[] {
+  const lines = readFileSync(file, 'utf8').split(/\r?\n/);
+  const head = (lines[0] ?? '').split(',').map((h) => h.trim().toLowerCase());
+  const col = (n: string) => head.indexOf(n);
+  const [iLat, iLon, iSpeed, iMode, iLac, iCid, iRsrp] = [
+    col('latitude'),
+    col('longitude'),
+    col('speed'),
+    col('networkmode'),
+    col('lachex'),
+    col('rawcellid'),
+    col('rsrp'),
+  ];
+  const out: Row[] = [];
+  for (const l of lines.slice(1)) {
+    const c = l.split(',');
+    const radio = radioOf(c[iMode] ?? '');
+    const lat = Number(c[iLat]);
+    const lon = Number(c[iLon]);
+    const lac = Number.parseInt(c[iLac] ?? '', 16);
+    const cid = Number(c[iCid]);
+    if (!radio || !Number.isFinite(lat) || !Number.isFinite(lon) || (lat === 0 && lon === 0)) continue;
+    if (!Number.isInteger(cid) || !(lac > 0)) continue;
+    const signal = Number(c[iRsrp]);
+    out.push({
+      key: `${radio}/${lac}/${cid}`,
+      radio,
+      lac,
+      cid,
+      lat,
+      lon,
+      speed: Number(c[iSpeed]) || 0,
+      signal: Number.isFinite(signal) && signal < 0 ? signal : undefined,
+    });
+  }
+  return out;
+}
+
+function radioOf(mode: string): Row['radio'] | undefined {
+  const m = mode.trim().toUpperCase();
+  if (m === '5G' || m === 'LTE') return 'lte';
+  if (['HSPA+', 'HSPA', 'UMTS', 'HSUPA', 'HSDPA'].includes(m)) return 'umts';
+  if (m === 'GPRS' || m === 'EDGE') return 'gsm';
+  return undefined;
+}

@@ -1,0 +1,307 @@
+//! One station's position from its observations: weights, a robust centre that
+//! drops inconsistent observations, the covering radius, and the moved-station
+//! test. The reasoning behind each constant is in docs/learning.md.
+
+use super::Observation;
+use crate::geo::{distance_m, LocalFrame};
+
+/// Assumed GPS error when a row does not state one (G-NetTrack never does):
+/// a phone's typical open-sky fix.
+pub const DEFAULT_GPS_ACCURACY_M: f64 = 20.0;
+/// No fix is better than this, however confident it claims to be: one metre
+/// fixes must not outweigh a hundred ten-metre ones.
+const MIN_GPS_ACCURACY_M: f64 = 5.0;
+/// GPS fixes and radio measurements are not taken at the same instant: a moving
+/// device's fix is off by about its speed times this lag.
+const GPS_LAG_S: f64 = 1.0;
+/// Observations lose half their weight per this age, counted back from the
+/// station's newest observation (not the wall clock, so learning old files
+/// weighs them as learning them live would have).
+const AGE_HALF_LIFE_S: f64 = 180.0 * 86_400.0;
+/// Signal weight 10^((s - ref) / SIGNAL_DB_PER_DECADE): with 20 dB a decade the
+/// weight follows the field amplitude, which falls as 1/d in free space, so a
+/// fix 6 dB stronger counts twice. Strong readings come from near the mast.
+const SIGNAL_DB_PER_DECADE: f64 = 20.0;
+/// A timing advance is a direct distance: weight falls as TA_REF / (TA_REF + d).
+const TA_REF_M: f64 = 500.0;
+/// Observations closer than this to each other (per station) are one place: a
+/// phone parked for an hour must not outvote a hundred passers-by.
+const PLACE_M: f64 = 25.0;
+/// Drop observations farther from the robust centre than this many times the
+/// weighted median distance (a disk's covering radius is 1.4 times its median
+/// distance, so only points well beyond the bulk go).
+const OUTLIER_FACTOR: f64 = 3.0;
+/// ... but never closer than this: a tight cluster of fixes plus a few honest
+/// ones at the edge of coverage is not an inconsistency.
+const MIN_OUTLIER_CELL_M: f64 = 500.0;
+const MIN_OUTLIER_WIFI_M: f64 = 100.0;
+/// The least covering radius we publish: a handful of fixes in one spot says
+/// little about how far the station reaches.
+const MIN_RANGE_CELL_M: f64 = 100.0;
+const MIN_RANGE_WIFI_M: f64 = 30.0;
+
+/// A station's learned position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    pub lat: f64,
+    pub lon: f64,
+    /// Covering radius of the kept observations, metres.
+    pub range_m: f64,
+    /// Observations kept.
+    pub samples: u32,
+    /// Observations dropped as inconsistent.
+    pub rejected: u32,
+    /// Unix seconds of the oldest and newest kept observations with a time.
+    pub first: Option<i64>,
+    pub last: Option<i64>,
+    /// PSC/PCI of the newest observation that knows it.
+    pub psc: Option<u16>,
+}
+
+fn weight(o: &Observation, newest: Option<i64>) -> f64 {
+    let acc = o
+        .accuracy_m
+        .unwrap_or(DEFAULT_GPS_ACCURACY_M)
+        .max(MIN_GPS_ACCURACY_M);
+    let lag = o.speed_mps.unwrap_or(0.0) * GPS_LAG_S;
+    let mut w = 1.0 / (acc * acc + lag * lag);
+    if let (Some(n), Some(t)) = (newest, o.time) {
+        w *= 0.5f64.powf((n - t).max(0) as f64 / AGE_HALF_LIFE_S);
+    }
+    if let Some(s) = o.signal_dbm {
+        // Relative to -100 dBm only to keep numbers near 1; clamped so that one
+        // freak reading cannot take over.
+        w *= 10f64.powf(((s + 100.0) / SIGNAL_DB_PER_DECADE).clamp(-3.0, 3.0));
+    }
+    if let Some(d) = o.ta_m {
+        w *= TA_REF_M / (TA_REF_M + d);
+    }
+    w
+}
+
+/// The weighted median of `v` (pairs of value and weight); sorts `v`.
+fn weighted_median(v: &mut [(f64, f64)]) -> f64 {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = v.iter().map(|p| p.1).sum();
+    let mut acc = 0.0;
+    for &(x, w) in v.iter() {
+        acc += w;
+        if acc >= total / 2.0 {
+            return x;
+        }
+    }
+    v.last().map_or(0.0, |p| p.0)
+}
+
+/// Estimates a station from its observations (any order); None without any.
+pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
+    let first = obs.first()?;
+    let frame = LocalFrame::new(first.lat, first.lon);
+    let newest = obs.iter().filter_map(|o| o.time).max();
+    let mut pts: Vec<(f64, f64, f64)> = obs
+        .iter()
+        .map(|o| {
+            let (x, y) = frame.to_xy(o.lat, o.lon);
+            (x, y, weight(o, newest))
+        })
+        .collect();
+    // Each place's observations share one place's weight (their mean).
+    let mut places: std::collections::HashMap<(i64, i64), u32> = Default::default();
+    let cell_of = |x: f64, y: f64| ((x / PLACE_M).floor() as i64, (y / PLACE_M).floor() as i64);
+    for p in &pts {
+        *places.entry(cell_of(p.0, p.1)).or_default() += 1;
+    }
+    for p in &mut pts {
+        p.2 /= places[&cell_of(p.0, p.1)] as f64;
+    }
+
+    let min_outlier = if wifi {
+        MIN_OUTLIER_WIFI_M
+    } else {
+        MIN_OUTLIER_CELL_M
+    };
+    // Robust start: the coordinate-wise weighted median, which a minority of
+    // wild fixes cannot drag away.
+    let mut cx = weighted_median(&mut pts.iter().map(|p| (p.0, p.2)).collect::<Vec<_>>());
+    let mut cy = weighted_median(&mut pts.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>());
+    let mut keep = vec![true; pts.len()];
+    // Twice: the first pass may start from a centre the outliers still pulled.
+    for _ in 0..2 {
+        let mut d: Vec<(f64, f64)> = pts
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| ((p.0 - cx).hypot(p.1 - cy), p.2))
+            .collect();
+        let limit = (OUTLIER_FACTOR * weighted_median(&mut d)).max(min_outlier);
+        for (p, k) in pts.iter().zip(keep.iter_mut()) {
+            *k = (p.0 - cx).hypot(p.1 - cy) <= limit;
+        }
+        let (mut sw, mut sx, mut sy) = (0.0, 0.0, 0.0);
+        for (p, _) in pts.iter().zip(&keep).filter(|(_, k)| **k) {
+            sw += p.2;
+            sx += p.2 * p.0;
+            sy += p.2 * p.1;
+        }
+        if sw > 0.0 {
+            cx = sx / sw;
+            cy = sy / sw;
+        }
+    }
+    let kept: Vec<usize> = (0..pts.len()).filter(|&i| keep[i]).collect();
+    let reach = kept
+        .iter()
+        .map(|&i| (pts[i].0 - cx).hypot(pts[i].1 - cy))
+        .fold(0.0, f64::max);
+    let (lat, lon) = frame.to_latlon(cx, cy);
+    let times = kept.iter().filter_map(|&i| obs[i].time);
+    let psc = kept
+        .iter()
+        .filter_map(|&i| obs[i].psc.map(|p| (obs[i].time, p)))
+        .max()
+        .map(|p| p.1);
+    Some(Estimate {
+        lat,
+        lon,
+        range_m: reach.max(if wifi {
+            MIN_RANGE_WIFI_M
+        } else {
+            MIN_RANGE_CELL_M
+        }),
+        samples: kept.len() as u32,
+        rejected: (pts.len() - kept.len()) as u32,
+        first: times.clone().min(),
+        last: times.max(),
+        psc,
+    })
+}
+
+/// Recent observations are those within this much of the station's newest one.
+pub const RECENT_S: i64 = 7 * 86_400;
+/// A station has moved when its recent and older observations agree among
+/// themselves but their centres lie at least this far apart...
+pub const MOVED_MIN_M: f64 = 5_000.0;
+/// ... and both sides have at least this many observations.
+pub const MOVED_MIN_OBS: usize = 3;
+
+/// Whether two estimates of the same station describe different places: their
+/// centres are far apart and their covering disks do not even touch (a big
+/// cell seen at different ends of its coverage is not a moved cell).
+pub fn far_apart(a: &Estimate, b: &Estimate) -> bool {
+    let d = distance_m(a.lat, a.lon, b.lat, b.lon);
+    d >= MOVED_MIN_M && d > a.range_m + b.range_m
+}
+
+/// The time from which a station's observations describe a new place, if its
+/// recent observations (`obs` sorted by time) sit far from the older ones.
+pub fn moved_at(obs: &[Observation], wifi: bool) -> Option<i64> {
+    let newest = obs.iter().filter_map(|o| o.time).max()?;
+    let split = obs.partition_point(|o| o.time.is_none_or(|t| t < newest - RECENT_S));
+    let (old, recent) = obs.split_at(split);
+    if old.len() < MOVED_MIN_OBS || recent.len() < MOVED_MIN_OBS {
+        return None;
+    }
+    let (a, b) = (estimate(old, wifi)?, estimate(recent, wifi)?);
+    if far_apart(&a, &b) {
+        recent.first().and_then(|o| o.time)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::StationKey;
+    use super::*;
+    use crate::geo::destination;
+
+    fn at(lat: f64, lon: f64) -> Observation {
+        Observation {
+            key: StationKey::Wifi(1),
+            lat,
+            lon,
+            accuracy_m: None,
+            time: None,
+            speed_mps: None,
+            signal_dbm: None,
+            ta_m: None,
+            psc: None,
+        }
+    }
+
+    fn ring(n: usize, r: f64) -> Vec<Observation> {
+        (0..n)
+            .map(|i| {
+                let (la, lo) = destination(50.0, 8.0, i as f64 * 360.0 / n as f64, r);
+                at(la, lo)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn outlier_is_dropped_and_centre_kept() {
+        let mut obs = ring(12, 300.0);
+        let (la, lo) = destination(50.0, 8.0, 45.0, 20_000.0);
+        obs.push(at(la, lo));
+        let e = estimate(&obs, false).unwrap();
+        assert!(distance_m(e.lat, e.lon, 50.0, 8.0) < 5.0, "{e:?}");
+        assert_eq!((e.samples, e.rejected), (12, 1));
+        assert!((e.range_m - 300.0).abs() < 5.0);
+    }
+
+    #[test]
+    fn stronger_signal_pulls_towards_itself() {
+        let mut a = at(50.0, 8.0);
+        a.signal_dbm = Some(-60.0);
+        let (la, lo) = destination(50.0, 8.0, 90.0, 400.0);
+        let mut b = at(la, lo);
+        b.signal_dbm = Some(-100.0);
+        let e = estimate(&[a, b], false).unwrap();
+        // 40 dB: weights 100 : 1.
+        let d = distance_m(e.lat, e.lon, 50.0, 8.0);
+        assert!((d - 400.0 / 101.0).abs() < 1.0, "{d}");
+    }
+
+    #[test]
+    fn fast_and_vague_fixes_weigh_less() {
+        let slow = at(50.0, 8.0);
+        let (la, lo) = destination(50.0, 8.0, 0.0, 200.0);
+        let mut fast = at(la, lo);
+        fast.speed_mps = Some(40.0);
+        fast.accuracy_m = Some(50.0);
+        let e = estimate(&[slow, fast], false).unwrap();
+        assert!(distance_m(e.lat, e.lon, 50.0, 8.0) < 20.0);
+    }
+
+    #[test]
+    fn a_parked_phone_counts_as_one_place() {
+        let mut obs = ring(8, 200.0);
+        let (la, lo) = destination(50.0, 8.0, 0.0, 200.0);
+        obs.extend((0..1000).map(|_| at(la, lo)));
+        let e = estimate(&obs, false).unwrap();
+        // The parked spot weighs as much as one ring point (plus its own ring point).
+        assert!(distance_m(e.lat, e.lon, 50.0, 8.0) < 60.0, "{e:?}");
+    }
+
+    #[test]
+    fn moved_station_is_detected() {
+        let mut obs: Vec<Observation> = ring(6, 200.0)
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut o)| {
+                o.time = Some(1_000_000 + i as i64 * 86_400);
+                o
+            })
+            .collect();
+        let later = 1_000_000 + 30 * 86_400;
+        for i in 0..5 {
+            let (la, lo) = destination(50.1, 8.2, i as f64 * 70.0, 150.0);
+            let mut o = at(la, lo);
+            o.time = Some(later + i);
+            obs.push(o);
+        }
+        assert_eq!(moved_at(&obs, false), Some(later));
+        // The same places observed over a month without a jump: not moved.
+        assert_eq!(moved_at(&obs[..6], false), None);
+    }
+}

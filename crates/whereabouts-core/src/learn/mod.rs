@@ -1,0 +1,581 @@
+//! Learning station positions from GPS-tagged observations.
+//!
+//! [`learn_files`] reads observation files ([`read`]: OpenCelliD measurements,
+//! G-NetTrack exports, WiGLE CSV), estimates every station they mention
+//! ([`estimate`]: weighted by GPS accuracy, age, speed, signal and timing
+//! advance, inconsistent observations dropped), applies the moved-station rule
+//! and writes a new database generation in the directory: the stations already
+//! there, with learned ones added or refined, and moved ones withdrawn. Like an
+//! import, nothing is visible until the new manifest is renamed into place.
+//! Formats, weights and rules: `docs/learning.md`.
+
+pub mod estimate;
+pub mod read;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::import::default_range_m;
+use crate::radio::Radio;
+use crate::store::record::{key_cid, key_lac, Station, StationInfo};
+use crate::store::{BuildOptions, Database, DbBuilder, Manifest, StoreError};
+pub use estimate::Estimate;
+pub use read::{accepted_formats, FileReport, ObservationFormat};
+
+/// A station's identity, ordered as the database stores stations: cells by
+/// (radio, mcc, mnc, lac << 36 | cid), then WiFi by BSSID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StationKey {
+    Cell {
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        /// `store::record::cell_key(lac, cid)`.
+        key: u64,
+    },
+    Wifi(u64),
+}
+
+impl StationKey {
+    /// `lte/272/1/40122/11016962`, `wifi/0011223344aa`: the blocklist's spelling.
+    pub fn label(&self) -> String {
+        match *self {
+            StationKey::Cell {
+                radio,
+                mcc,
+                mnc,
+                key,
+            } => format!("{radio}/{mcc}/{mnc}/{}/{}", key_lac(key), key_cid(key)),
+            StationKey::Wifi(b) => format!("wifi/{b:012x}"),
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StationKey> {
+        let p: Vec<&str> = s.split('/').collect();
+        match p.as_slice() {
+            ["wifi", b] => u64::from_str_radix(b, 16).ok().map(StationKey::Wifi),
+            [r, mcc, mnc, lac, cid] => Some(StationKey::Cell {
+                radio: Radio::parse(r)?,
+                mcc: mcc.parse().ok()?,
+                mnc: mnc.parse().ok()?,
+                key: crate::store::record::cell_key(lac.parse().ok()?, cid.parse().ok()?),
+            }),
+            _ => None,
+        }
+    }
+
+    fn is_wifi(&self) -> bool {
+        matches!(self, StationKey::Wifi(_))
+    }
+
+    fn radio(&self) -> Option<Radio> {
+        match self {
+            StationKey::Cell { radio, .. } => Some(*radio),
+            StationKey::Wifi(_) => None,
+        }
+    }
+}
+
+/// One sighting of a station by a device that knew where it was.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    pub key: StationKey,
+    pub lat: f64,
+    pub lon: f64,
+    /// GPS accuracy in metres, if the source states it.
+    pub accuracy_m: Option<f64>,
+    /// Unix seconds.
+    pub time: Option<i64>,
+    pub speed_mps: Option<f64>,
+    pub signal_dbm: Option<f64>,
+    /// Distance from the mast implied by a timing advance.
+    pub ta_m: Option<f64>,
+    pub psc: Option<u16>,
+}
+
+/// How long a moved station stays withdrawn after the move was first seen.
+/// Observations in that period are ignored: right after a re-planning, phones
+/// and caches still mix the old and new identities.
+pub const DEFAULT_BLOCK_S: i64 = 30 * 86_400;
+/// Fresh observations needed to publish a station again after its block.
+pub const RELEARN_MIN_OBS: usize = 3;
+/// Where the blocklist of moved stations lives, next to the manifest.
+pub const BLOCKLIST_FILE: &str = "learn-blocklist.json";
+
+#[derive(Clone, Debug)]
+pub struct LearnOptions {
+    /// MCC and MNC for files that carry none (G-NetTrack).
+    pub mcc: Option<u16>,
+    pub mnc: Option<u16>,
+    /// Withdrawal period of moved stations, seconds.
+    pub block_s: i64,
+    /// Rejected rows reported by line number per file (all are counted).
+    pub max_error_lines: usize,
+    /// Shard size limit; `None` keeps the store's default.
+    pub max_shard_bytes: Option<u64>,
+}
+
+impl Default for LearnOptions {
+    fn default() -> Self {
+        LearnOptions {
+            mcc: None,
+            mnc: None,
+            block_s: DEFAULT_BLOCK_S,
+            max_error_lines: 20,
+            max_shard_bytes: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LearnPhase {
+    Reading,
+    Estimating,
+    Writing,
+}
+
+/// A progress report, given at most about ten times a second.
+#[derive(Clone, Debug, Serialize)]
+pub struct LearnProgress {
+    pub file: String,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+    pub rows: u64,
+    pub phase: LearnPhase,
+}
+
+/// Outcome of learning. Station counts are of stations the files mention;
+/// `cells` and `wifi` count the stations of the new database.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LearnReport {
+    pub files: Vec<FileReport>,
+    pub observations: u64,
+    /// Observations dropped as inconsistent with the rest of their station's.
+    pub outliers: u64,
+    /// Stations not in the database before.
+    pub added: u64,
+    /// Stations in the database whose estimate was refined.
+    pub refined: u64,
+    /// Stations found moved in this run (withdrawn, or re-learned if fresh
+    /// observations after the block period were at hand).
+    pub moved: u64,
+    /// Stations published again from fresh observations after a move.
+    pub relearned: u64,
+    /// Stations withdrawn until their block ends (in the blocklist file).
+    pub blocked: u64,
+    pub cells: u64,
+    pub wifi: u64,
+    pub shards: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+#[derive(Debug)]
+pub enum LearnError {
+    Io(String),
+    Format(String),
+    Store(StoreError),
+    Cancelled,
+}
+
+impl fmt::Display for LearnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LearnError::Io(m) => write!(f, "I/O error: {m}"),
+            LearnError::Format(m) => write!(f, "{m}"),
+            LearnError::Store(e) => write!(f, "{e}"),
+            LearnError::Cancelled => write!(f, "learning cancelled; the database is unchanged"),
+        }
+    }
+}
+
+impl std::error::Error for LearnError {}
+
+impl From<StoreError> for LearnError {
+    fn from(e: StoreError) -> Self {
+        LearnError::Store(e)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+struct BlockEntry {
+    station: String,
+    /// Unix seconds of the first observation at the new place.
+    moved_at: i64,
+    /// Observations before this are ignored for the station.
+    until: i64,
+}
+
+fn read_blocklist(dir: &Path) -> Result<BTreeMap<StationKey, BlockEntry>, LearnError> {
+    let path = dir.join(BLOCKLIST_FILE);
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(e) => return Err(LearnError::Io(format!("{}: {e}", path.display()))),
+    };
+    let entries: Vec<BlockEntry> = serde_json::from_str(&text)
+        .map_err(|e| LearnError::Format(format!("{}: {e}", path.display())))?;
+    Ok(entries
+        .into_iter()
+        .filter_map(|e| Some((StationKey::parse(&e.station)?, e)))
+        .collect())
+}
+
+fn write_blocklist(dir: &Path, list: &BTreeMap<StationKey, BlockEntry>) -> Result<(), LearnError> {
+    let path = dir.join(BLOCKLIST_FILE);
+    let tmp = dir.join(format!(".{BLOCKLIST_FILE}.tmp"));
+    let entries: Vec<&BlockEntry> = list.values().collect();
+    let io = |e: std::io::Error| LearnError::Io(format!("{}: {e}", path.display()));
+    let json = serde_json::to_string_pretty(&entries).map_err(|e| LearnError::Io(e.to_string()))?;
+    fs::write(&tmp, json).map_err(io)?;
+    fs::rename(&tmp, &path).map_err(io)
+}
+
+/// Rate limit of the caller's progress callback.
+struct Reporter<'a> {
+    callback: &'a mut dyn FnMut(&LearnProgress) -> bool,
+    last: Option<Instant>,
+}
+
+impl Reporter<'_> {
+    fn report(&mut self, force: bool, p: impl FnOnce() -> LearnProgress) -> Result<(), LearnError> {
+        let now = Instant::now();
+        if !force
+            && self
+                .last
+                .is_some_and(|t| now.duration_since(t) < Duration::from_millis(100))
+        {
+            return Ok(());
+        }
+        self.last = Some(now);
+        if (self.callback)(&p()) {
+            Ok(())
+        } else {
+            Err(LearnError::Cancelled)
+        }
+    }
+}
+
+/// What learning decided for one station.
+#[derive(Debug)]
+enum Outcome {
+    /// Publish this estimate, replacing the database's station.
+    Put(Estimate),
+    /// Combine this estimate with the database's station.
+    Refine(Estimate),
+    /// Withdraw the station (blocked).
+    Withdraw,
+}
+
+fn wall_clock() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Decides one station's fate. `obs` is sorted by time (unknown times first).
+fn decide(
+    key: StationKey,
+    obs: &[Observation],
+    existing: Option<&Station>,
+    block: &mut BTreeMap<StationKey, BlockEntry>,
+    opts: &LearnOptions,
+    report: &mut LearnReport,
+) -> Option<Outcome> {
+    let wifi = key.is_wifi();
+    let fresh_after = |until: i64| {
+        let i = obs.partition_point(|o| o.time.is_none_or(|t| t < until));
+        &obs[i..]
+    };
+    let mut withdraw = |block: &mut BTreeMap<StationKey, BlockEntry>, at: i64, until: i64| {
+        let fresh = fresh_after(until);
+        if fresh.len() >= RELEARN_MIN_OBS {
+            report.relearned += 1;
+            block.remove(&key);
+            return estimate::estimate(fresh, wifi).map(Outcome::Put);
+        }
+        block.insert(
+            key,
+            BlockEntry {
+                station: key.label(),
+                moved_at: at,
+                until,
+            },
+        );
+        Some(Outcome::Withdraw)
+    };
+
+    if let Some(entry) = block.get(&key) {
+        let (at, until) = (entry.moved_at, entry.until);
+        return withdraw(block, at, until);
+    }
+    if let Some(at) = estimate::moved_at(obs, wifi) {
+        report.moved += 1;
+        return withdraw(block, at, at.saturating_add(opts.block_s));
+    }
+    let est = estimate::estimate(obs, wifi)?;
+    let Some(s) = existing else {
+        return Some(Outcome::Put(est));
+    };
+    let old = Estimate {
+        lat: s.lat(),
+        lon: s.lon(),
+        range_m: s.range_m() as f64,
+        samples: s.samples(),
+        rejected: 0,
+        first: None,
+        last: None,
+        psc: s.psc(),
+    };
+    // Only what we saw after the database's last update can say it moved.
+    if estimate::far_apart(&old, &est) && est.last.is_none_or(|t| t > s.updated()) {
+        report.moved += 1;
+        let at = est.first.unwrap_or_else(wall_clock);
+        return withdraw(block, at, at.saturating_add(opts.block_s));
+    }
+    Some(Outcome::Refine(est))
+}
+
+fn station_of(key: StationKey, e: &Estimate, now: i64) -> Station {
+    let k = match key {
+        StationKey::Cell { key, .. } => key,
+        StationKey::Wifi(b) => b,
+    };
+    Station::new(
+        k,
+        &StationInfo {
+            lat: e.lat,
+            lon: e.lon,
+            range_m: if e.samples < 2 {
+                // One fix says nothing about reach: the import's default for the radio.
+                default_range_m(key.radio()) as u32
+            } else {
+                e.range_m.round() as u32
+            },
+            samples: e.samples,
+            psc: e.psc,
+            created: e.first.unwrap_or(now),
+            updated: e.last.unwrap_or(now),
+        },
+    )
+}
+
+/// Combines a learned estimate with the database's station, weighted by
+/// samples, as an import merges duplicates (docs/import.md).
+fn refine(key: StationKey, old: &Station, e: &Estimate, now: i64) -> Station {
+    let new = station_of(key, e, now);
+    let (wo, wn) = (old.samples().max(1) as f64, new.samples().max(1) as f64);
+    let w = wo + wn;
+    let info = StationInfo {
+        lat: (old.lat() * wo + new.lat() * wn) / w,
+        lon: (old.lon() * wo + new.lon() * wn) / w,
+        range_m: ((old.range_m() as f64 * wo + new.range_m() as f64 * wn) / w).round() as u32,
+        samples: old.samples().saturating_add(new.samples()),
+        psc: new.psc().or(old.psc()),
+        created: old.created().min(new.created()),
+        updated: old.updated().max(new.updated()),
+    };
+    Station::new(new.key, &info)
+}
+
+/// Learns from `files` and merges the result into the database in `dir`
+/// (created if missing). `progress` returning `false` cancels, leaving the
+/// database as it was.
+pub fn learn_files(
+    dir: &Path,
+    files: &[PathBuf],
+    opts: &LearnOptions,
+    progress: &mut dyn FnMut(&LearnProgress) -> bool,
+) -> Result<LearnReport, LearnError> {
+    let started = Instant::now();
+    if files.is_empty() {
+        return Err(LearnError::Format("no input files given".into()));
+    }
+    for f in files {
+        if !f.is_file() {
+            return Err(LearnError::Io(format!(
+                "{}: not a readable file",
+                f.display()
+            )));
+        }
+    }
+    let mut reporter = Reporter {
+        callback: progress,
+        last: None,
+    };
+    let mut report = LearnReport::default();
+    let mut obs: Vec<Observation> = Vec::new();
+    for f in files {
+        let label = f.display().to_string();
+        let total = fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        reporter.report(true, || LearnProgress {
+            file: label.clone(),
+            bytes_done: 0,
+            bytes_total: total,
+            rows: 0,
+            phase: LearnPhase::Reading,
+        })?;
+        let r = read::read_file(f, opts, &mut |o| obs.push(o), &mut |bytes, rows| {
+            reporter.report(false, || LearnProgress {
+                file: label.clone(),
+                bytes_done: bytes,
+                bytes_total: total,
+                rows,
+                phase: LearnPhase::Reading,
+            })
+        })?;
+        report.files.push(r);
+    }
+    report.observations = obs.len() as u64;
+    obs.sort_by(|a, b| a.key.cmp(&b.key).then(a.time.cmp(&b.time)));
+
+    fs::create_dir_all(dir).map_err(|e| LearnError::Io(format!("{}: {e}", dir.display())))?;
+    let old = Manifest::read(dir)?;
+    let mut build = BuildOptions::default();
+    if let Some(m) = opts.max_shard_bytes {
+        build.max_shard_bytes = m;
+    }
+    if let Some(m) = &old {
+        build.simulated = m.simulated;
+        build.sources = m.sources.clone();
+    }
+    for f in files {
+        let label = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !build.sources.contains(&label) {
+            build.sources.push(label);
+        }
+    }
+    let builder = DbBuilder::new(dir, build)?;
+    let db = match builder.previous() {
+        Some(_) => Some(Database::open(dir)?),
+        None => None,
+    };
+    let mut block = read_blocklist(dir)?;
+    let now = wall_clock();
+
+    // Decide every station the files mention.
+    let label = dir.display().to_string();
+    let mut learned: BTreeMap<StationKey, Option<Station>> = BTreeMap::new();
+    let groups = obs.chunk_by(|a, b| a.key == b.key);
+    let stations_total = obs.len() as u64;
+    let mut done = 0u64;
+    for g in groups {
+        let key = g[0].key;
+        done += g.len() as u64;
+        reporter.report(false, || LearnProgress {
+            file: label.clone(),
+            bytes_done: done,
+            bytes_total: stations_total,
+            rows: done,
+            phase: LearnPhase::Estimating,
+        })?;
+        let existing = db.as_ref().and_then(|db| match key {
+            StationKey::Cell {
+                radio,
+                mcc,
+                mnc,
+                key,
+            } => db.cell(radio, mcc, mnc, key_lac(key), key_cid(key)),
+            StationKey::Wifi(b) => db.wifi(b),
+        });
+        let Some(outcome) = decide(key, g, existing, &mut block, opts, &mut report) else {
+            continue;
+        };
+        let station = match outcome {
+            Outcome::Withdraw => {
+                report.blocked += 1;
+                None
+            }
+            Outcome::Put(e) | Outcome::Refine(e) if existing.is_none() => {
+                report.added += 1;
+                report.outliers += e.rejected as u64;
+                Some(station_of(key, &e, now))
+            }
+            Outcome::Put(e) => {
+                report.outliers += e.rejected as u64;
+                Some(station_of(key, &e, now))
+            }
+            Outcome::Refine(e) => {
+                report.refined += 1;
+                report.outliers += e.rejected as u64;
+                existing.map(|s| refine(key, s, &e, now))
+            }
+        };
+        learned.insert(key, station);
+    }
+
+    // Merge the database's stations with the learned ones, in store order.
+    reporter.report(true, || LearnProgress {
+        file: label.clone(),
+        bytes_done: 0,
+        bytes_total: 0,
+        rows: learned.len() as u64,
+        phase: LearnPhase::Writing,
+    })?;
+    let mut builder = builder;
+    let existing_iter: Box<dyn Iterator<Item = (StationKey, Station)>> = match &db {
+        Some(db) => Box::new(
+            db.iter_cells()
+                .map(|(radio, mcc, mnc, s)| {
+                    (
+                        StationKey::Cell {
+                            radio,
+                            mcc,
+                            mnc,
+                            key: s.key,
+                        },
+                        *s,
+                    )
+                })
+                .chain(db.iter_wifi().map(|s| (StationKey::Wifi(s.key), *s))),
+        ),
+        None => Box::new(std::iter::empty()),
+    };
+    let mut existing_iter = existing_iter.peekable();
+    let mut learned_iter = learned.into_iter().peekable();
+    let push = |builder: &mut DbBuilder, key: StationKey, s: Station| match key {
+        StationKey::Cell {
+            radio, mcc, mnc, ..
+        } => builder.push_cell(radio, mcc, mnc, s),
+        StationKey::Wifi(_) => builder.push_wifi(s),
+    };
+    loop {
+        let take_learned = match (existing_iter.peek(), learned_iter.peek()) {
+            (None, None) => break,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some((ek, _)), Some((lk, _))) => lk <= ek,
+        };
+        if take_learned {
+            let (k, s) = learned_iter.next().expect("peeked");
+            if existing_iter.peek().is_some_and(|(ek, _)| *ek == k) {
+                existing_iter.next();
+            }
+            if let Some(s) = s {
+                push(&mut builder, k, s)?;
+            }
+        } else {
+            let (k, s) = existing_iter.next().expect("peeked");
+            push(&mut builder, k, s)?;
+        }
+    }
+    drop(existing_iter);
+    write_blocklist(dir, &block)?;
+    let (_, stats) = builder.commit()?;
+    drop(db);
+    report.cells = stats.cells;
+    report.wifi = stats.wifi;
+    report.shards = stats.shards;
+    report.bytes = stats.bytes;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}

@@ -1,0 +1,615 @@
+//! Readers of GPS-tagged observation files, detected by their first line:
+//! OpenCelliD measurements, G-NetTrack exports and WiGLE CSV. Each row becomes
+//! at most one [`Observation`]; rows that cannot are counted as rejected (with a
+//! reason) or skipped (rows that are valid but not for us: other WiGLE types,
+//! `_nomap` networks), never silently dropped.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use super::{LearnError, LearnOptions, Observation, StationKey};
+use crate::radio::Radio;
+use crate::store::record::cell_key;
+
+/// What an input file turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum ObservationFormat {
+    OpenCellIdMeasurements,
+    GNetTrack,
+    Wigle,
+}
+
+/// Per-file outcome: `rows = accepted + rejected + skipped`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FileReport {
+    pub file: String,
+    pub format: ObservationFormat,
+    pub rows: u64,
+    pub accepted: u64,
+    pub rejected: u64,
+    /// Valid rows that are not station observations for us (non-WiFi WiGLE
+    /// rows, networks that opted out with `_nomap`).
+    pub skipped: u64,
+    /// The first `max_error_lines` rejected rows: 1-based line number and reason.
+    pub bad_lines: Vec<(u64, String)>,
+}
+
+/// The header of OpenCelliD measurement files.
+pub const OPENCELLID_HEADER: &str =
+    "mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid";
+/// Columns a G-NetTrack export must have for us (it has many more).
+const GNETTRACK_NEEDED: [&str; 7] = [
+    "timestamp",
+    "longitude",
+    "latitude",
+    "speed",
+    "networkmode",
+    "lachex",
+    "rawcellid",
+];
+const WIGLE_PREAMBLE: &str = "wiglewifi-";
+const WIGLE_NEEDED: [&str; 8] = [
+    "mac",
+    "ssid",
+    "firstseen",
+    "rssi",
+    "currentlatitude",
+    "currentlongitude",
+    "accuracymeters",
+    "type",
+];
+
+/// LTE timing advance: 16 Ts of round trip, 78.12 m of distance per step.
+pub const LTE_TA_STEP_M: f64 = 78.12;
+/// GSM timing advance: one bit period of round trip, about 553.5 m of distance.
+pub const GSM_TA_STEP_M: f64 = 553.5;
+
+/// Splits one CSV line; fields may be double-quoted with `""` escapes (WiGLE
+/// quotes SSIDs holding commas).
+fn split_csv(line: &str, out: &mut Vec<String>) {
+    out.clear();
+    if !line.contains('"') {
+        out.extend(line.split(',').map(|s| s.trim().to_string()));
+        return;
+    }
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut field).trim().to_string()),
+            _ => field.push(c),
+        }
+    }
+    out.push(field.trim().to_string());
+}
+
+fn norm_header(h: &str) -> String {
+    h.trim()
+        .trim_start_matches('\u{feff}')
+        .trim_matches('"')
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// Column positions by lower-case name.
+struct Columns(Vec<String>);
+
+impl Columns {
+    fn new(header: &str) -> Columns {
+        let mut f = Vec::new();
+        split_csv(header, &mut f);
+        Columns(f.iter().map(|h| norm_header(h)).collect())
+    }
+    fn has_all(&self, names: &[&str]) -> bool {
+        names.iter().all(|n| self.0.iter().any(|c| c == n))
+    }
+    fn idx(&self, name: &str) -> Option<usize> {
+        self.0.iter().position(|c| c == name)
+    }
+}
+
+/// A field that may be absent, empty or a placeholder (`-`, `NaN`).
+fn opt(fields: &[String], i: Option<usize>) -> Option<&str> {
+    let s = fields.get(i?)?.as_str();
+    if s.is_empty() || s == "-" || s.eq_ignore_ascii_case("nan") || s.eq_ignore_ascii_case("null") {
+        None
+    } else {
+        Some(s)
+    }
+}
+
+fn num(fields: &[String], i: Option<usize>) -> Option<f64> {
+    opt(fields, i)?
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+}
+
+fn int(fields: &[String], i: Option<usize>) -> Option<i64> {
+    let v = num(fields, i)?;
+    (v.fract() == 0.0).then_some(v as i64)
+}
+
+fn position(lat: Option<f64>, lon: Option<f64>) -> Result<(f64, f64), String> {
+    match (lat, lon) {
+        (Some(la), Some(lo)) if la == 0.0 && lo == 0.0 => Err("position 0,0 (no fix)".into()),
+        (Some(la), Some(lo)) if (-90.0..=90.0).contains(&la) && (-180.0..=180.0).contains(&lo) => {
+            Ok((la, lo))
+        }
+        (Some(la), Some(lo)) => Err(format!("position {la},{lo} out of range")),
+        _ => Err("missing or malformed latitude/longitude".into()),
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY?MM?DD?hh?mm?ss` with any single separators (`2019.12.01_12.11.21`,
+/// `2019-12-01 12:11:21`), read as UTC: neither format says its zone.
+pub fn parse_datetime(s: &str) -> Option<i64> {
+    let parts: Vec<i64> = s
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    if parts.len() < 6 {
+        return None;
+    }
+    let (y, mo, d, h, mi, se) = (parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]);
+    if !(1970..=2200).contains(&y)
+        || !(1..=12).contains(&mo)
+        || !(1..=31).contains(&d)
+        || h > 23
+        || mi > 59
+        || se > 60
+    {
+        return None;
+    }
+    Some(days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se)
+}
+
+/// 12 hex digits, bare or in pairs joined by `:` or `-`; never a group address or zero.
+pub fn parse_bssid(s: &str) -> Option<u64> {
+    let hex: String = s.chars().filter(|c| *c != ':' && *c != '-').collect();
+    if hex.len() != 12 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let v = u64::from_str_radix(&hex, 16).ok()?;
+    // The group bit of the first octet: multicast/broadcast, never an access point.
+    if v == 0 || (v >> 40) & 1 == 1 {
+        return None;
+    }
+    Some(v)
+}
+
+/// Networks whose owners asked not to be mapped.
+pub fn opted_out(ssid: &str) -> bool {
+    ssid.ends_with("_nomap") || ssid.ends_with("_optout")
+}
+
+fn cell(radio: Radio, mcc: i64, mnc: i64, lac: i64, cid: i64) -> Result<StationKey, String> {
+    if !(0..=999).contains(&mcc) {
+        return Err(format!("mcc {mcc} out of range 0..=999"));
+    }
+    if mnc < 0 || mnc > radio.max_mnc() as i64 {
+        return Err(format!("mnc {mnc} out of range for {radio}"));
+    }
+    if lac < 0 || lac > radio.max_lac() as i64 {
+        return Err(format!("lac {lac} out of range for {radio}"));
+    }
+    if cid < 0 || cid as u64 > radio.max_cid() {
+        return Err(format!("cid {cid} out of range for {radio}"));
+    }
+    Ok(StationKey::Cell {
+        radio,
+        mcc: mcc as u16,
+        mnc: mnc as u16,
+        key: cell_key(lac as u32, cid as u64),
+    })
+}
+
+/// G-NetTrack's `NetworkMode` names; 5G here is non-standalone, which reports
+/// its LTE anchor cell.
+pub fn radio_of_network_mode(mode: &str) -> Option<Radio> {
+    match mode.trim().to_ascii_uppercase().as_str() {
+        "5G" | "LTE" | "LTE-A" | "LTE+" | "4G" => Some(Radio::Lte),
+        "HSPA+" | "HSPA" | "UMTS" | "HSUPA" | "HSDPA" | "WCDMA" | "3G" => Some(Radio::Umts),
+        "GPRS" | "EDGE" | "GSM" | "2G" => Some(Radio::Gsm),
+        _ => None,
+    }
+}
+
+type RowFn<'a> = dyn FnMut(&[String]) -> Row + 'a;
+
+enum Row {
+    Accept(Observation),
+    Reject(String),
+    Skip,
+}
+
+/// Reads `path`, calling `sink` for each accepted observation and `tick` with
+/// (bytes read, rows) now and then.
+pub fn read_file(
+    path: &Path,
+    opts: &LearnOptions,
+    sink: &mut dyn FnMut(Observation),
+    tick: &mut dyn FnMut(u64, u64) -> Result<(), LearnError>,
+) -> Result<FileReport, LearnError> {
+    let label = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let io = |e: std::io::Error| LearnError::Io(format!("{}: {e}", path.display()));
+    let mut file = File::open(path).map_err(io)?;
+    let mut magic = [0u8; 2];
+    let n = file.read(&mut magic).map_err(io)?;
+    let file = File::open(path).map_err(io)?;
+    let counted = CountingReader {
+        inner: file,
+        bytes: 0,
+    };
+    let reader: Box<dyn BufRead> = if n == 2 && magic == [0x1f, 0x8b] {
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(counted)))
+    } else {
+        Box::new(BufReader::with_capacity(1 << 20, counted))
+    };
+    let mut lines = reader.lines().enumerate();
+    let mut first = None;
+    for (i, l) in lines.by_ref() {
+        let l = l.map_err(io)?;
+        if !l.trim().is_empty() {
+            first = Some((i, l));
+            break;
+        }
+    }
+    let Some((_, first)) = first else {
+        return Err(LearnError::Format(format!("{label}: empty file")));
+    };
+    let first_norm = norm_header(&first);
+    let (format, header) = if first_norm.starts_with(WIGLE_PREAMBLE) {
+        let mut header = None;
+        for (_, l) in lines.by_ref() {
+            let l = l.map_err(io)?;
+            if !l.trim().is_empty() {
+                header = Some(l);
+                break;
+            }
+        }
+        (ObservationFormat::Wigle, header.unwrap_or_default())
+    } else {
+        let cols = Columns::new(&first);
+        if cols.has_all(&["mcc", "mnc", "lac", "cellid", "lat", "lon"]) {
+            (ObservationFormat::OpenCellIdMeasurements, first.clone())
+        } else if cols.has_all(&GNETTRACK_NEEDED) {
+            (ObservationFormat::GNetTrack, first.clone())
+        } else {
+            return Err(LearnError::Format(format!(
+                "{label}: unknown observation format (first line {:?}); {}",
+                first.chars().take(120).collect::<String>(),
+                accepted_formats()
+            )));
+        }
+    };
+    let cols = Columns::new(&header);
+    if format == ObservationFormat::Wigle && !cols.has_all(&WIGLE_NEEDED) {
+        return Err(LearnError::Format(format!(
+            "{label}: WiGLE preamble without the expected header (found {:?})",
+            header.chars().take(120).collect::<String>()
+        )));
+    }
+    let mut row_fn: Box<RowFn> = match format {
+        ObservationFormat::OpenCellIdMeasurements => Box::new(opencellid_row(&cols)),
+        ObservationFormat::GNetTrack => {
+            let (Some(mcc), Some(mnc)) = (opts.mcc, opts.mnc) else {
+                return Err(LearnError::Format(format!(
+                    "{label}: G-NetTrack exports carry no MCC/MNC; give them (--mcc N --mnc N)"
+                )));
+            };
+            Box::new(gnettrack_row(&cols, mcc, mnc))
+        }
+        ObservationFormat::Wigle => Box::new(wigle_row(&cols)),
+    };
+
+    let mut report = FileReport {
+        file: label,
+        format,
+        rows: 0,
+        accepted: 0,
+        rejected: 0,
+        skipped: 0,
+        bad_lines: Vec::new(),
+    };
+    let mut fields = Vec::new();
+    let width = cols.0.len();
+    for (i, l) in lines {
+        let l = l.map_err(io)?;
+        if l.trim().is_empty() {
+            continue;
+        }
+        report.rows += 1;
+        split_csv(&l, &mut fields);
+        let row = if fields.len() < width && format != ObservationFormat::Wigle {
+            Row::Reject(format!("{} fields, expected {width}", fields.len()))
+        } else {
+            row_fn(&fields)
+        };
+        match row {
+            Row::Accept(o) => {
+                report.accepted += 1;
+                sink(o);
+            }
+            Row::Skip => report.skipped += 1,
+            Row::Reject(reason) => {
+                report.rejected += 1;
+                if report.bad_lines.len() < opts.max_error_lines {
+                    report.bad_lines.push((i as u64 + 1, reason));
+                }
+            }
+        }
+        if report.rows.is_multiple_of(4096) {
+            tick(BYTES_READ.with(|b| b.get()), report.rows)?;
+        }
+    }
+    tick(BYTES_READ.with(|b| b.get()), report.rows)?;
+    Ok(report)
+}
+
+thread_local! {
+    /// Bytes of the current file read so far (compressed bytes for gzip): the
+    /// boxed reader chain hides the counter, so it reports here.
+    static BYTES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+struct CountingReader {
+    inner: File,
+    bytes: u64,
+}
+
+impl Read for CountingReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        BYTES_READ.with(|b| b.set(self.bytes));
+        Ok(n)
+    }
+}
+
+fn opencellid_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
+    let c = |n: &str| cols.idx(n);
+    let (mcc, mnc, lac, cellid, lat, lon) = (
+        c("mcc"),
+        c("mnc"),
+        c("lac"),
+        c("cellid"),
+        c("lat"),
+        c("lon"),
+    );
+    let (signal, measured_at, rating, speed, act, ta) = (
+        c("signal"),
+        c("measured_at"),
+        c("rating"),
+        c("speed"),
+        c("act"),
+        c("ta"),
+    );
+    let (psc, tac, pci, sid, nid, bid) =
+        (c("psc"), c("tac"), c("pci"), c("sid"), c("nid"), c("bid"));
+    move |f: &[String]| {
+        let (la, lo) = match position(num(f, lat), num(f, lon)) {
+            Ok(p) => p,
+            Err(e) => return Row::Reject(e),
+        };
+        let radio = match opt(f, act) {
+            Some(a) => match Radio::parse(a).or_else(|| radio_of_network_mode(a)) {
+                Some(r) => r,
+                None => return Row::Reject(format!("unknown radio {a:?}")),
+            },
+            // Files without `act` are GSM-era exports; the id width tells UMTS apart.
+            None => match int(f, cellid) {
+                Some(id) if id > 65_535 => Radio::Umts,
+                _ => Radio::Gsm,
+            },
+        };
+        let key = if radio == Radio::Cdma {
+            match (int(f, sid), int(f, nid), int(f, bid), int(f, mcc)) {
+                (Some(s), Some(n), Some(b), Some(m)) => cell(radio, m, s, n, b),
+                _ => Err("CDMA row without mcc, sid, nid and bid".into()),
+            }
+        } else {
+            let area = if matches!(radio, Radio::Lte | Radio::Nr | Radio::Nbiot) {
+                int(f, tac).or_else(|| int(f, lac))
+            } else {
+                int(f, lac)
+            };
+            match (int(f, mcc), int(f, mnc), area, int(f, cellid)) {
+                (Some(m), Some(n), Some(a), Some(id)) => cell(radio, m, n, a, id),
+                _ => Err("missing or malformed mcc, mnc, lac/tac or cellid".into()),
+            }
+        };
+        let key = match key {
+            Ok(k) => k,
+            Err(e) => return Row::Reject(e),
+        };
+        // measured_at is milliseconds in OpenCelliD's files; accept seconds too.
+        let time = int(f, measured_at).map(|t| if t > 100_000_000_000 { t / 1000 } else { t });
+        let signal = num(f, signal).filter(|s| (-150.0..0.0).contains(s));
+        let step = match radio {
+            Radio::Gsm => Some(GSM_TA_STEP_M),
+            Radio::Lte | Radio::Nr | Radio::Nbiot => Some(LTE_TA_STEP_M),
+            _ => None,
+        };
+        let ta_m = step.and_then(|s| {
+            int(f, ta)
+                .filter(|t| (0..=2047).contains(t))
+                .map(|t| t as f64 * s)
+        });
+        let code = int(f, pci).or_else(|| int(f, psc));
+        Row::Accept(Observation {
+            key,
+            lat: la,
+            lon: lo,
+            accuracy_m: num(f, rating).filter(|a| *a > 0.0),
+            time,
+            speed_mps: num(f, speed).filter(|s| *s >= 0.0),
+            signal_dbm: signal,
+            ta_m,
+            psc: code.filter(|c| (0..=1007).contains(c)).map(|c| c as u16),
+        })
+    }
+}
+
+fn gnettrack_row(cols: &Columns, mcc: u16, mnc: u16) -> impl FnMut(&[String]) -> Row {
+    let c = |n: &str| cols.idx(n);
+    let (ts, lon, lat, speed, mode, lachex, raw, rsrp, rssi) = (
+        c("timestamp"),
+        c("longitude"),
+        c("latitude"),
+        c("speed"),
+        c("networkmode"),
+        c("lachex"),
+        c("rawcellid"),
+        c("rsrp"),
+        c("rssi"),
+    );
+    move |f: &[String]| {
+        let (la, lo) = match position(num(f, lat), num(f, lon)) {
+            Ok(p) => p,
+            Err(e) => return Row::Reject(e),
+        };
+        let Some(m) = opt(f, mode) else {
+            return Row::Reject("no NetworkMode".into());
+        };
+        let Some(radio) = radio_of_network_mode(m) else {
+            return Row::Reject(format!("unknown NetworkMode {m:?}"));
+        };
+        let Some(area) = opt(f, lachex).and_then(|h| i64::from_str_radix(h, 16).ok()) else {
+            return Row::Reject("missing or malformed LACHEX".into());
+        };
+        // G-NetTrack writes 0 when the phone did not report the area.
+        if area == 0 {
+            return Row::Reject("LAC/TAC 0 (not reported)".into());
+        }
+        let Some(id) = int(f, raw) else {
+            return Row::Reject("missing or malformed RAWCELLID".into());
+        };
+        let key = match cell(radio, mcc as i64, mnc as i64, area, id) {
+            Ok(k) => k,
+            Err(e) => return Row::Reject(e),
+        };
+        let signal = num(f, rsrp)
+            .or_else(|| num(f, rssi))
+            .filter(|s| (-150.0..0.0).contains(s));
+        Row::Accept(Observation {
+            key,
+            lat: la,
+            lon: lo,
+            accuracy_m: None,
+            time: opt(f, ts).and_then(parse_datetime),
+            // G-NetTrack reports km/h.
+            speed_mps: num(f, speed).filter(|s| *s >= 0.0).map(|s| s / 3.6),
+            signal_dbm: signal,
+            ta_m: None,
+            psc: None,
+        })
+    }
+}
+
+fn wigle_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
+    let c = |n: &str| cols.idx(n);
+    let (mac, ssid, seen, rssi, lat, lon, acc, kind) = (
+        c("mac"),
+        c("ssid"),
+        c("firstseen"),
+        c("rssi"),
+        c("currentlatitude"),
+        c("currentlongitude"),
+        c("accuracymeters"),
+        c("type"),
+    );
+    move |f: &[String]| {
+        match opt(f, kind) {
+            Some(k) if k.eq_ignore_ascii_case("wifi") => {}
+            Some(_) => return Row::Skip,
+            None => return Row::Reject("no Type".into()),
+        }
+        if opt(f, ssid).is_some_and(opted_out) {
+            return Row::Skip;
+        }
+        let Some(bssid) = opt(f, mac).and_then(parse_bssid) else {
+            return Row::Reject("missing or invalid MAC".into());
+        };
+        let (la, lo) = match position(num(f, lat), num(f, lon)) {
+            Ok(p) => p,
+            Err(e) => return Row::Reject(e),
+        };
+        Row::Accept(Observation {
+            key: StationKey::Wifi(bssid),
+            lat: la,
+            lon: lo,
+            accuracy_m: num(f, acc).filter(|a| *a > 0.0),
+            time: opt(f, seen).and_then(parse_datetime),
+            speed_mps: None,
+            signal_dbm: num(f, rssi).filter(|s| (-150.0..0.0).contains(s)),
+            ta_m: None,
+            psc: None,
+        })
+    }
+}
+
+/// One sentence naming the accepted formats, for front ends' help and errors.
+pub fn accepted_formats() -> String {
+    format!(
+        "accepted: OpenCelliD measurements ({OPENCELLID_HEADER}), G-NetTrack exports \
+         (Timestamp,Longitude,Latitude,Speed,...,NetworkMode,...,LACHEX,RAWCELLID,...) \
+         and WiGLE CSV (a WigleWifi-1.4 line, then MAC,SSID,AuthMode,FirstSeen,Channel,\
+         RSSI,CurrentLatitude,CurrentLongitude,AltitudeMeters,AccuracyMeters,Type); \
+         plain or gzip"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_macs() {
+        assert_eq!(parse_datetime("1970.01.01_00.00.01"), Some(1));
+        assert_eq!(parse_datetime("2019-12-01 12:11:21"), Some(1_575_202_281));
+        assert_eq!(parse_datetime("2019.12.01_12.11.21"), Some(1_575_202_281));
+        assert_eq!(parse_datetime("yesterday"), None);
+        assert_eq!(parse_bssid("00:11:22:aa:bb:cc"), Some(0x0011_22aa_bbcc));
+        assert_eq!(parse_bssid("01:00:5e:00:00:01"), None);
+        assert_eq!(parse_bssid("00:00:00:00:00:00"), None);
+        assert!(opted_out("Home_nomap") && !opted_out("nomap_Home"));
+    }
+
+    #[test]
+    fn quoted_fields() {
+        let mut f = Vec::new();
+        split_csv(r#"a,"b, ""c""",d"#, &mut f);
+        assert_eq!(f, vec!["a", r#"b, "c""#, "d"]);
+    }
+
+    #[test]
+    fn network_modes() {
+        assert_eq!(radio_of_network_mode("5G"), Some(Radio::Lte));
+        assert_eq!(radio_of_network_mode("HSPA+"), Some(Radio::Umts));
+        assert_eq!(radio_of_network_mode("EDGE"), Some(Radio::Gsm));
+        assert_eq!(radio_of_network_mode("NoService"), None);
+    }
+}

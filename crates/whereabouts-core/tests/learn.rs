@@ -1,0 +1,217 @@
+//! `whereabouts learn`: the three observation formats, outlier rejection, the
+//! hand-off into the station database, and the moved-station rule, checked
+//! through the database that results. Fixtures are hand-made (invented places).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use whereabouts_core::geo::{destination, distance_m};
+use whereabouts_core::import::{import_files, ImportOptions};
+use whereabouts_core::learn::{
+    learn_files, LearnError, LearnOptions, LearnReport, ObservationFormat, BLOCKLIST_FILE,
+};
+use whereabouts_core::radio::Radio;
+use whereabouts_core::store::Database;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/learn")
+        .join(name)
+}
+
+fn learn(dir: &Path, files: &[PathBuf], opts: &LearnOptions) -> Result<LearnReport, LearnError> {
+    learn_files(dir, files, opts, &mut |_| true)
+}
+
+fn with_net() -> LearnOptions {
+    LearnOptions {
+        mcc: Some(272),
+        mnc: Some(1),
+        ..LearnOptions::default()
+    }
+}
+
+#[test]
+fn opencellid_measurements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = learn(tmp.path(), &[fixture("opencellid.csv")], &with_net()).unwrap();
+    let f = &r.files[0];
+    assert_eq!(f.format, ObservationFormat::OpenCellIdMeasurements);
+    assert_eq!((f.rows, f.accepted, f.rejected), (16, 14, 2));
+    assert_eq!(
+        f.bad_lines.iter().map(|b| b.0).collect::<Vec<_>>(),
+        [16, 17]
+    );
+    assert_eq!((r.added, r.outliers, r.cells), (2, 1, 2));
+
+    let db = Database::open(tmp.path()).unwrap();
+    let c = db
+        .cell(Radio::Lte, 1, 1, 100, 5000)
+        .expect("LTE cell learned");
+    // The ring's centre; the fix 30 km away was dropped, not averaged in.
+    assert!(distance_m(c.lat(), c.lon(), 50.0, 8.0) < 10.0);
+    assert_eq!(c.samples(), 12);
+    assert!((396..=408).contains(&c.range_m()), "{}", c.range_m());
+    assert_eq!(c.psc(), Some(42));
+    // A cell seen once gets the radio's default reach.
+    let g = db.cell(Radio::Gsm, 1, 1, 7, 300).unwrap();
+    assert_eq!((g.samples(), g.range_m()), (1, 3000));
+}
+
+#[test]
+fn gnettrack_needs_a_network_and_maps_modes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = learn(
+        tmp.path(),
+        &[fixture("gnettrack.csv")],
+        &LearnOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("--mcc"), "{err}");
+    assert!(!tmp.path().join("manifest.json").exists());
+
+    let r = learn(tmp.path(), &[fixture("gnettrack.csv")], &with_net()).unwrap();
+    let f = &r.files[0];
+    assert_eq!(f.format, ObservationFormat::GNetTrack);
+    assert_eq!((f.rows, f.accepted, f.rejected), (16, 14, 2));
+    assert!(f.bad_lines[0].1.contains("TAC 0"), "{:?}", f.bad_lines);
+    assert!(f.bad_lines[1].1.contains("Satellite"));
+    let db = Database::open(tmp.path()).unwrap();
+    let lte = db
+        .cell(Radio::Lte, 272, 1, 0x64, 128003)
+        .expect("5G row -> LTE cell");
+    assert!(distance_m(lte.lat(), lte.lon(), 51.0, -1.0) < 60.0);
+    assert_eq!(lte.samples(), 10);
+    let umts = db
+        .cell(Radio::Umts, 272, 1, 0xC8, 1000)
+        .expect("HSPA+ -> UMTS");
+    assert!(distance_m(umts.lat(), umts.lon(), 51.0, -1.01) < 10.0);
+}
+
+#[test]
+fn wigle_wifi_only_and_never_nomap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = learn(tmp.path(), &[fixture("wigle.csv")], &with_net()).unwrap();
+    let f = &r.files[0];
+    assert_eq!(f.format, ObservationFormat::Wigle);
+    assert_eq!((f.rows, f.accepted, f.rejected, f.skipped), (9, 6, 1, 2));
+    let db = Database::open(tmp.path()).unwrap();
+    assert_eq!(db.stats().wifi, 1);
+    let ap = db.wifi(0x0200_0000_0001).unwrap();
+    // Inside the 40 m ring, pulled toward the sharper, stronger fixes.
+    assert!(distance_m(ap.lat(), ap.lon(), 48.0, 2.0) < 30.0);
+    assert!(db.wifi(0x0200_0000_0002).is_none(), "_nomap stored");
+}
+
+#[test]
+fn unknown_format_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("x.csv");
+    fs::write(&f, "a,b,c\n1,2,3\n").unwrap();
+    let err = learn(&tmp.path().join("db"), &[f], &with_net()).unwrap_err();
+    assert!(matches!(err, LearnError::Format(_)), "{err}");
+}
+
+/// Learned stations join the stations already imported; the rest are kept.
+#[test]
+fn merges_into_an_imported_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("cells.csv");
+    fs::write(
+        &csv,
+        "radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal\n\
+         LTE,1,1,100,5000,,8.0010,50.0,1000,12,1,1600000000,1600000000,0\n\
+         GSM,1,1,9,9,,9.0,51.0,2000,3,1,1600000000,1600000000,0\n",
+    )
+    .unwrap();
+    let db_dir = tmp.path().join("db");
+    import_files(&db_dir, &[csv], &ImportOptions::default(), &mut |_| true).unwrap();
+    let r = learn(&db_dir, &[fixture("opencellid.csv")], &with_net()).unwrap();
+    assert_eq!((r.added, r.refined, r.cells), (1, 1, 3));
+    let db = Database::open(&db_dir).unwrap();
+    let c = db.cell(Radio::Lte, 1, 1, 100, 5000).unwrap();
+    // 12 imported samples at 8.0010 and 12 learned ones at 8.0: halfway.
+    assert!((c.lon() - 8.0005).abs() < 2e-5, "{}", c.lon());
+    assert_eq!(c.samples(), 24);
+    assert!(db.cell(Radio::Gsm, 1, 1, 9, 9).is_some());
+}
+
+fn measurements(rows: &[(f64, f64, i64)]) -> String {
+    let mut s = String::from(
+        "mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid\n",
+    );
+    for (lat, lon, t) in rows {
+        s += &format!("1,1,,77,{lat},{lon},-90,{},10,0,0,LTE,,,5,,,,\n", t * 1000);
+    }
+    s
+}
+
+fn ring(lat: f64, lon: f64, t0: i64, n: usize) -> Vec<(f64, f64, i64)> {
+    (0..n)
+        .map(|i| {
+            let (la, lo) = destination(lat, lon, i as f64 * 360.0 / n as f64, 300.0);
+            (la, lo, t0 + i as i64 * 3600)
+        })
+        .collect()
+}
+
+/// A cell whose recent observations sit 40 km from its old ones is withdrawn
+/// and blocklisted; observations after the block period bring it back at the
+/// new place.
+#[test]
+fn moved_station_is_blocked_then_relearned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db_dir = tmp.path().join("db");
+    let day = 86_400;
+    let t0 = 1_700_000_000;
+    let mut rows = ring(50.0, 8.0, t0, 8);
+    rows.extend(ring(50.3, 8.3, t0 + 20 * day, 6));
+    let f1 = tmp.path().join("a.csv");
+    fs::write(&f1, measurements(&rows)).unwrap();
+    let r = learn(&db_dir, &[f1], &with_net()).unwrap();
+    assert_eq!((r.moved, r.blocked, r.cells), (1, 1, 0));
+    let list = fs::read_to_string(db_dir.join(BLOCKLIST_FILE)).unwrap();
+    assert!(list.contains("lte/1/1/5/77"), "{list}");
+
+    // Still inside the block period: ignored, still withdrawn.
+    let f2 = tmp.path().join("b.csv");
+    fs::write(&f2, measurements(&ring(50.3, 8.3, t0 + 30 * day, 6))).unwrap();
+    let r = learn(&db_dir, &[f2], &with_net()).unwrap();
+    assert_eq!((r.blocked, r.cells), (1, 0));
+
+    // After it: re-learned from the fresh observations only.
+    let f3 = tmp.path().join("c.csv");
+    fs::write(&f3, measurements(&ring(50.3, 8.3, t0 + 60 * day, 6))).unwrap();
+    let r = learn(&db_dir, &[f3], &with_net()).unwrap();
+    assert_eq!((r.relearned, r.blocked, r.cells), (1, 0, 1));
+    let db = Database::open(&db_dir).unwrap();
+    let c = db.cell(Radio::Lte, 1, 1, 5, 77).unwrap();
+    assert!(distance_m(c.lat(), c.lon(), 50.3, 8.3) < 10.0);
+    assert_eq!(c.samples(), 6);
+    assert!(!fs::read_to_string(db_dir.join(BLOCKLIST_FILE))
+        .unwrap()
+        .contains("lte/1/1/5/77"));
+}
+
+/// A database station far from what devices now report is withdrawn too.
+#[test]
+fn moved_against_the_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("cells.csv");
+    fs::write(
+        &csv,
+        "radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal\n\
+         LTE,1,1,5,77,,8.0,50.0,1000,40,1,1600000000,1600000000,0\n",
+    )
+    .unwrap();
+    let db_dir = tmp.path().join("db");
+    import_files(&db_dir, &[csv], &ImportOptions::default(), &mut |_| true).unwrap();
+    let f = tmp.path().join("a.csv");
+    fs::write(&f, measurements(&ring(50.5, 8.5, 1_700_000_000, 6))).unwrap();
+    let r = learn(&db_dir, &[f], &with_net()).unwrap();
+    assert_eq!((r.moved, r.blocked, r.cells), (1, 1, 0));
+    assert!(Database::open(&db_dir)
+        .unwrap()
+        .cell(Radio::Lte, 1, 1, 5, 77)
+        .is_none());
+}

@@ -1,0 +1,120 @@
+/**
+ * `whereabouts learn`: learns station positions from GPS-tagged observation files
+ * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
+ */
+import { existsSync } from 'node:fs';
+import { type NativeImportProgress, native } from '../native.js';
+import { ProgressLine } from './progress.js';
+import { parseFlags, UsageError } from './usage.js';
+
+/** A file's part of the learning report (from the core). */
+export interface LearnFileReport {
+  file: string;
+  format: string;
+  rows: number;
+  accepted: number;
+  rejected: number;
+  skipped: number;
+  badLines: { line: number; reason: string }[];
+}
+
+/** The learning report (from the core): station counts, then the new database's totals. */
+export interface LearnReport {
+  files: LearnFileReport[];
+  observations: number;
+  outliers: number;
+  added: number;
+  refined: number;
+  moved: number;
+  relearned: number;
+  blocked: number;
+  cells: number;
+  wifi: number;
+  shards: number;
+  bytes: number;
+  seconds: number;
+}
+
+/** Options of the native learner. */
+export interface LearnOptions {
+  mcc?: number;
+  mnc?: number;
+  blockDays?: number;
+}
+
+type LearnFn = (
+  db: string,
+  files: string[],
+  options: LearnOptions,
+  progress: (p: NativeImportProgress) => void,
+) => Promise<LearnReport>;
+
+/** The native learner; the binding module types only what it had before learning existed. */
+export function nativeLearn(): LearnFn {
+  const fn = (native() as unknown as { learnFiles?: LearnFn }).learnFiles;
+  if (!fn) throw new Error('this build of the native addon has no learner; run `npm run build:native`');
+  return fn;
+}
+
+function code(name: string, text: string | undefined, max: number): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > max)
+    throw new UsageError(`--${name} must be an integer 0..${max}`);
+  return n;
+}
+
+export async function runLearn(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, {
+    db: { type: 'string' },
+    mcc: { type: 'string' },
+    mnc: { type: 'string' },
+    'block-days': { type: 'string' },
+    quiet: { type: 'boolean' },
+  });
+  if (!values.db) throw new UsageError('learn needs --db DIR');
+  if (positionals.length === 0) throw new UsageError('learn needs at least one FILE');
+  const mcc = code('mcc', values.mcc, 999);
+  const mnc = code('mnc', values.mnc, 32767);
+  if ((mcc === undefined) !== (mnc === undefined)) throw new UsageError('give --mcc and --mnc together');
+  let blockDays: number | undefined;
+  if (values['block-days'] !== undefined) {
+    blockDays = Number(values['block-days']);
+    if (!Number.isFinite(blockDays) || blockDays < 0)
+      throw new UsageError('--block-days must be a number >= 0');
+  }
+  for (const f of positionals) if (!existsSync(f)) throw new Error(`no such file: ${f}`);
+
+  const progress = new ProgressLine();
+  const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, (p) => {
+    if (!values.quiet)
+      progress.update({
+        label: p.file,
+        done: p.bytesDone,
+        total: p.bytesTotal,
+        rows: p.rows,
+        phase: p.phase,
+      });
+  });
+  progress.done();
+
+  const n = (x: number) => x.toLocaleString('en');
+  for (const f of report.files) {
+    process.stderr.write(
+      `${f.file}: ${f.format}, ${n(f.rows)} rows, ${n(f.accepted)} accepted, ${n(f.rejected)} rejected` +
+        (f.skipped ? `, ${n(f.skipped)} skipped (not WiFi, or _nomap)` : '') +
+        '\n',
+    );
+    for (const b of f.badLines) process.stderr.write(`  line ${b.line}: ${b.reason}\n`);
+    if (f.rejected > f.badLines.length)
+      process.stderr.write(`  ... and ${f.rejected - f.badLines.length} more\n`);
+  }
+  process.stderr.write(
+    `learned from ${n(report.observations)} observations (${n(report.outliers)} dropped as inconsistent): ` +
+      `${n(report.added)} stations added, ${n(report.refined)} refined, ${n(report.moved)} moved, ` +
+      `${n(report.relearned)} re-learned after a move, ${n(report.blocked)} withdrawn (blocklisted)\n` +
+      `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ${report.shards} shard(s), ` +
+      `${(report.bytes / 1e6).toFixed(1)} MB, ${report.seconds.toFixed(1)} s\n`,
+  );
+  return 0;
+}
