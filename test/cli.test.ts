@@ -1,0 +1,94 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli, fixtureDb, fixtures } from './helpers.js';
+
+let db: string;
+beforeAll(() => {
+  db = fixtureDb();
+});
+
+const request = JSON.stringify({
+  token: 't',
+  cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 }],
+  address: 0,
+});
+
+describe('whereabouts locate', () => {
+  it('answers one request from a file', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'wb-cli-')), 'req.json');
+    writeFileSync(file, request);
+    const r = cli(['locate', '--db', db, file]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'ok', lat: 52.5, lon: 13.4 });
+  });
+
+  it('answers one request from standard input, and exits 1 for an error response', () => {
+    expect(cli(['locate', '--db', db, '-'], request).code).toBe(0);
+    const bad = cli(['locate', '--db', db], '{"cells":[{"radio":"gsm","mcc":262,"mnc":01,"lac":1,"cid":1}]}');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toEqual({ status: 'error', message: 'Invalid request' });
+  });
+
+  it('answers JSON lines one for one, errors included, and skips blank lines', () => {
+    const lines = [request, '{broken', '', JSON.stringify({ cells: [] }), request].join('\n');
+    const r = cli(['locate', '--db', db, '--jsonl'], lines);
+    expect(r.code).toBe(0);
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(out.map((o) => o.status)).toEqual(['ok', 'error', 'error', 'ok']);
+    expect(out[1].message).toBe('Invalid request');
+    expect(out[2].message).toBe('No network data provided');
+  });
+
+  it('fails clearly, with exit code 1, for a missing or corrupt database', () => {
+    const missing = cli(['locate', '--db', join(tmpdir(), 'no-such-wb-db')], request);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no station database in .*whereabouts import/);
+    const dir = mkdtempSync(join(tmpdir(), 'wb-corrupt-'));
+    writeFileSync(
+      join(dir, 'manifest.json'),
+      '{"format":1,"generation":1,"created":0,"shards":[{"file":"a.fb","cells":1,"wifi":0,"bytes":9}]}',
+    );
+    writeFileSync(join(dir, 'a.fb'), 'garbage');
+    const corrupt = cli(['locate', '--db', dir], request);
+    expect(corrupt.code).toBe(1);
+    expect(corrupt.stderr).toMatch(/corrupt station database/);
+  });
+
+  it('reports usage mistakes with exit code 2', () => {
+    expect(cli(['locate', '--bogus']).code).toBe(2);
+    expect(cli(['frobnicate']).code).toBe(2);
+    expect(cli(['import', 'x.csv']).stderr).toMatch(/needs --db/);
+  });
+
+  it('prints help with exit code 0', () => {
+    const r = cli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/whereabouts locate/);
+  });
+});
+
+describe('whereabouts import', () => {
+  it('reports rejected rows with their line numbers and reasons', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'wb-imp-')), 'db');
+    const r = cli(['import', '--quiet', '--db', out, join(fixtures, 'cells.csv')]);
+    expect(r.code).toBe(0);
+    // Line 7 has a LAC beyond GSM's range, line 8 an unknown radio (line 1 is the header).
+    expect(r.stderr).toMatch(/2 rejected/);
+    expect(r.stderr).toMatch(/line 7: .*/);
+    expect(r.stderr).toMatch(/line 8: .*/);
+  });
+
+  it('refuses a file that is not a station export, naming the accepted formats', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wb-imp-'));
+    const bad = join(dir, 'notes.csv');
+    writeFileSync(bad, 'name,value\na,1\n');
+    const r = cli(['import', '--db', join(dir, 'db'), bad]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/radio,mcc,net,area,cell/);
+  });
+});
