@@ -16,6 +16,9 @@ export const defaultDbDir = join(packageRoot, 'data', 'demo-db');
 /** Natural Earth 1:10m land, for border strictness. */
 export const landFile = join(packageRoot, 'data', 'land.bin');
 
+/** Timezone polygons from geo-tz's timezone-boundary-builder data (scripts/build-timezones.mjs). */
+export const timezonesFile = join(packageRoot, 'data', 'timezones.bin');
+
 /** Country representative points and radii, for country-level IP answers. */
 export const countriesFile = join(packageRoot, 'data', 'countries.csv');
 

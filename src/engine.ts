@@ -2,10 +2,11 @@
  * The engine facade: the public library API over the native core.
  */
 import { existsSync } from 'node:fs';
-import { countriesFile, defaultDbDir, defaultIpDatabases, landFile } from './data-files.js';
+import { countriesFile, defaultDbDir, defaultIpDatabases, landFile, timezonesFile } from './data-files.js';
 import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
+import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
 /** Options of {@link Engine.open}. Every field is optional: no options open the embedded demo data. */
 export interface EngineOptions {
@@ -24,6 +25,8 @@ export interface EngineOptions {
   maxCells?: number;
   /** A fixed clock for the 90-day `aged` rule (reproducible evaluations); default: the system clock. */
   now?: Date | number;
+  /** Timezone polygons for {@link Engine.timezone}; default: the embedded ones. `false` disables timezones. */
+  timezones?: string | false;
 }
 
 /** What an open engine holds. */
@@ -46,11 +49,13 @@ export class Engine {
   readonly #native: NativeEngine;
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
+  readonly #zoneNames: string[] | undefined;
   #closed = false;
 
-  private constructor(nativeEngine: NativeEngine, parse: ParseOptions) {
+  private constructor(nativeEngine: NativeEngine, parse: ParseOptions, hasTimezones: boolean) {
     this.#native = nativeEngine;
     this.#parse = parse;
+    this.#zoneNames = hasTimezones ? nativeEngine.timezoneNames() : undefined;
   }
 
   /**
@@ -62,14 +67,19 @@ export class Engine {
       options.land === false ? undefined : (options.land ?? (existsSync(landFile) ? landFile : undefined));
     const ipDatabases = options.ipDatabases === false ? [] : (options.ipDatabases ?? defaultIpDatabases());
     const now = options.now instanceof Date ? options.now.getTime() / 1000 : options.now;
+    const timezones =
+      options.timezones === false
+        ? undefined
+        : (options.timezones ?? (existsSync(timezonesFile) ? timezonesFile : undefined));
     const handle = native().NativeEngine.open({
       db: options.db ?? defaultDbDir,
       land,
       ipDatabases,
       countries: options.countries ?? countriesFile,
       now: now === undefined ? undefined : Math.floor(now),
+      timezones,
     });
-    return new Engine(handle, { maxCells: options.maxCells });
+    return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined);
   }
 
   /**
@@ -117,6 +127,18 @@ export class Engine {
       }
     }
     return out;
+  }
+
+  /**
+   * The timezone at a point (spec 4.4, 2.10): `{ status: 'ok', timezone }`, or
+   * `{ status: 'error', message: 'INVALID_REQUEST' }` for a missing or out-of-range coordinate.
+   * Synchronous; the body of `/v2/timezone` without `balance`.
+   */
+  timezone(query: TimezoneQuery): TimezoneResponse {
+    this.#assertOpen();
+    const names = this.#zoneNames;
+    if (!names) return { status: 'error', message: 'UNKNOWN_ERROR' };
+    return answerTimezone(query, (lat, lon) => names[this.#native.timezoneIndexAt(lat, lon)] ?? null);
   }
 
   /** Counts of the open database and which optional data is loaded. */

@@ -16,3 +16,9 @@ export {
   type WifiObservation,
 } from './request.js';
 export type { FallbackName, ProcessResponse } from './response.js';
+export {
+  describeZone,
+  type TimezoneObject,
+  type TimezoneQuery,
+  type TimezoneResponse,
+} from './timezone.js';

@@ -13,6 +13,7 @@ export interface NativeOpenOptions {
   ipDatabases?: string[];
   countries?: string;
   now?: number;
+  timezones?: string;
 }
 
 /** Counts reported by an open database. */
@@ -33,6 +34,10 @@ export interface NativeStats {
 export interface NativeEngine {
   /** Writes {@link ANSWER} numbers per request of `input` into `output`; returns the request count. */
   locateInto(input: Float64Array, ips: string[], output: Float64Array): number;
+  /** Every zone name {@link NativeEngine.timezoneIndexAt} answers, by index. */
+  timezoneNames(): string[];
+  /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
+  timezoneIndexAt(lat: number, lon: number): number;
   stats(): NativeStats;
   close(): void;
 }

@@ -5,6 +5,7 @@ import { runImport } from './import.js';
 import { runLearn } from './learn.js';
 import { runLocate } from './locate.js';
 import { runServe } from './serve.js';
+import { runTimezone } from './timezone.js';
 import { runToken } from './token.js';
 import { UsageError } from './usage.js';
 
@@ -33,6 +34,8 @@ Usage:
   whereabouts token create|update|revoke|list --db DIR [...]
       Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,
       services, device slots, GPS). "whereabouts token --help" lists the settings.
+  whereabouts timezone --lat X --lon Y [--timezones FILE]
+      Prints the timezone at a point (name, short_name, offset_sec, now_in_dst).
   whereabouts --help | --version
 
 Common options of locate:
@@ -70,6 +73,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runToken(rest);
       case 'serve':
         return await runServe(rest);
+      case 'timezone':
+        return await runTimezone(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -22,6 +22,7 @@ import { registerBalance } from './balance.js';
 import { registerHealth } from './health.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
 import { PROCESS_PATHS, registerProcess } from './process.js';
+import { registerTimezone } from './timezone.js';
 
 /** Largest request body accepted by default: room for the 1000 GPS fixes a request may carry. */
 export const DEFAULT_BODY_LIMIT = 512 * 1024;
@@ -191,5 +192,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   registerProcess(app, options);
   registerBalance(app, options);
   registerHealth(app, options);
+  registerTimezone(app, options);
   return app;
 }

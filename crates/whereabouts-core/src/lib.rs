@@ -10,6 +10,7 @@
 //! - [`land`]: land polygons for border strictness (`bt`).
 //! - [`learn`]: station positions learned from GPS-tagged observation files.
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
+//! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 
 pub mod geo;
 pub mod import;
@@ -19,5 +20,6 @@ pub mod learn;
 pub mod radio;
 pub mod solve;
 pub mod store;
+pub mod timezone;
 
 pub use radio::Radio;

@@ -53,6 +53,8 @@ pub struct OpenOptions {
     pub countries: Option<String>,
     /// Fixed clock (unix seconds) for the `aged` rule; the system clock when absent.
     pub now: Option<f64>,
+    /// Timezone polygons (data/timezones.bin).
+    pub timezones: Option<String>,
 }
 
 #[napi(object)]
@@ -72,6 +74,7 @@ pub struct DbStats {
 #[napi]
 pub struct NativeEngine {
     inner: Option<Arc<Locator>>,
+    timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
 }
 
 #[napi]
@@ -97,8 +100,16 @@ impl NativeEngine {
             if let Some(now) = options.now {
                 locator = locator.with_now(now as i64);
             }
+            let timezones = match &options.timezones {
+                Some(p) => Some(Arc::new(
+                    whereabouts_core::timezone::TimezoneIndex::open(&PathBuf::from(p))
+                        .map_err(err)?,
+                )),
+                None => None,
+            };
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
+                timezones,
             })
         })
     }
@@ -151,9 +162,43 @@ impl NativeEngine {
         })
     }
 
+    fn timezones(&self) -> Result<&whereabouts_core::timezone::TimezoneIndex> {
+        self.locator()?;
+        self.timezones
+            .as_deref()
+            .ok_or_else(|| Error::new(Status::GenericFailure, "no timezone data is loaded"))
+    }
+
+    /// Every zone name `timezoneIndexAt` can answer, by index.
+    #[napi]
+    pub fn timezone_names(&self) -> Result<Vec<String>> {
+        guarded("timezone", || {
+            Ok(self
+                .timezones()?
+                .all_names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect())
+        })
+    }
+
+    /// The timezone at a point as an index into `timezoneNames()` (the nautical `Etc/GMT`
+    /// zones at sea); -1 for an invalid coordinate. A number, not a string: a lookup then
+    /// allocates nothing. Fails when no timezone data was opened.
+    #[napi]
+    pub fn timezone_index_at(&self, lat: f64, lon: f64) -> Result<i32> {
+        guarded("timezone", || {
+            Ok(self
+                .timezones()?
+                .zone_index_at(lat, lon)
+                .map_or(-1, |i| i as i32))
+        })
+    }
+
     /// Releases the maps; later calls fail with "the engine is closed".
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
+        self.timezones = None;
     }
 }

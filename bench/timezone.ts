@@ -1,0 +1,214 @@
+/**
+ * Timezone lookup against geo-tz (the reference our answers must agree with), on the same
+ * points in one run:
+ *  - agreement with `require('geo-tz').find(lat, lon)[0]` on uniform points over the sphere
+ *    and on points within `--near` metres of a timezone border vertex (the hard case);
+ *  - time per lookup (medians of several passes; geo-tz measured warm, after every feature
+ *    it needs is cached), for the core's name lookup and for the full `engine.timezone`
+ *    (which adds tzdb data from Intl);
+ *  - memory: each side in a fresh child process, RSS after loading everything it needs
+ *    (geo-tz `preCache()`, our index) minus RSS before.
+ *
+ *   npx tsx bench/timezone.ts [--points N] [--near M] [--seed S] [--file data/timezones.bin]
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultDbDir, timezonesFile } from '../src/data-files.js';
+import { Engine } from '../src/engine.js';
+import { native } from '../src/native.js';
+
+const { values } = parseArgs({
+  options: {
+    points: { type: 'string', default: '100000' },
+    near: { type: 'string', default: '1000' },
+    seed: { type: 'string', default: '1' },
+    file: { type: 'string', default: timezonesFile },
+    memory: { type: 'string' },
+  },
+});
+const require = createRequire(import.meta.url);
+const file = values.file as string;
+
+if (values.memory) {
+  // child mode: report the RSS growth of loading one side
+  const before = process.memoryUsage().rss;
+  if (values.memory === 'geo-tz') {
+    const geoTz = require('geo-tz') as { preCache(): void; find(lat: number, lon: number): string[] };
+    geoTz.preCache();
+    geoTz.find(0, 0);
+  } else {
+    const handle = native().NativeEngine.open({ db: defaultDbDir, timezones: file });
+    handle.timezoneIndexAt(0, 0);
+  }
+  const g = globalThis as { gc?: () => void };
+  g.gc?.();
+  process.stdout.write(String(process.memoryUsage().rss - before));
+  process.exit(0);
+}
+
+const geoTz = require('geo-tz') as { find(lat: number, lon: number): string[] };
+const root = join(import.meta.dirname, '..');
+
+// mulberry32: reproducible points
+let state = Number(values.seed) >>> 0;
+function random(): number {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+
+const n = Number(values.points);
+
+/** Uniform over the sphere's surface (not over the lat/lon rectangle). */
+function uniformPoints(): Float64Array {
+  const p = new Float64Array(2 * n);
+  for (let i = 0; i < n; i++) {
+    p[2 * i] = (Math.asin(2 * random() - 1) * 180) / Math.PI;
+    p[2 * i + 1] = random() * 360 - 180;
+  }
+  return p;
+}
+
+/**
+ * Points near borders: a random vertex of geo-tz's own polygons (timezone borders, including
+ * their edges towards the open sea), moved up to `near` metres in a random direction.
+ */
+function borderPoints(): Float64Array {
+  const geobuf = require('geobuf') as { decode(p: unknown): GeoJsonFc };
+  const PbfModule = require('pbf') as { default?: PbfCtor } & PbfCtor;
+  const Pbf = (PbfModule.default ?? PbfModule) as PbfCtor;
+  const dir = join(root, 'node_modules', 'geo-tz', 'data');
+  const dat = readFileSync(join(dir, 'timezones-1970.geojson.geo.dat'));
+  const index = JSON.parse(readFileSync(join(dir, 'timezones-1970.geojson.index.json'), 'utf8'));
+  const leaves: [number, number][] = [];
+  const walk = (node: Record<string, unknown>) => {
+    for (const k of ['a', 'b', 'c', 'd']) {
+      const c = node[k] as { pos?: number; len?: number } | undefined;
+      if (!c || Array.isArray(c)) continue;
+      if (typeof c.pos === 'number' && c.len) leaves.push([c.pos, c.len]);
+      else walk(c as Record<string, unknown>);
+    }
+  };
+  walk(index.lookup);
+  const vertices: number[] = [];
+  for (const [pos, len] of leaves) {
+    const fc = geobuf.decode(new Pbf(dat.subarray(pos, pos + len)));
+    for (const f of fc.features) {
+      const polys = f.geometry.type === 'Polygon' ? [f.geometry.coordinates] : f.geometry.coordinates;
+      for (const poly of polys as number[][][][])
+        for (const ring of poly) for (const [lon, lat] of ring) vertices.push(lon as number, lat as number);
+    }
+  }
+  const near = Number(values.near);
+  const p = new Float64Array(2 * n);
+  const count = vertices.length / 2;
+  for (let i = 0; i < n; i++) {
+    const v = Math.floor(random() * count);
+    const r = near * Math.sqrt(random());
+    const a = random() * 2 * Math.PI;
+    const lat0 = vertices[2 * v + 1] as number;
+    const lon0 = vertices[2 * v] as number;
+    const lat = lat0 + ((r * Math.sin(a)) / 6371008.8) * (180 / Math.PI);
+    const lon =
+      lon0 +
+      ((r * Math.cos(a)) / (6371008.8 * Math.max(0.01, Math.cos((lat0 * Math.PI) / 180)))) * (180 / Math.PI);
+    p[2 * i] = Math.max(-90, Math.min(90, lat));
+    p[2 * i + 1] = Math.max(-180, Math.min(180, lon));
+  }
+  return p;
+}
+type PbfCtor = new (buf: Uint8Array) => unknown;
+interface GeoJsonFc {
+  features: { geometry: { type: string; coordinates: unknown[] } }[];
+}
+
+const handle = native().NativeEngine.open({ db: defaultDbDir, timezones: file });
+const zoneNames = handle.timezoneNames();
+const zoneAt = (lat: number, lon: number) => zoneNames[handle.timezoneIndexAt(lat, lon)];
+const engine = await Engine.open({ timezones: file });
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] as number;
+}
+
+/** Median ns per lookup over `passes` passes of `f` over all points. */
+function timePerLookup(points: Float64Array, f: (lat: number, lon: number) => unknown, passes = 5): number {
+  const times: number[] = [];
+  let sink = 0;
+  for (let p = 0; p < passes; p++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < points.length; i += 2) {
+      const r = f(points[i] as number, points[i + 1] as number);
+      if (r) sink++;
+    }
+    times.push(Number(process.hrtime.bigint() - t0) / (points.length / 2));
+  }
+  if (sink < 0) console.log(sink);
+  return median(times);
+}
+
+function run(label: string, points: Float64Array): void {
+  let agree = 0;
+  const examples: string[] = [];
+  for (let i = 0; i < points.length; i += 2) {
+    const lat = points[i] as number;
+    const lon = points[i + 1] as number;
+    const ref = geoTz.find(lat, lon)[0];
+    const ours = zoneAt(lat, lon);
+    if (ref === ours) agree++;
+    else if (examples.length < 5)
+      examples.push(`(${lat.toFixed(6)}, ${lon.toFixed(6)}) geo-tz ${ref}, ours ${ours}`);
+  }
+  const total = points.length / 2;
+  // warm pass first for geo-tz: it loads and caches the features of a quad on first use
+  const geoNs = timePerLookup(points, (la, lo) => geoTz.find(la, lo), 3);
+  const coreNs = timePerLookup(points, zoneAt);
+  const engineNs = timePerLookup(points, (la, lo) => engine.timezone({ lat: la, lon: lo }), 3);
+  console.log(`\n${label}: ${total} points`);
+  console.log(
+    `  agreement with geo-tz: ${agree}/${total} = ${((100 * agree) / total).toFixed(4)} %, disagreeing ${total - agree}`,
+  );
+  for (const e of examples) console.log(`    ${e}`);
+  console.log(`  geo-tz find:             ${geoNs.toFixed(0)} ns/lookup`);
+  console.log(
+    `  core timezoneAt:         ${coreNs.toFixed(0)} ns/lookup (${(geoNs / coreNs).toFixed(1)}x faster)`,
+  );
+  console.log(
+    `  engine.timezone (+tzdb): ${engineNs.toFixed(0)} ns/lookup (${(geoNs / engineNs).toFixed(1)}x faster)`,
+  );
+}
+
+function memory(side: string): number {
+  const out = execFileSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'timezone.ts'),
+      '--memory',
+      side,
+      '--file',
+      file,
+    ],
+    { cwd: root, encoding: 'utf8' },
+  );
+  return Number(out.trim());
+}
+
+console.log(`timezone bench: ${file} (${readFileSync(file).length} bytes), seed ${values.seed}`);
+run('uniform over the sphere', uniformPoints());
+run(`within ${values.near} m of a border vertex`, borderPoints());
+const memGeo = memory('geo-tz');
+const memOurs = memory('ours');
+console.log(
+  `\nmemory (RSS growth after loading all data): geo-tz ${(memGeo / 1e6).toFixed(1)} MB, ours ${(memOurs / 1e6).toFixed(1)} MB (${((100 * memOurs) / memGeo).toFixed(1)} %)`,
+);
+engine.close();
+handle.close();

@@ -1,0 +1,210 @@
+/**
+ * Timezone lookup: the tzdb shaping (src/timezone.ts), `engine.timezone`, the CLI and
+ * `GET /v2/timezone` with tokens and the geocoding balance.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../src/engine.js';
+import { ObservationStore } from '../src/observations/index.js';
+import { buildServer } from '../src/server/app.js';
+import { describeZone, numericAbbreviation, parsePosixTz } from '../src/timezone.js';
+import { TokenStore } from '../src/tokens/index.js';
+import { cli } from './helpers.js';
+
+const WINTER = new Date(Date.UTC(2026, 0, 15, 12));
+const SUMMER = new Date(Date.UTC(2026, 6, 15, 12));
+
+describe('tzdb data for a zone', () => {
+  it('gives tzdb letters, the offset with DST, and whether DST is on', () => {
+    expect(describeZone('Europe/Berlin', WINTER)).toEqual({
+      name: 'Europe/Berlin',
+      short_name: 'CET',
+      offset_sec: 3600,
+      now_in_dst: 0,
+    });
+    expect(describeZone('Europe/Berlin', SUMMER)).toMatchObject({
+      short_name: 'CEST',
+      offset_sec: 7200,
+      now_in_dst: 1,
+    });
+    expect(describeZone('America/Los_Angeles', WINTER)).toMatchObject({
+      short_name: 'PST',
+      offset_sec: -28800,
+    });
+    expect(describeZone('America/Los_Angeles', SUMMER)).toMatchObject({ short_name: 'PDT', now_in_dst: 1 });
+  });
+
+  it('uses the numeric forms of tzdb where it has no letters', () => {
+    expect(describeZone('America/Sao_Paulo', WINTER)).toMatchObject({
+      short_name: '-03',
+      offset_sec: -10800,
+      now_in_dst: 0,
+    });
+    expect(describeZone('Asia/Kathmandu', WINTER)).toMatchObject({ short_name: '+0545', offset_sec: 20700 });
+    expect(describeZone('Etc/GMT-3', WINTER)).toMatchObject({ short_name: '+03', offset_sec: 10800 });
+    expect(numericAbbreviation(-9000)).toBe('-0230');
+  });
+
+  it('knows the southern summer and negative DST rules', () => {
+    expect(describeZone('Australia/Sydney', WINTER)).toMatchObject({ offset_sec: 39600, now_in_dst: 1 });
+    expect(describeZone('Australia/Sydney', SUMMER)).toMatchObject({ offset_sec: 36000, now_in_dst: 0 });
+    // Ireland's tzdb rule is IST in summer, GMT in winter ("negative DST")
+    expect(describeZone('Europe/Dublin', SUMMER).offset_sec).toBe(3600);
+    expect(describeZone('Europe/Dublin', SUMMER).now_in_dst).toBe(1);
+    expect(describeZone('Europe/Dublin', WINTER)).toMatchObject({ offset_sec: 0, now_in_dst: 0 });
+  });
+
+  it('parses POSIX TZ strings', () => {
+    expect(parsePosixTz('CET-1CEST,M3.5.0,M10.5.0/3')).toEqual({
+      std: { name: 'CET', offset: 3600 },
+      dst: { name: 'CEST', offset: 7200 },
+    });
+    expect(parsePosixTz('<-03>3')).toEqual({ std: { name: '-03', offset: -10800 } });
+    expect(parsePosixTz('NST3:30NDT,M3.2.0,M11.1.0')?.std.offset).toBe(-12600);
+    expect(parsePosixTz('IST-1GMT0,M10.5.0,M3.5.0/1')?.dst).toEqual({ name: 'GMT', offset: 0 });
+  });
+});
+
+describe('engine.timezone', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await Engine.open();
+  });
+  afterAll(() => engine?.close());
+
+  it('answers the zone of a point', () => {
+    const r = engine.timezone({ lat: 52.52, lon: 13.405, at: WINTER });
+    expect(r).toEqual({
+      status: 'ok',
+      timezone: { name: 'Europe/Berlin', short_name: 'CET', offset_sec: 3600, now_in_dst: 0 },
+    });
+    expect(engine.timezone({ lat: '40.7128', lon: '-74.006' })).toMatchObject({
+      status: 'ok',
+      timezone: { name: 'America/New_York' },
+    });
+  });
+
+  it('answers the nautical zone at sea', () => {
+    const r = engine.timezone({ lat: 30, lon: -40, at: WINTER });
+    expect(r).toEqual({
+      status: 'ok',
+      timezone: { name: 'Etc/GMT+3', short_name: '-03', offset_sec: -10800, now_in_dst: 0 },
+    });
+  });
+
+  it.each([
+    ['missing lat', { lon: 1 }],
+    ['latitude out of range', { lat: 91, lon: 0 }],
+    ['longitude out of range', { lat: 0, lon: -180.5 }],
+    ['not a number', { lat: 'abc', lon: 1 }],
+    ['an empty string', { lat: '', lon: 1 }],
+  ])('refuses %s with INVALID_REQUEST', (_name, query) => {
+    expect(engine.timezone(query as never)).toEqual({ status: 'error', message: 'INVALID_REQUEST' });
+  });
+
+  it('says UNKNOWN_ERROR when opened without timezone data', async () => {
+    const e = await Engine.open({ timezones: false });
+    expect(e.timezone({ lat: 0, lon: 0 })).toEqual({ status: 'error', message: 'UNKNOWN_ERROR' });
+    e.close();
+  });
+});
+
+describe('whereabouts timezone', () => {
+  it('prints the timezone of a point, negative coordinates included', () => {
+    const r = cli(['timezone', '--lat', '-33.8688', '--lon', '151.2093']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'ok', timezone: { name: 'Australia/Sydney' } });
+  });
+
+  it('exits 1 with the error body for a bad coordinate, 2 without --lon', () => {
+    const bad = cli(['timezone', '--lat', '100', '--lon', '0']);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout)).toEqual({ status: 'error', message: 'INVALID_REQUEST' });
+    expect(cli(['timezone', '--lat', '1']).code).toBe(2);
+  });
+});
+
+describe('GET /v2/timezone', () => {
+  let engine: Engine;
+  let tokens: TokenStore;
+  let observations: ObservationStore;
+  let app: FastifyInstance;
+  let base: string;
+
+  beforeAll(async () => {
+    const store = mkdtempSync(join(tmpdir(), 'wb-tz-'));
+    engine = await Engine.open();
+    tokens = TokenStore.open(store, { cacheMs: 0 });
+    observations = ObservationStore.open(store);
+    app = buildServer({ engine, tokens, observations });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.server.address();
+    if (typeof address !== 'object' || address === null) throw new Error('no address');
+    base = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+    tokens?.close();
+    observations?.close();
+    engine?.close();
+  });
+
+  async function get(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${base}${path}`);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('answers with the timezone and the geocoding balance after the charge, at both paths', async () => {
+    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const r = await get(`/v2/timezone?token=${token}&lat=48.8566&lon=2.3522`);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ status: 'ok', balance: 9, timezone: { name: 'Europe/Paris' } });
+    expect(Object.keys(r.body.timezone as object).sort()).toEqual([
+      'name',
+      'now_in_dst',
+      'offset_sec',
+      'short_name',
+    ]);
+    const php = await get(`/v2/timezone.php?token=${token}&lat=35.6762&lon=139.6503`);
+    expect(php.body).toMatchObject({
+      status: 'ok',
+      balance: 8,
+      timezone: { name: 'Asia/Tokyo', short_name: 'JST' },
+    });
+    expect(tokens.balance(token, 'geocoding')).toBe(8);
+  });
+
+  it('refuses bad input with INVALID_REQUEST, HTTP 200, uncharged', async () => {
+    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    for (const q of ['lat=1', 'lat=1&lon=x', 'lat=95&lon=0', 'lon=1&lat=']) {
+      const r = await get(`/v2/timezone?token=${token}&${q}`);
+      expect(r).toEqual({ status: 200, body: { status: 'error', message: 'INVALID_REQUEST' } });
+    }
+    expect(tokens.balance(token, 'geocoding')).toBe(10);
+  });
+
+  it('answers token errors with the 7.2 codes', async () => {
+    expect((await get('/v2/timezone?lat=1&lon=1')).body).toEqual({
+      status: 'error',
+      message: 'INVALID_TOKEN',
+    });
+    expect((await get('/v2/timezone?token=nope&lat=1&lon=1')).body.message).toBe('INVALID_TOKEN');
+    const revoked = tokens.create({}).token;
+    tokens.revoke(revoked);
+    expect((await get(`/v2/timezone?token=${revoked}&lat=1&lon=1`)).body.message).toBe('INACTIVE_TOKEN');
+    const spent = tokens.create({ geocodingPerDay: 1 }).token;
+    expect((await get(`/v2/timezone?token=${spent}&lat=1&lon=1`)).body.status).toBe('ok');
+    expect((await get(`/v2/timezone?token=${spent}&lat=1&lon=1`)).body).toEqual({
+      status: 'error',
+      message: 'RATELIMITED_DAY',
+    });
+    const walled = tokens.create({ ips: ['10.9.9.9'] }).token;
+    expect(await get(`/v2/timezone?token=${walled}&lat=1&lon=1`)).toEqual({
+      status: 403,
+      body: { status: 'error', message: 'ACCESS_RESTRICTED' },
+    });
+  });
+});
