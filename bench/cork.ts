@@ -94,18 +94,19 @@ try {
 
   const f = (x: number) => (Number.isFinite(x) ? Math.round(x) : '-');
   const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
-  const line = (name: string, s: ErrorStats, extra = '') => ({
+  const line = (name: string, s: ErrorStats, extra = '', radius = true) => ({
     method: name,
     rows: s.total,
     answered: p(s.answered / s.total),
     'median m': f(s.median),
     'p90 m': f(s.p90),
-    inside: p(s.insideShare),
+    // The baseline states no radius, so it has no inside share.
+    inside: radius ? p(s.insideShare) : '-',
     note: extra,
   });
   const table = [
     line('learned (Engine, serving cell)', oursSeen),
-    line('centroid of observations', baseSeen, 'plain mean of the training rows of the cell'),
+    line('centroid of observations', baseSeen, 'plain mean of the training rows of the cell', false),
     line('unseen cells (Engine)', oursUnseen, `${unseenViaLacf} answered through lacf (TAC area)`),
   ];
   const summary = {
