@@ -354,11 +354,15 @@ function isObject(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Reads an own property only, so that nothing inherited (or polluted into a prototype) is seen. */
-function get(o: Obj, key: string): unknown {
-  const v = o[key];
-  // Most optional fields are absent: the own-property check is needed only for a value.
-  return v !== undefined && Object.hasOwn(o, key) ? v : undefined;
+/**
+ * The object itself when it is a plain object (what JSON.parse and object literals make),
+ * else a null-prototype copy of its own enumerable properties: fields are then read by name,
+ * which V8 optimises well, and nothing a class or `Object.create` prototype supplies is seen.
+ * (A globally polluted `Object.prototype` is outside what validation can defend.)
+ */
+function own(o: Obj): Obj {
+  const proto = Object.getPrototypeOf(o);
+  return proto === Object.prototype || proto === null ? o : Object.assign(Object.create(null) as Obj, o);
 }
 
 function inRange(n: number, range: Range): boolean {
@@ -456,37 +460,38 @@ interface TopLevel {
   mnc: number | undefined;
 }
 
-function parseBody(value: unknown, options: ParseOptions): LocateRequest {
-  if (!isObject(value)) reject(GeoMessage.invalidRequest);
+function parseBody(input: unknown, options: ParseOptions): LocateRequest {
+  if (!isObject(input)) reject(GeoMessage.invalidRequest);
+  const value = own(input);
 
   // Authentication is answered before any parsing error, as the service would: a client
   // without a token learns that first.
-  const token = readString(get(value, 'token'));
+  const token = readString(value.token);
   if (token === undefined && options.requireToken === true) reject(GeoMessage.invalidToken);
 
-  const idText = readString(get(value, 'id'));
+  const idText = readString(value.id);
   if (idText !== undefined && !/^[a-z0-9]{1,20}$/i.test(idText)) reject(GeoMessage.invalidRequest);
   // Device slots are counted per id, so "ABC1" and "abc1" must be the same device.
   const id = idText?.toLowerCase();
 
-  const ip = readString(get(value, 'ip'));
+  const ip = readString(value.ip);
   if (ip !== undefined && isIP(ip) === 0) reject(GeoMessage.invalidRequest);
 
-  const acceptLanguage = readString(get(value, 'accept-language'));
-  const bt = readChoice<0 | 1 | 2>(get(value, 'bt'), 2, 1);
-  const address = readChoice<0 | 1 | 2>(get(value, 'address'), 2, 1);
-  const metadata = readChoice<0 | 1>(get(value, 'metadata'), 1, 0);
-  const geolocation = readChoice<0 | 1>(get(value, 'geolocation'), 1, 1);
-  const gpsSandbox = readChoice<0 | 1>(get(value, 'gps_sandbox'), 1, 1);
-  const fallbacks = parseFallbacks(get(value, 'fallbacks'));
-  const gps = readArray(get(value, 'gps'), MAX_GPS).map(parseGps);
+  const acceptLanguage = readString(value['accept-language']);
+  const bt = readChoice<0 | 1 | 2>(value.bt, 2, 1);
+  const address = readChoice<0 | 1 | 2>(value.address, 2, 1);
+  const metadata = readChoice<0 | 1>(value.metadata, 1, 0);
+  const geolocation = readChoice<0 | 1>(value.geolocation, 1, 1);
+  const gpsSandbox = readChoice<0 | 1>(value.gps_sandbox, 1, 1);
+  const fallbacks = parseFallbacks(value.fallbacks);
+  const gps = readArray(value.gps, MAX_GPS).map(parseGps);
 
   const maxCells =
     typeof options.maxCells === 'number' && Number.isSafeInteger(options.maxCells) && options.maxCells > 0
       ? options.maxCells
       : DEFAULT_MAX_CELLS;
-  const rawCells = readArray(get(value, 'cells'), maxCells);
-  const rawWifi = readArray(get(value, 'wifi'), MAX_WIFI);
+  const rawCells = readArray(value.cells, maxCells);
+  const rawWifi = readArray(value.wifi, MAX_WIFI);
 
   const top = parseTopLevel(value);
   const cells = parseCells(rawCells, top);
@@ -517,12 +522,12 @@ function parseBody(value: unknown, options: ParseOptions): LocateRequest {
 }
 
 function parseTopLevel(value: Obj): TopLevel {
-  const radio = parseRadioField(get(value, 'radio'));
-  const mcc = readInt(get(value, 'mcc'));
+  const radio = parseRadioField(value.radio);
+  const mcc = readInt(value.mcc);
   if (mcc !== undefined && !inRange(mcc, MCC_RANGE)) reject(GeoMessage.invalidMcc);
   // Only the union of the radios' ranges can be checked here: which radio's range applies
   // is known per cell, where the inherited value is checked again.
-  const mnc = readInt(get(value, 'mnc'));
+  const mnc = readInt(value.mnc);
   if (mnc !== undefined && !inRange(mnc, UNKNOWN_LIMITS.mnc)) reject(GeoMessage.invalidMnc);
   return { radio, mcc, mnc };
 }
@@ -554,18 +559,19 @@ function sameCell(a: CellObservation, b: CellObservation): boolean {
 }
 
 /** Returns the normalised cell, undefined for a cell to drop, or rejects the whole request. */
-function parseCell(item: unknown, top: TopLevel): CellObservation | undefined {
-  if (!isObject(item)) reject(GeoMessage.invalidRequest);
-  const radio = parseRadioField(get(item, 'radio')) ?? top.radio ?? UNKNOWN_RADIO;
+function parseCell(input: unknown, top: TopLevel): CellObservation | undefined {
+  if (!isObject(input)) reject(GeoMessage.invalidRequest);
+  const item = own(input);
+  const radio = parseRadioField(item.radio) ?? top.radio ?? UNKNOWN_RADIO;
   const limits = LIMITS[radio] ?? UNKNOWN_LIMITS;
 
   // Missing fields are reported before malformed ones, in the order of the spec 7.1 table.
-  const cid = readInt(get(item, 'cid'));
+  const cid = readInt(item.cid);
   if (cid === undefined) reject(GeoMessage.noCellId);
-  const lac = readInt(get(item, 'lac'));
+  const lac = readInt(item.lac);
   if (lac === undefined) reject(GeoMessage.noLac);
 
-  let mcc = readInt(get(item, 'mcc')) ?? top.mcc;
+  let mcc = readInt(item.mcc) ?? top.mcc;
   if (mcc === undefined) {
     if (radio !== RadioCode.cdma) reject(GeoMessage.noCountryCode);
     mcc = UNKNOWN_MCC;
@@ -573,7 +579,7 @@ function parseCell(item: unknown, top: TopLevel): CellObservation | undefined {
     reject(GeoMessage.invalidMcc);
   }
 
-  const mnc = readInt(get(item, 'mnc')) ?? top.mnc;
+  const mnc = readInt(item.mnc) ?? top.mnc;
   if (mnc === undefined || !inRange(mnc, limits.mnc)) reject(GeoMessage.invalidMnc);
 
   // Devices report unknown ids as sentinels such as 2147483647; such a cell cannot be looked
@@ -581,13 +587,13 @@ function parseCell(item: unknown, top: TopLevel): CellObservation | undefined {
   if (!inRange(lac, limits.lac) || !inRange(cid, limits.cid)) return undefined;
 
   const cell: CellObservation = { radio, mcc, mnc, lac, cid };
-  const signal = optionalMeasure(get(item, 'signal'), limits.signal);
+  const signal = optionalMeasure(item.signal, limits.signal);
   if (signal !== undefined) cell.signal = signal;
-  const asu = optionalMeasure(get(item, 'asu'), limits.asu);
+  const asu = optionalMeasure(item.asu, limits.asu);
   if (asu !== undefined) cell.asu = asu;
-  const ta = optionalInt(get(item, 'ta'), limits.ta);
+  const ta = optionalInt(item.ta, limits.ta);
   if (ta !== undefined) cell.ta = ta;
-  const psc = optionalInt(get(item, 'psc'), limits.psc);
+  const psc = optionalInt(item.psc, limits.psc);
   if (psc !== undefined) cell.psc = psc;
   return cell;
 }
@@ -602,22 +608,23 @@ function isUsableMac(mac: number): boolean {
 
 function parseWifi(raw: unknown[]): WifiObservation[] {
   const aps: WifiObservation[] = [];
-  for (const item of raw) {
-    if (!isObject(item)) reject(GeoMessage.invalidRequest);
-    const text = get(item, 'bssid');
+  for (const input of raw) {
+    if (!isObject(input)) reject(GeoMessage.invalidRequest);
+    const item = own(input);
+    const text = item.bssid;
     if (typeof text !== 'string') continue;
     const bssid = parseBssid(text);
     if (bssid === undefined || !isUsableMac(bssid)) continue;
 
     const ap: WifiObservation = { bssid };
-    const signal = optionalMeasure(get(item, 'signal'), WIFI_SIGNAL_CLAMPABLE);
+    const signal = optionalMeasure(item.signal, WIFI_SIGNAL_CLAMPABLE);
     if (signal !== undefined)
       ap.signal = Math.min(WIFI_SIGNAL_SPEC.max, Math.max(WIFI_SIGNAL_SPEC.min, signal));
-    const frequency = optionalInt(get(item, 'frequency'), WIFI_FREQUENCY);
+    const frequency = optionalInt(item.frequency, WIFI_FREQUENCY);
     if (frequency !== undefined) ap.frequency = frequency;
-    const channel = optionalInt(get(item, 'channel'), WIFI_CHANNEL);
+    const channel = optionalInt(item.channel, WIFI_CHANNEL);
     if (channel !== undefined) ap.channel = channel;
-    const snr = optionalMeasure(get(item, 'signalToNoiseRatio'), WIFI_SNR);
+    const snr = optionalMeasure(item.signalToNoiseRatio, WIFI_SNR);
     if (snr !== undefined) ap.snr = snr;
 
     // At most 15 APs: a scan beats a Map.
@@ -632,14 +639,14 @@ function parseWifi(raw: unknown[]): WifiObservation[] {
   return aps.length >= 2 ? aps : [];
 }
 
-function parseFallbacks(v: unknown): Fallbacks {
+function parseFallbacks(fallbacks: unknown): Fallbacks {
   const out: Fallbacks = { lacf: 1, scf: 1, ipf: 0 };
-  if (v === undefined || v === null) return out;
-  if (Array.isArray(v)) {
+  if (fallbacks === undefined || fallbacks === null) return out;
+  if (Array.isArray(fallbacks)) {
     // PHP encodes an empty associative array as [], and "array" in spec 2.6 invites a list of
     // switch names; both read naturally as "these fallbacks on".
-    if (v.length > MAX_FALLBACK_NAMES) reject(GeoMessage.invalidRequest);
-    for (const name of v) {
+    if (fallbacks.length > MAX_FALLBACK_NAMES) reject(GeoMessage.invalidRequest);
+    for (const name of fallbacks) {
       if (typeof name !== 'string') reject(GeoMessage.invalidRequest);
       const key = name.trim().toLowerCase();
       if (key === 'all' || key === 'ipf') out.ipf = 1;
@@ -648,23 +655,24 @@ function parseFallbacks(v: unknown): Fallbacks {
     }
     return out;
   }
-  if (!isObject(v)) reject(GeoMessage.invalidRequest);
+  if (!isObject(fallbacks)) reject(GeoMessage.invalidRequest);
+  const v = own(fallbacks);
   // -1 stands for "all not given", which leaves the defaults in place.
-  const all = readChoice<0 | 1 | -1>(get(v, 'all'), 1, -1);
+  const all = readChoice<0 | 1 | -1>(v.all, 1, -1);
   if (all !== -1) {
     out.ipf = all;
     out.scf = all;
     out.lacf = all;
   }
-  out.ipf = readChoice(get(v, 'ipf'), 1, out.ipf);
-  out.scf = readChoice(get(v, 'scf'), 1, out.scf);
-  out.lacf = readChoice(get(v, 'lacf'), 2, out.lacf);
+  out.ipf = readChoice(v.ipf, 1, out.ipf);
+  out.scf = readChoice(v.scf, 1, out.scf);
+  out.lacf = readChoice(v.lacf, 2, out.lacf);
   return out;
 }
 
 /** A real field of a GPS object: undefined when absent; malformed or out of range is `Invalid request`. */
 function gpsNumber(o: Obj, key: string, range?: Range): number | undefined {
-  const n = readNumber(get(o, key));
+  const n = readNumber(o[key]);
   if (n === undefined) return undefined;
   if (Number.isNaN(n) || (range !== undefined && !inRange(n, range))) reject(GeoMessage.invalidRequest);
   return n;
@@ -672,13 +680,14 @@ function gpsNumber(o: Obj, key: string, range?: Range): number | undefined {
 
 const NON_NEGATIVE = r(0, Number.MAX_VALUE);
 
-function parseGps(item: unknown): GpsObservation {
-  if (!isObject(item)) reject(GeoMessage.invalidRequest);
+function parseGps(input: unknown): GpsObservation {
+  if (!isObject(input)) reject(GeoMessage.invalidRequest);
+  const item = own(input);
   const lat = gpsNumber(item, 'lat', r(-90, 90));
   const lon = gpsNumber(item, 'lon', r(-180, 180));
   if (lat === undefined || lon === undefined) reject(GeoMessage.invalidRequest);
   const fix: GpsObservation = { lat, lon };
-  const source = readString(get(item, 'source'));
+  const source = readString(item.source);
   if (source !== undefined) fix.source = source;
   const accuracy = gpsNumber(item, 'accuracy', NON_NEGATIVE);
   if (accuracy !== undefined) fix.accuracy = accuracy;
@@ -690,7 +699,7 @@ function parseGps(item: unknown): GpsObservation {
   if (speed !== undefined) fix.speed = speed;
   const heading = gpsNumber(item, 'heading', r(0, 360));
   if (heading !== undefined) fix.heading = heading;
-  const timestamp = readInt(get(item, 'timestamp'));
+  const timestamp = readInt(item.timestamp);
   if (timestamp !== undefined) {
     if (Number.isNaN(timestamp) || timestamp < 0) reject(GeoMessage.invalidRequest);
     fix.timestamp = timestamp;
