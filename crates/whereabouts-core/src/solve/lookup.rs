@@ -59,11 +59,11 @@ const LTE_TA_STEP_M: f64 = 78.12;
 /// places: the fallback refuses to guess between them.
 const SHORT_CID_MAX_SPREAD_M: f64 = 10_000.0;
 
-pub fn resolve(db: &Database, cells: &[CellObs], wifi: &[WifiObs], scf: bool) -> Seen {
-    let mut seen = Seen {
-        cells: SmallVec::new(),
-        wifi: SmallVec::new(),
-    };
+/// Fills `seen` (cleared first) rather than returning it: the stack lists are about 2 KB,
+/// and moving them out of a call was a measurable copy per request.
+pub fn resolve(db: &Database, cells: &[CellObs], wifi: &[WifiObs], scf: bool, seen: &mut Seen) {
+    seen.cells.clear();
+    seen.wifi.clear();
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
         if let Some((radio, st)) = find_cell(db, obs) {
@@ -90,7 +90,6 @@ pub fn resolve(db: &Database, cells: &[CellObs], wifi: &[WifiObs], scf: bool) ->
             });
         }
     }
-    seen
 }
 
 /// The radios to try for a cell: the one it names, or those its ids fit.

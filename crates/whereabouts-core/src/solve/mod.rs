@@ -109,7 +109,11 @@ impl Locator {
     /// Locates one query with the clock already read (a batch reads it once).
     pub fn locate_at(&self, q: &Query, now: i64) -> Option<Answer> {
         let opts = q.options;
-        let seen = lookup::resolve(&self.db, q.cells, q.wifi, opts.scf);
+        let mut seen = lookup::Seen {
+            cells: Default::default(),
+            wifi: Default::default(),
+        };
+        lookup::resolve(&self.db, q.cells, q.wifi, opts.scf, &mut seen);
 
         let mut answer = if opts.lacf == 2 {
             cells::area_answer(&self.db, q.cells)

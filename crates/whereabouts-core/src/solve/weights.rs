@@ -21,17 +21,37 @@ fn reference_dbm(radio: Radio) -> f64 {
     }
 }
 
+/// 10^x through exp: the same value, at a fraction of `powf`'s cost (which was a tenth of
+/// a mixed request's instructions).
+fn exp10(x: f64) -> f64 {
+    (x * std::f64::consts::LN_10).exp()
+}
+
 pub fn cell_signal_weight(radio: Radio, signal: Option<f64>) -> f64 {
     match signal {
-        Some(s) => 10f64
-            .powf(((s - reference_dbm(radio)) / (5.0 * CELL_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0)),
+        Some(s) => {
+            exp10(((s - reference_dbm(radio)) / (5.0 * CELL_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0))
+        }
         None => 1.0,
     }
 }
 
 pub fn wifi_signal_weight(signal: Option<f64>) -> f64 {
     match signal {
-        Some(s) => 10f64.powf(((s + 80.0) / (5.0 * WIFI_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0)),
+        Some(s) => exp10(((s + 80.0) / (5.0 * WIFI_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0)),
         None => 1.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp10_matches_powf() {
+        for x in [-6.0, -1.5, 0.0, 0.3, 2.0, 6.0] {
+            let (a, b) = (exp10(x), 10f64.powf(x));
+            assert!((a - b).abs() <= b * 1e-12, "{x}: {a} vs {b}");
+        }
     }
 }
