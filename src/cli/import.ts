@@ -3,22 +3,12 @@
  */
 import { existsSync } from 'node:fs';
 import { native } from '../native.js';
-import { ProgressLine } from './progress.js';
+import { type FileOutcome, progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
-
-/** A file's part of the import report (from the core). */
-interface FileReport {
-  file: string;
-  kind: string;
-  rows: number;
-  accepted: number;
-  rejected: number;
-  badLines: { line: number; reason: string }[];
-}
 
 /** The import report (from the core). */
 interface ImportReport {
-  files: FileReport[];
+  files: FileOutcome[];
   cells: number;
   wifi: number;
   mergedDuplicates: number;
@@ -42,7 +32,7 @@ export async function runImport(argv: string[]): Promise<number> {
   const importFiles = native().importFiles;
   if (!importFiles) throw new Error('this build of the native addon has no importer');
 
-  const progress = new ProgressLine();
+  const progress = progressReporter(Boolean(values.quiet));
   const report = (await importFiles(
     values.db,
     positionals,
@@ -51,27 +41,10 @@ export async function runImport(argv: string[]): Promise<number> {
       simulated: Boolean(values.simulated),
       sqliteRadio: values['sqlite-radio'],
     },
-    (p) => {
-      if (!values.quiet)
-        progress.update({
-          label: p.file,
-          done: p.bytesDone,
-          total: p.bytesTotal,
-          rows: p.rows,
-          phase: p.phase,
-        });
-    },
+    progress.onProgress,
   )) as ImportReport;
   progress.done();
-
-  for (const f of report.files) {
-    process.stderr.write(
-      `${f.file}: ${f.kind}, ${f.rows.toLocaleString('en')} rows, ${f.accepted.toLocaleString('en')} accepted, ${f.rejected.toLocaleString('en')} rejected\n`,
-    );
-    for (const b of f.badLines) process.stderr.write(`  line ${b.line}: ${b.reason}\n`);
-    if (f.rejected > f.badLines.length)
-      process.stderr.write(`  ... and ${f.rejected - f.badLines.length} more\n`);
-  }
+  writeFileOutcomes(report.files);
   const rate =
     report.seconds > 0 ? Math.round(report.files.reduce((s, f) => s + f.rows, 0) / report.seconds) : 0;
   process.stderr.write(

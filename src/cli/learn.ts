@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { type NativeImportProgress, native } from '../native.js';
-import { ProgressLine } from './progress.js';
+import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 
 /** A file's part of the learning report (from the core). */
@@ -85,30 +85,14 @@ export async function runLearn(argv: string[]): Promise<number> {
   }
   for (const f of positionals) if (!existsSync(f)) throw new Error(`no such file: ${f}`);
 
-  const progress = new ProgressLine();
-  const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, (p) => {
-    if (!values.quiet)
-      progress.update({
-        label: p.file,
-        done: p.bytesDone,
-        total: p.bytesTotal,
-        rows: p.rows,
-        phase: p.phase,
-      });
-  });
+  const progress = progressReporter(Boolean(values.quiet));
+  const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, progress.onProgress);
   progress.done();
-
   const n = (x: number) => x.toLocaleString('en');
-  for (const f of report.files) {
-    process.stderr.write(
-      `${f.file}: ${f.format}, ${n(f.rows)} rows, ${n(f.accepted)} accepted, ${n(f.rejected)} rejected` +
-        (f.skipped ? `, ${n(f.skipped)} skipped (not WiFi, or _nomap)` : '') +
-        '\n',
-    );
-    for (const b of f.badLines) process.stderr.write(`  line ${b.line}: ${b.reason}\n`);
-    if (f.rejected > f.badLines.length)
-      process.stderr.write(`  ... and ${f.rejected - f.badLines.length} more\n`);
-  }
+  writeFileOutcomes(
+    report.files.map((f) => ({ ...f, kind: f.format })),
+    'skipped (not WiFi, or _nomap)',
+  );
   process.stderr.write(
     `learned from ${n(report.observations)} observations (${n(report.outliers)} dropped as inconsistent): ` +
       `${n(report.added)} stations added, ${n(report.refined)} refined, ${n(report.moved)} moved, ` +
