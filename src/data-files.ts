@@ -19,6 +19,12 @@ export const landFile = join(packageRoot, 'data', 'land.bin');
 /** Timezone polygons from geo-tz's timezone-boundary-builder data (scripts/build-timezones.mjs). */
 export const timezonesFile = join(packageRoot, 'data', 'timezones.bin');
 
+/** GeoNames places with admin names, for reverse geocoding (scripts/build-places.mjs). */
+export const placesFile = join(packageRoot, 'data', 'places.bin');
+
+/** Country names by language from i18n-iso-countries (scripts/build-places.mjs). */
+export const countryNamesFile = join(packageRoot, 'data', 'country-names.json');
+
 /** Country representative points and radii, for country-level IP answers. */
 export const countriesFile = join(packageRoot, 'data', 'countries.csv');
 

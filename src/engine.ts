@@ -2,10 +2,19 @@
  * The engine facade: the public library API over the native core.
  */
 import { existsSync } from 'node:fs';
-import { countriesFile, defaultDbDir, defaultIpDatabases, landFile, timezonesFile } from './data-files.js';
+import {
+  countriesFile,
+  countryNamesFile,
+  defaultDbDir,
+  defaultIpDatabases,
+  landFile,
+  placesFile,
+  timezonesFile,
+} from './data-files.js';
 import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
+import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
 /** Requests parsed and solved together inside one `processBatch` call. */
@@ -30,6 +39,8 @@ export interface EngineOptions {
   now?: Date | number;
   /** Timezone polygons for {@link Engine.timezone}; default: the embedded ones. `false` disables timezones. */
   timezones?: string | false;
+  /** Places for {@link Engine.reverse}; default: the embedded GeoNames places. `false` disables reverse geocoding. */
+  places?: string | false;
 }
 
 /** What an open engine holds. */
@@ -53,12 +64,19 @@ export class Engine {
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
   readonly #zoneNames: string[] | undefined;
+  readonly #hasPlaces: boolean;
   #closed = false;
 
-  private constructor(nativeEngine: NativeEngine, parse: ParseOptions, hasTimezones: boolean) {
+  private constructor(
+    nativeEngine: NativeEngine,
+    parse: ParseOptions,
+    hasTimezones: boolean,
+    hasPlaces: boolean,
+  ) {
     this.#native = nativeEngine;
     this.#parse = parse;
     this.#zoneNames = hasTimezones ? nativeEngine.timezoneNames() : undefined;
+    this.#hasPlaces = hasPlaces;
   }
 
   /**
@@ -74,6 +92,10 @@ export class Engine {
       options.timezones === false
         ? undefined
         : (options.timezones ?? (existsSync(timezonesFile) ? timezonesFile : undefined));
+    const places =
+      options.places === false
+        ? undefined
+        : (options.places ?? (existsSync(placesFile) ? placesFile : undefined));
     const handle = native().NativeEngine.open({
       db: options.db ?? defaultDbDir,
       land,
@@ -81,8 +103,9 @@ export class Engine {
       countries: options.countries ?? countriesFile,
       now: now === undefined ? undefined : Math.floor(now),
       timezones,
+      places,
     });
-    return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined);
+    return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined, places !== undefined);
   }
 
   /**
@@ -150,6 +173,22 @@ export class Engine {
     const names = this.#zoneNames;
     if (!names) return { status: 'error', message: 'UNKNOWN_ERROR' };
     return answerTimezone(query, (lat, lon) => names[this.#native.timezoneIndexAt(lat, lon)] ?? null);
+  }
+
+  /**
+   * The address at a point (spec 4.3, 2.9): `{ status: 'ok', address }` with the fields
+   * `zoom` asks for that the data has (see src/reverse.ts), `NO_MATCHES` 50 km or more from
+   * every place, `INVALID_REQUEST` for a bad coordinate or zoom. Synchronous; the body of
+   * `/v2/reverse` without `balance`.
+   */
+  reverse(query: ReverseQuery): ReverseResponse {
+    this.#assertOpen();
+    if (!this.#hasPlaces) return { status: 'error', message: 'UNKNOWN_ERROR' };
+    return answerReverse(
+      query,
+      (lat, lon, zoom) => this.#native.reversePlace(lat, lon, zoom),
+      countryNamesFile,
+    );
   }
 
   /** Counts of the open database and which optional data is loaded. */

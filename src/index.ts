@@ -17,6 +17,12 @@ export {
 } from './request.js';
 export type { FallbackName, ProcessResponse } from './response.js';
 export {
+  type AddressObject,
+  preferredLanguages,
+  type ReverseQuery,
+  type ReverseResponse,
+} from './reverse.js';
+export {
   describeZone,
   type TimezoneObject,
   type TimezoneQuery,

@@ -14,6 +14,20 @@ export interface NativeOpenOptions {
   countries?: string;
   now?: number;
   timezones?: string;
+  places?: string;
+}
+
+/** A place found by {@link NativeEngine.reversePlace}; absent admin names may come as null. */
+export interface NativePlace {
+  lat: number;
+  lon: number;
+  name: string;
+  state?: string | null;
+  county?: string | null;
+  /** ISO 3166-1 alpha-2, upper case. */
+  countryCode: string;
+  population: number;
+  distanceM: number;
 }
 
 /** Counts reported by an open database. */
@@ -38,6 +52,8 @@ export interface NativeEngine {
   timezoneNames(): string[];
   /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
   timezoneIndexAt(lat: number, lon: number): number;
+  /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
+  reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
   stats(): NativeStats;
   close(): void;
 }

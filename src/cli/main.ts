@@ -4,6 +4,7 @@
 import { runImport } from './import.js';
 import { runLearn } from './learn.js';
 import { runLocate } from './locate.js';
+import { runReverse } from './reverse.js';
 import { runServe } from './serve.js';
 import { runTimezone } from './timezone.js';
 import { runToken } from './token.js';
@@ -36,6 +37,9 @@ Usage:
       services, device slots, GPS). "whereabouts token --help" lists the settings.
   whereabouts timezone --lat X --lon Y [--timezones FILE]
       Prints the timezone at a point (name, short_name, offset_sec, now_in_dst).
+  whereabouts reverse --lat X --lon Y [--zoom Z] [--accept-language L] [--places FILE]
+      Prints the address at a point: country (zoom 0-4), state (5-7), county (8-9),
+      city (10-18) from GeoNames places; NO_MATCHES 50 km or more from every place.
   whereabouts --help | --version
 
 Common options of locate:
@@ -75,6 +79,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runServe(rest);
       case 'timezone':
         return await runTimezone(rest);
+      case 'reverse':
+        return await runReverse(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -22,6 +22,7 @@ import { registerBalance } from './balance.js';
 import { registerHealth } from './health.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
 import { PROCESS_PATHS, registerProcess } from './process.js';
+import { registerReverse } from './reverse.js';
 import { registerTimezone } from './timezone.js';
 
 /** Largest request body accepted by default: room for the 1000 GPS fixes a request may carry. */
@@ -193,5 +194,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   registerBalance(app, options);
   registerHealth(app, options);
   registerTimezone(app, options);
+  registerReverse(app, options);
   return app;
 }

@@ -11,12 +11,14 @@
 //! - [`learn`]: station positions learned from GPS-tagged observation files.
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
+//! - [`places`]: reverse geocoding over GeoNames places.
 
 pub mod geo;
 pub mod import;
 pub mod ip;
 pub mod land;
 pub mod learn;
+pub mod places;
 pub mod radio;
 pub mod solve;
 pub mod store;

