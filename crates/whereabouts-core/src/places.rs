@@ -9,15 +9,16 @@
 //! # Choosing the place
 //! Only places within [`MAX_DISTANCE_M`] (50 km) of the point count: beyond that the point
 //! is at sea or in empty land and there is no honest answer (`None`).
-//! - The **nearest** place decides the country, and answers alone when the caller asks for
-//!   no more than a county (`zoom` < 10): admin names are the closest place's, which is the
-//!   best guess of the admin area the point is in.
-//! - From zoom 10 a city is answered, and larger places win over tiny ones nearby: among
-//!   places of the nearest place's country, the lowest `distance / w^k` wins, with
-//!   `w = 1 + log10(population)` (4 for 1,000 people, 7.3 for Paris). `k = 1` from zoom 13
-//!   (the village you stand in: a village of 1,000 wins over Paris's centre 10 km away up
-//!   to 5.5 km from the village) and `k = 2` at zoom 10 to 12, where the caller wants the
-//!   city an area belongs to (the same village wins only up to 3 km).
+//! - The **nearest** place decides the country.
+//! - Among places of that country, larger places win over tiny ones nearby: the lowest
+//!   `distance / w^k` wins, with `w = 1 + log10(population)` (4 for 1,000 people, 7.3 for
+//!   Paris). `k = 2` at zoom 10 to 12, where the caller wants the city an area belongs to
+//!   (a village of 1,000 wins over Paris's centre 10 km away only up to 3 km from the
+//!   village); `k = 1` otherwise: from zoom 13 the village you stand in (the same village
+//!   wins up to 5.5 km), and below zoom 10, where only admin names are answered, the place
+//!   whose admin areas they are. Pure distance there would split a big city among its small
+//!   neighbours: mid-town Manhattan is nearer to Hoboken's point than to Manhattan's, and
+//!   would get New Jersey at zoom 8 but New York at zoom 13.
 //!
 //! # File format (`data/places.bin`, integers little-endian)
 //! ```text
@@ -353,10 +354,7 @@ impl PlaceIndex {
         self.within(lat, lon, MAX_DISTANCE_M, |i, d| near.push((i, d)));
         // the first of equals, as `nearest` chooses
         let &(ni, nd) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
-        if zoom < 10 {
-            return Some(self.place(ni, nd));
-        }
-        let k = if zoom >= 13 { 1 } else { 2 };
+        let k = if (10..13).contains(&zoom) { 2 } else { 1 };
         let country = self.places[ni].country;
         let mut best = (ni, nd, f64::INFINITY);
         for &(i, d) in &near {

@@ -114,6 +114,20 @@ fn other_cities_worldwide() {
 }
 
 #[test]
+fn a_big_city_keeps_its_admin_names_against_a_nearer_small_neighbour() {
+    // mid-town Manhattan: Hoboken's point (New Jersey) is the nearest, but Manhattan's
+    // (1.6 million people) wins the weighted choice at every zoom
+    for zoom in [3, 8, 13, 18] {
+        let p = real().reverse(40.75, -73.99, zoom).unwrap();
+        assert_eq!(p.state, Some("New York"), "zoom {zoom}");
+    }
+    assert_eq!(
+        real().nearest(40.75, -73.99).unwrap().state,
+        Some("New Jersey")
+    );
+}
+
+#[test]
 fn mid_ocean_and_empty_land_have_no_answer() {
     assert_eq!(real().reverse(30.0, -40.0, 18), None); // mid-Atlantic
     assert_eq!(real().reverse(-50.0, -120.0, 3), None); // South Pacific
@@ -187,9 +201,12 @@ fn a_village_wins_where_one_stands_and_the_city_at_city_zoom() {
     assert_eq!(idx.reverse(0.0, 8.0 * km, 10).unwrap().name, "Village");
     assert_eq!(idx.reverse(0.0, 7.5 * km, 10).unwrap().name, "Big City");
     assert_eq!(idx.reverse(0.0, 7.5 * km, 13).unwrap().name, "Village");
-    // below zoom 10 the nearest place gives the admin names: the village's county
+    // below zoom 10 the admin names are those of the zoom 13+ place: the village's county
+    // 2.5 km from it, the city's 4 km from the village (4/4 = 1.0 against 6/7.3 = 0.82)
     let p = idx.reverse(0.0, 7.5 * km, 8).unwrap();
     assert_eq!((p.name, p.county), ("Village", Some("Rural")));
+    let p = idx.reverse(0.0, 6.0 * km, 8).unwrap();
+    assert_eq!((p.name, p.county), ("Big City", Some("Metro")));
 }
 
 #[test]
