@@ -106,24 +106,17 @@ fn largest_cluster(xy: &[(f64, f64)], signal_w: &[f64]) -> Option<Members> {
             }
         }
     }
-    // Score every root: (members, strength); keep the best root, then gather its members.
-    let mut best: Option<(usize, usize, f64)> = None;
-    for r in 0..n {
-        if root(&mut parent, r) != r {
-            continue;
-        }
-        let (mut count, mut strength) = (0usize, 0.0);
-        for (i, w) in signal_w.iter().enumerate() {
-            if root(&mut parent, i) == r {
-                count += 1;
-                strength += w;
-            }
-        }
-        let better = best.is_none_or(|(_, c, st)| count > c || (count == c && strength > st));
-        if count >= 2 && better {
-            best = Some((r, count, strength));
-        }
+    // Each AP's root once, then members and strength per root: scoring by re-walking the
+    // forest for every pair of (root, AP) was the costliest part of a WiFi answer.
+    let roots: SmallVec<[usize; 16]> = (0..n).map(|i| root(&mut parent, i)).collect();
+    let mut count: SmallVec<[usize; 16]> = smallvec::smallvec![0; n];
+    let mut strength: SmallVec<[f64; 16]> = smallvec::smallvec![0.0; n];
+    for (i, &r) in roots.iter().enumerate() {
+        count[r] += 1;
+        strength[r] += signal_w[i];
     }
-    let (r, _, _) = best?;
-    Some((0..n).filter(|&i| root(&mut parent, i) == r).collect())
+    let best = (0..n)
+        .filter(|&r| count[r] >= 2)
+        .max_by(|&a, &b| count[a].cmp(&count[b]).then(strength[a].total_cmp(&strength[b])))?;
+    Some((0..n).filter(|&i| roots[i] == best).collect())
 }
