@@ -115,8 +115,10 @@ fn largest_cluster(xy: &[(f64, f64)], signal_w: &[f64]) -> Option<Members> {
         count[r] += 1;
         strength[r] += signal_w[i];
     }
-    let best = (0..n)
-        .filter(|&r| count[r] >= 2)
-        .max_by(|&a, &b| count[a].cmp(&count[b]).then(strength[a].total_cmp(&strength[b])))?;
+    let best = (0..n).filter(|&r| count[r] >= 2).max_by(|&a, &b| {
+        count[a]
+            .cmp(&count[b])
+            .then(strength[a].total_cmp(&strength[b]))
+    })?;
     Some((0..n).filter(|&i| roots[i] == best).collect())
 }
