@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use napi::bindgen_prelude::AsyncTask;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
+
+use crate::progress::{bad_lines, send, ProgressFn};
 use whereabouts_core::import::{
     import_files as core_import, ImportOptions, ImportReport, Progress,
 };
@@ -22,29 +23,13 @@ pub struct ImportFileOptions {
 }
 
 #[napi(object)]
-#[derive(Clone)]
-pub struct ImportProgress {
-    pub file: String,
-    pub bytes_done: f64,
-    pub bytes_total: f64,
-    pub rows: f64,
-    pub phase: String,
-}
-
-#[napi(object)]
-pub struct BadLine {
-    pub line: f64,
-    pub reason: String,
-}
-
-#[napi(object)]
 pub struct FileReport {
     pub file: String,
     pub kind: String,
     pub rows: f64,
     pub accepted: f64,
     pub rejected: f64,
-    pub bad_lines: Vec<BadLine>,
+    pub bad_lines: Vec<crate::progress::BadLine>,
 }
 
 #[napi(object)]
@@ -58,8 +43,6 @@ pub struct ImportSummary {
     pub seconds: f64,
     pub peak_rss_bytes: Option<f64>,
 }
-
-type ProgressFn = ThreadsafeFunction<ImportProgress, (), ImportProgress, Status, false>;
 
 pub struct ImportTask {
     db: PathBuf,
@@ -75,18 +58,14 @@ impl Task for ImportTask {
     fn compute(&mut self) -> Result<ImportReport> {
         let progress = self.progress.as_ref();
         let mut report = |p: &Progress| {
-            if let Some(f) = progress {
-                f.call(
-                    ImportProgress {
-                        file: p.file.clone(),
-                        bytes_done: p.bytes_done as f64,
-                        bytes_total: p.bytes_total as f64,
-                        rows: p.rows as f64,
-                        phase: format!("{:?}", p.phase),
-                    },
-                    ThreadsafeFunctionCallMode::NonBlocking,
-                );
-            }
+            send(
+                progress,
+                &p.file,
+                p.bytes_done,
+                p.bytes_total,
+                p.rows,
+                p.phase,
+            );
             true
         };
         let (db, files, options) = (&self.db, &self.files, &self.options);
@@ -107,14 +86,7 @@ impl Task for ImportTask {
                     rows: f.rows as f64,
                     accepted: f.accepted as f64,
                     rejected: f.rejected as f64,
-                    bad_lines: f
-                        .bad_lines
-                        .into_iter()
-                        .map(|(line, reason)| BadLine {
-                            line: line as f64,
-                            reason,
-                        })
-                        .collect(),
+                    bad_lines: bad_lines(f.bad_lines),
                 })
                 .collect(),
             cells: r.cells as f64,

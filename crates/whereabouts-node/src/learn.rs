@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 use napi::bindgen_prelude::AsyncTask;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
+
+use crate::progress::{bad_lines, send, ProgressFn};
 use whereabouts_core::learn::{
     learn_files as core_learn, LearnOptions, LearnProgress as CoreProgress, LearnReport,
 };
@@ -21,22 +22,6 @@ pub struct LearnFileOptions {
 }
 
 #[napi(object)]
-#[derive(Clone)]
-pub struct LearnProgress {
-    pub file: String,
-    pub bytes_done: f64,
-    pub bytes_total: f64,
-    pub rows: f64,
-    pub phase: String,
-}
-
-#[napi(object)]
-pub struct LearnBadLine {
-    pub line: f64,
-    pub reason: String,
-}
-
-#[napi(object)]
 pub struct LearnFileReport {
     pub file: String,
     pub format: String,
@@ -44,7 +29,7 @@ pub struct LearnFileReport {
     pub accepted: f64,
     pub rejected: f64,
     pub skipped: f64,
-    pub bad_lines: Vec<LearnBadLine>,
+    pub bad_lines: Vec<crate::progress::BadLine>,
 }
 
 #[napi(object)]
@@ -64,8 +49,6 @@ pub struct LearnSummary {
     pub seconds: f64,
 }
 
-type ProgressFn = ThreadsafeFunction<LearnProgress, (), LearnProgress, Status, false>;
-
 pub struct LearnTask {
     db: PathBuf,
     files: Vec<PathBuf>,
@@ -80,18 +63,14 @@ impl Task for LearnTask {
     fn compute(&mut self) -> Result<LearnReport> {
         let progress = self.progress.as_ref();
         let mut report = |p: &CoreProgress| {
-            if let Some(f) = progress {
-                f.call(
-                    LearnProgress {
-                        file: p.file.clone(),
-                        bytes_done: p.bytes_done as f64,
-                        bytes_total: p.bytes_total as f64,
-                        rows: p.rows as f64,
-                        phase: format!("{:?}", p.phase),
-                    },
-                    ThreadsafeFunctionCallMode::NonBlocking,
-                );
-            }
+            send(
+                progress,
+                &p.file,
+                p.bytes_done,
+                p.bytes_total,
+                p.rows,
+                p.phase,
+            );
             true
         };
         let (db, files, options) = (&self.db, &self.files, &self.options);
@@ -113,14 +92,7 @@ impl Task for LearnTask {
                     accepted: f.accepted as f64,
                     rejected: f.rejected as f64,
                     skipped: f.skipped as f64,
-                    bad_lines: f
-                        .bad_lines
-                        .into_iter()
-                        .map(|(line, reason)| LearnBadLine {
-                            line: line as f64,
-                            reason,
-                        })
-                        .collect(),
+                    bad_lines: bad_lines(f.bad_lines),
                 })
                 .collect(),
             observations: r.observations as f64,

@@ -7,6 +7,7 @@
 
 mod import;
 mod learn;
+mod progress;
 mod wire;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
