@@ -28,9 +28,10 @@ Usage:
       Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
   whereabouts serve --db DIR [--store DIR2] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
-      GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per core (--workers 0: one
-      process). Tokens and GPS submissions live in DIR, or DIR2 with --store (see
-      "whereabouts token"). SIGTERM/SIGINT finish requests in flight, then exit 0.
+      GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
+      core (--workers 0: one process). Tokens and GPS submissions live in DIR, or
+      DIR2 with --store (see "whereabouts token"). SIGTERM/SIGINT finish requests in
+      flight, then exit 0.
       Logs are JSON lines on standard output (--log-level, default info).
   whereabouts token create|update|revoke|list --db DIR [...]
       Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,

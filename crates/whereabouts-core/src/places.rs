@@ -260,6 +260,11 @@ impl PlaceIndex {
         self.places.is_empty()
     }
 
+    /// The `i`-th place in index order (distance 0), for checks and benches.
+    pub fn get(&self, i: usize) -> Option<Place<'_>> {
+        (i < self.places.len()).then(|| self.place(i, 0.0))
+    }
+
     fn string(&self, i: u32) -> Option<&str> {
         if i == NONE {
             return None;

@@ -128,6 +128,40 @@ fn a_big_city_keeps_its_admin_names_against_a_nearer_small_neighbour() {
 }
 
 #[test]
+fn the_grid_finds_the_same_nearest_place_as_a_full_scan() {
+    let idx = real();
+    let all: Vec<_> = (0..idx.len()).map(|i| idx.get(i).unwrap()).collect();
+    assert!(idx.get(idx.len()).is_none());
+    // points up to 0.6 degree from random places (some beyond 50 km from all, some wrapped
+    // across the antimeridian); a fixed LCG keeps the test reproducible
+    let mut s: u64 = 1;
+    let mut rnd = || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    for _ in 0..300 {
+        let p = &all[(rnd() * all.len() as f64) as usize];
+        let lat = (p.lat + (rnd() - 0.5) * 1.2).clamp(-90.0, 90.0);
+        let mut lon = p.lon + (rnd() - 0.5) * 1.2;
+        if lon > 180.0 {
+            lon -= 360.0;
+        } else if lon < -180.0 {
+            lon += 360.0;
+        }
+        let brute = all
+            .iter()
+            .map(|q| distance_m(lat, lon, q.lat, q.lon))
+            .fold(f64::INFINITY, f64::min);
+        match idx.nearest(lat, lon) {
+            Some(n) => assert!((n.distance_m - brute).abs() < 1e-6, "{lat},{lon}"),
+            None => assert!(brute > 50_000.0, "{lat},{lon}: {brute} m"),
+        }
+    }
+}
+
+#[test]
 fn mid_ocean_and_empty_land_have_no_answer() {
     assert_eq!(real().reverse(30.0, -40.0, 18), None); // mid-Atlantic
     assert_eq!(real().reverse(-50.0, -120.0, 3), None); // South Pacific
