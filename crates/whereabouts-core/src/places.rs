@@ -45,6 +45,8 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::geo::{distance_m, EARTH_RADIUS_M};
+
 const MAGIC: &[u8; 8] = b"WBPLACE1";
 const HEADER: usize = 32;
 const RECORD: usize = 28;
@@ -58,8 +60,6 @@ pub const MAX_DISTANCE_M: f64 = 50_000.0;
 const CELL_DEG: f64 = 0.5;
 const ROWS: usize = 360;
 const COLS: usize = 720;
-
-const EARTH_RADIUS_M: f64 = 6_371_008.8;
 
 #[derive(Debug)]
 pub enum PlacesError {
@@ -140,15 +140,6 @@ fn cell_row(lat: f64) -> usize {
 
 fn cell_col(lon: f64) -> usize {
     (((lon + 180.0) / CELL_DEG).floor().max(0.0) as usize).min(COLS - 1)
-}
-
-/// Great-circle distance in metres (haversine).
-pub fn distance_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let dp = p2 - p1;
-    let dl = (lon2 - lon1).to_radians();
-    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_M * a.sqrt().min(1.0).asin()
 }
 
 impl PlaceIndex {

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use whereabouts_core::places::{distance_m, weight, PlaceIndex, PlacesError};
+use whereabouts_core::geo::distance_m;
+use whereabouts_core::places::{weight, PlaceIndex, PlacesError};
 
 fn real() -> &'static PlaceIndex {
     static P: OnceLock<PlaceIndex> = OnceLock::new();
