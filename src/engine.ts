@@ -13,7 +13,7 @@ import {
 } from './data-files.js';
 import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
-import { errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
+import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
@@ -157,7 +157,7 @@ export class Engine {
       const { input, output: answers, ips } = this.#wire.encode(valid);
       this.#native.locateInto(input, ips, answers);
       for (let k = 0; k < valid.length; k++) {
-        out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, answers, k);
+        out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, answers, k, this.#addressOf);
       }
     }
     return out;
@@ -190,6 +190,15 @@ export class Engine {
       countryNamesFile,
     );
   }
+
+  /** The address of a located point, from the same places as {@link Engine.reverse}. */
+  readonly #addressOf: AddressLookup = (lat, lon, zoom, acceptLanguage) => {
+    if (!this.#hasPlaces) return undefined;
+    const r = this.reverse({ lat, lon, zoom, acceptLanguage });
+    if (r.status !== 'ok') return undefined;
+    const { lat: _lat, lon: _lon, display_name, ...details } = r.address;
+    return { text: display_name, details };
+  };
 
   /** Counts of the open database and which optional data is loaded. */
   stats(): EngineStats {

@@ -34,16 +34,53 @@ export function errorResponse(message: string): ProcessResponse {
   return { status: 'error', message };
 }
 
-/** Address text until geocoding data is loaded: the spec's value for "no address". */
+/** The spec's address text when no address exists (no place near, or no places loaded). */
 const NO_ADDRESS = 'Not available';
+
+/** An address for a located point: the text, and its components (spec 2.8 `address_details`). */
+export interface AddressOfPoint {
+  text: string;
+  details: Record<string, string>;
+}
+
+/**
+ * Finds the address of a point at a reverse-geocoding zoom (0 country .. 18 all the detail there
+ * is) in the request's language; undefined when there is none.
+ */
+export type AddressLookup = (
+  lat: number,
+  lon: number,
+  zoom: number,
+  acceptLanguage: string | undefined,
+) => AddressOfPoint | undefined;
+
+/**
+ * The address detail a position supports: a town for a WiFi or cell answer, only the country for
+ * a country-level IP answer hundreds of kilometres wide.
+ */
+export function addressZoom(accuracyM: number): number {
+  if (accuracyM > 100_000) return 3;
+  if (accuracyM > 20_000) return 6;
+  if (accuracyM > 5_000) return 9;
+  return 18;
+}
 
 function round(value: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
 
-/** Shapes the core's answer at `answers[index * ANSWER ..]` for `request`. */
-export function shapeAnswer(request: LocateRequest, answers: Float64Array, index: number): ProcessResponse {
+/**
+ * Shapes the core's answer at `answers[index * ANSWER ..]` for `request`. With `address` 1 the
+ * response carries the address text; with 2 also `address_details` (the components that have
+ * values: city, county, state, country, country_code).
+ */
+export function shapeAnswer(
+  request: LocateRequest,
+  answers: Float64Array,
+  index: number,
+  addressOf?: AddressLookup,
+): ProcessResponse {
   if (request.geolocation === 0) return { status: 'ok' };
   const at = index * ANSWER;
   if (answers[at] !== 1) return errorResponse(GeoMessage.noMatches);
@@ -53,7 +90,12 @@ export function shapeAnswer(request: LocateRequest, answers: Float64Array, index
     lon: round(answers[at + 2] as number, 7),
     accuracy: Math.round(answers[at + 3] as number),
   };
-  if (request.address !== 0) out.address = NO_ADDRESS;
+  if (request.address !== 0) {
+    const zoom = addressZoom(out.accuracy as number);
+    const found = addressOf?.(out.lat as number, out.lon as number, zoom, request.acceptLanguage);
+    out.address = found?.text ?? NO_ADDRESS;
+    if (request.address === 2 && found) out.address_details = found.details;
+  }
   const fallback = FALLBACK_NAMES[answers[at + 4] as number];
   if (fallback) out.fallback = fallback;
   if (answers[at + 5] === 1) out.aged = true;

@@ -31,8 +31,24 @@ describe('Engine.process', () => {
     expect(r).toEqual({ status: 'ok', lat: 52.5, lon: 13.4, accuracy: 635 });
   });
 
-  it('includes the address field by default (spec default address=1)', () => {
+  it('includes the address text by default (spec default address=1), and its components with address=2', () => {
     const r = engine.process({ cells: [gsm(1)] });
+    // The fixture cell is in central Berlin.
+    expect(r.address).toMatch(/^Berlin, .*Germany$/);
+    expect(r.address_details).toBeUndefined();
+    const details = engine.process({ cells: [gsm(1)], address: 2 });
+    expect(details.address).toBe(r.address);
+    expect(details.address_details).toMatchObject({ city: 'Berlin', country: 'Germany', country_code: 'de' });
+    // accept-language applies to the country name.
+    expect(engine.process({ cells: [gsm(1)], 'accept-language': 'fr' }).address).toMatch(/Allemagne$/);
+  });
+
+  it('says Not available when no place is near the answer', async () => {
+    // The fixture cell 262/1/40/1 is in the mid-Atlantic; without land data it stays there.
+    const atSea = await Engine.open({ db, now: NOW, land: false });
+    const r = atSea.process({ cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 40, cid: 1 }] });
+    atSea.close();
+    expect(r.status).toBe('ok');
     expect(r.address).toBe('Not available');
   });
 
@@ -105,6 +121,8 @@ describe('Engine.process', () => {
     expect(on.lat).toBeGreaterThan(24);
     expect(on.lon).toBeLessThan(-66);
     expect(on.accuracy).toBeGreaterThan(100_000);
+    // A country-wide answer gets a country-wide address, not the town nearest its centre.
+    expect(engine.process({ ip: '8.8.8.8', fallbacks: { ipf: 1 } }).address).toBe('United States of America');
   });
 });
 
