@@ -16,6 +16,7 @@ export {
   type MapService,
   type MeteredService,
   maskToken,
+  newToken,
   SCOPES,
   type Scope,
   TOKEN_DEFAULTS,

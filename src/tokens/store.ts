@@ -314,7 +314,7 @@ export class TokenStore {
     const now = this.now();
     const record = applyInput(
       {
-        token: randomBytes(32).toString('base64url'),
+        token: newToken(),
         active: true,
         geolocationPerDay: TOKEN_DEFAULTS.geolocationPerDay,
         geocodingPerDay: TOKEN_DEFAULTS.geocodingPerDay,
@@ -513,6 +513,17 @@ export class TokenStore {
 }
 
 /** The UTC day number (days since the epoch) of a time in ms: balances reset at 00:00 UTC. */
+/**
+ * 32 random bytes, base64url (43 characters). A token never starts with `-`: one in 64 would,
+ * and a command line (`whereabouts token update -x...`) would read it as an option.
+ */
+export function newToken(): string {
+  for (;;) {
+    const token = randomBytes(32).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
+}
+
 export function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
