@@ -3,10 +3,13 @@
  * (crates/whereabouts-core/tests/fixtures/learn): reports, usage errors, and a learned cell
  * answering `locate`.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { ObservationStore } from '../src/observations/index.js';
+import { RadioCode } from '../src/request.js';
 import { cli, root } from './helpers.js';
 
 const fixtures = join(root, 'crates', 'whereabouts-core', 'tests', 'fixtures', 'learn');
@@ -33,6 +36,59 @@ describe('whereabouts learn', () => {
     expect(body.status).toBe('ok');
     expect(Math.abs(body.lat - 51.0)).toBeLessThan(0.001);
     expect(Math.abs(body.lon + 1.0)).toBeLessThan(0.001);
+  });
+
+  it('learns from the GPS submissions the server stored (observations.sqlite)', async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'wb-obs-')), 'store');
+    mkdirSync(store);
+    const obs = ObservationStore.open(store);
+    // Three drives past LTE cell 262/3/7/500000 and two APs, a few metres apart; one
+    // submission without a usable fix, which is reported.
+    for (const [lat, lon, acc] of [
+      [48.857, 2.352, 8],
+      [48.8574, 2.3526, 12],
+      [48.8566, 2.3514, 10],
+    ] as const) {
+      await obs.add({
+        receivedAt: 1_790_000_000_000,
+        token: 'test-token',
+        gps: [
+          { lat: lat + 0.01, lon, accuracy: 500 },
+          { lat, lon, accuracy: acc },
+        ],
+        cells: [{ radio: RadioCode.lte, mcc: 262, mnc: 3, lac: 7, cid: 500000, signal: -80 }],
+        wifi: [
+          { bssid: 0x00_11_22_33_44_55, signal: -60 },
+          { bssid: 0x00_11_22_33_44_66, signal: -65 },
+        ],
+      });
+    }
+    obs.close();
+    // The store refuses a submission without a fix; a damaged table is what can hold one.
+    const raw = new Database(join(store, 'observations.sqlite'));
+    raw
+      .prepare(
+        "INSERT INTO observations (received_at, token_hash, device_id, gps, cells, wifi) VALUES (1, 'x', NULL, '[]', '[]', '[]')",
+      )
+      .run();
+    raw.close();
+
+    const db = newDb();
+    const r = cli(['learn', '--quiet', '--db', db, join(store, 'observations.sqlite')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/observations\.sqlite: Submissions, 4 rows, 3 accepted, 1 rejected/);
+    expect(r.stderr).toMatch(/line 4: no valid GPS fix/);
+    expect(r.stderr).toContain('1 cells, 2 WiFi APs');
+
+    const res = cli(
+      ['locate', '--db', db, '--no-land'],
+      JSON.stringify({ cells: [{ radio: 'lte', mcc: 262, mnc: 3, lac: 7, cid: 500000 }], address: 0 }),
+    );
+    const body = JSON.parse(res.stdout) as { status: string; lat: number; lon: number };
+    expect(body.status).toBe('ok');
+    // The most accurate fix of each submission counts, not the 500 m one 1.1 km north.
+    expect(Math.abs(body.lat - 48.857)).toBeLessThan(0.001);
+    expect(Math.abs(body.lon - 2.352)).toBeLessThan(0.001);
   });
 
   it('needs --mcc/--mnc for G-NetTrack exports, and flags used together', () => {

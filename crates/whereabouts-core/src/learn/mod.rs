@@ -11,6 +11,7 @@
 
 pub mod estimate;
 pub mod read;
+mod submissions;
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -18,6 +18,8 @@ pub enum ObservationFormat {
     OpenCellIdMeasurements,
     GNetTrack,
     Wigle,
+    /// The server's `observations.sqlite` (GPS submissions of `/process`).
+    Submissions,
 }
 
 /// Per-file outcome: `rows = accepted + rejected + skipped`.
@@ -256,8 +258,13 @@ pub fn read_file(
         .unwrap_or_else(|| path.display().to_string());
     let io = |e: std::io::Error| LearnError::Io(format!("{}: {e}", path.display()));
     let mut file = File::open(path).map_err(io)?;
-    let mut magic = [0u8; 2];
-    let n = file.read(&mut magic).map_err(io)?;
+    let mut head = [0u8; 16];
+    let n = file.read(&mut head).map_err(io)?;
+    if super::submissions::is_sqlite(&head[..n]) {
+        return super::submissions::read(path, &label, opts, sink, tick);
+    }
+    let magic = [head[0], head[1]];
+    let n = n.min(2);
     let file = File::open(path).map_err(io)?;
     let counted = CountingReader {
         inner: file,
@@ -323,6 +330,10 @@ pub fn read_file(
             Box::new(gnettrack_row(&cols, mcc, mnc))
         }
         ObservationFormat::Wigle => Box::new(wigle_row(&cols)),
+        // Detected from the SQLite header before any line is read.
+        ObservationFormat::Submissions => {
+            unreachable!("SQLite submissions are read by learn::submissions")
+        }
     };
 
     let mut report = FileReport {
@@ -577,8 +588,8 @@ pub fn accepted_formats() -> String {
         "accepted: OpenCelliD measurements ({OPENCELLID_HEADER}), G-NetTrack exports \
          (Timestamp,Longitude,Latitude,Speed,...,NetworkMode,...,LACHEX,RAWCELLID,...) \
          and WiGLE CSV (a WigleWifi-1.4 line, then MAC,SSID,AuthMode,FirstSeen,Channel,\
-         RSSI,CurrentLatitude,CurrentLongitude,AltitudeMeters,AccuracyMeters,Type); \
-         plain or gzip"
+         RSSI,CurrentLatitude,CurrentLongitude,AltitudeMeters,AccuracyMeters,Type), \
+         plain or gzip; and the server's observations.sqlite (GPS submissions of /process)"
     )
 }
 
