@@ -76,6 +76,7 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::datafile::{check_envelope, f64_at, u32_at};
 use crate::geo::{distance_m, normalize_lon, LocalFrame, EARTH_RADIUS_M};
 
 const MAGIC: &[u8; 8] = b"WBLAND01";
@@ -207,24 +208,6 @@ fn corrupt<T>(msg: impl Into<String>) -> Result<T, LandError> {
     Err(LandError::Corrupt(msg.into()))
 }
 
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-
-fn f64_at(b: &[u8], o: usize) -> f64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[o..o + 8]);
-    f64::from_le_bytes(a)
-}
-
-fn fnv1a_words(b: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for w in b.chunks_exact(4) {
-        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
 /// Checks that `runs` is a whole number of well-formed runs.
 fn runs_ok(runs: &[u8]) -> bool {
     let mut i = 0;
@@ -265,22 +248,7 @@ impl LandIndex {
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<LandIndex, LandError> {
         let b = &bytes[..];
-        if b.len() < HEADER + 4 || !b.len().is_multiple_of(4) {
-            return corrupt(format!("{} bytes is not a land index", b.len()));
-        }
-        if &b[..8] != MAGIC {
-            return corrupt("bad magic");
-        }
-        if u32_at(b, 8) != 1 {
-            return corrupt(format!("unsupported version {}", u32_at(b, 8)));
-        }
-        if u32_at(b, 12) as usize != HEADER {
-            return corrupt("bad header size");
-        }
-        let body = b.len() - 4;
-        if fnv1a_words(&b[..body]) != u32_at(b, body) {
-            return corrupt("checksum mismatch");
-        }
+        check_envelope(b, MAGIC, HEADER, "land index").map_err(LandError::Corrupt)?;
         let (tx, ty, sx, sy) = (f64_at(b, 16), f64_at(b, 24), f64_at(b, 32), f64_at(b, 40));
         let x_max = u32_at(b, 48) as i32 as i64;
         let y0 = u32_at(b, 52) as i32 as i64;

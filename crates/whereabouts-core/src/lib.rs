@@ -13,6 +13,7 @@
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
 
+mod datafile;
 pub mod geo;
 pub mod import;
 pub mod ip;

@@ -45,6 +45,7 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::datafile::{check_envelope, u32_at};
 use crate::geo::{distance_m, EARTH_RADIUS_M};
 
 const MAGIC: &[u8; 8] = b"WBPLACE1";
@@ -122,18 +123,6 @@ pub struct PlaceIndex {
     cells: Vec<u32>,
 }
 
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-
-fn fnv1a(words: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for w in words.chunks_exact(4) {
-        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
-    }
-    h
-}
-
 fn cell_row(lat: f64) -> usize {
     (((lat + 90.0) / CELL_DEG).floor().max(0.0) as usize).min(ROWS - 1)
 }
@@ -151,19 +140,8 @@ impl PlaceIndex {
 
     /// Validates and indexes the bytes of a places file; any inconsistency is an error.
     pub fn from_bytes(b: &[u8]) -> Result<PlaceIndex, PlacesError> {
-        if b.len() < HEADER + 8 || &b[..8] != MAGIC {
-            return Err(corrupt("not a places file"));
-        }
-        if !b.len().is_multiple_of(4) {
-            return Err(corrupt("length is not a multiple of 4"));
-        }
+        check_envelope(b, MAGIC, HEADER, "places file").map_err(PlacesError::Corrupt)?;
         let body = &b[..b.len() - 4];
-        if fnv1a(body) != u32_at(b, b.len() - 4) {
-            return Err(corrupt("checksum mismatch"));
-        }
-        if u32_at(b, 8) != 1 || u32_at(b, 12) as usize != HEADER {
-            return Err(corrupt("unsupported version"));
-        }
         let n = u32_at(b, 16) as usize;
         let n_strings = u32_at(b, 20) as usize;
         let blob_len = u32_at(b, 24) as usize;

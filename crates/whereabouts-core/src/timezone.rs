@@ -53,6 +53,8 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::datafile::{check_envelope, f64_at, u32_at};
+
 const MAGIC: &[u8; 8] = b"WBTZONE1";
 const HEADER: usize = 48;
 
@@ -138,18 +140,6 @@ impl From<std::io::Error> for TimezoneError {
 
 fn corrupt<T>(msg: impl Into<String>) -> Result<T, TimezoneError> {
     Err(TimezoneError::Corrupt(msg.into()))
-}
-
-fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-
-fn fnv1a_words(b: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for w in b.chunks_exact(4) {
-        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
-    }
-    h
 }
 
 /// A reader of LEB128 varints over a leaf's bytes.
@@ -267,25 +257,8 @@ impl TimezoneIndex {
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<TimezoneIndex, TimezoneError> {
         let b = &bytes[..];
-        if b.len() < HEADER + 4 || !b.len().is_multiple_of(4) {
-            return corrupt(format!("{} bytes is not a timezone index", b.len()));
-        }
-        if &b[..8] != MAGIC {
-            return corrupt("bad magic");
-        }
-        if u32_at(b, 8) != 1 {
-            return corrupt(format!("unsupported version {}", u32_at(b, 8)));
-        }
-        if u32_at(b, 12) as usize != HEADER {
-            return corrupt("bad header size");
-        }
-        let body = b.len() - 4;
-        if fnv1a_words(&b[..body]) != u32_at(b, body) {
-            return corrupt("checksum mismatch");
-        }
-        let mut qb = [0u8; 8];
-        qb.copy_from_slice(&b[16..24]);
-        let q = f64::from_le_bytes(qb);
+        check_envelope(b, MAGIC, HEADER, "timezone index").map_err(TimezoneError::Corrupt)?;
+        let q = f64_at(b, 16);
         let n_zones = u32_at(b, 24) as usize;
         let names_len = u32_at(b, 28) as usize;
         let n_nodes = u32_at(b, 32) as usize;

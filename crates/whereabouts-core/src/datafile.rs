@@ -1,0 +1,87 @@
+//! The envelope shared by the embedded data files (`land.bin`, `timezones.bin`, `places.bin`,
+//! written by `scripts/build-*.mjs`): an 8-byte magic, a u32 version (1), a u32 header size, the
+//! rest as little-endian u32 words, and an FNV-1a checksum of all preceding words at the end.
+//! The checksum must match the build scripts' exactly, so it is computed in one place.
+
+/// Checks the envelope of `b`; the reason when it is not a sound file of this `magic`.
+pub(crate) fn check_envelope(
+    b: &[u8],
+    magic: &[u8; 8],
+    header: usize,
+    what: &str,
+) -> Result<(), String> {
+    if b.len() < header + 4 || !b.len().is_multiple_of(4) {
+        return Err(format!("{} bytes is not a {what}", b.len()));
+    }
+    if &b[..8] != magic {
+        return Err(format!("not a {what} (bad magic)"));
+    }
+    if u32_at(b, 8) != 1 {
+        return Err(format!("unsupported version {}", u32_at(b, 8)));
+    }
+    if u32_at(b, 12) as usize != header {
+        return Err("bad header size".into());
+    }
+    let body = b.len() - 4;
+    if fnv1a_words(&b[..body]) != u32_at(b, body) {
+        return Err("checksum mismatch".into());
+    }
+    Ok(())
+}
+
+/// The u32 at byte `o`; callers have checked the bounds.
+pub(crate) fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+/// The f64 at byte `o`; callers have checked the bounds.
+pub(crate) fn f64_at(b: &[u8], o: usize) -> f64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[o..o + 8]);
+    f64::from_le_bytes(a)
+}
+
+/// 32-bit FNV-1a over little-endian u32 words.
+pub(crate) fn fnv1a_words(b: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for w in b.chunks_exact(4) {
+        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(magic: &[u8; 8], header: usize, words: usize) -> Vec<u8> {
+        let mut b = magic.to_vec();
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&(header as u32).to_le_bytes());
+        b.resize(header + words * 4, 7);
+        let sum = fnv1a_words(&b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn accepts_a_sound_file_and_names_what_is_wrong_otherwise() {
+        let b = file(b"WBTEST01", 16, 3);
+        assert_eq!(check_envelope(&b, b"WBTEST01", 16, "test file"), Ok(()));
+        assert!(check_envelope(&b, b"WBOTHER1", 16, "test file")
+            .unwrap_err()
+            .contains("bad magic"));
+        assert_eq!(
+            check_envelope(&b, b"WBTEST01", 20, "test file").unwrap_err(),
+            "bad header size"
+        );
+        let mut flipped = b.clone();
+        flipped[20] ^= 1;
+        assert_eq!(
+            check_envelope(&flipped, b"WBTEST01", 16, "test file").unwrap_err(),
+            "checksum mismatch"
+        );
+        assert!(check_envelope(&b[..b.len() - 1], b"WBTEST01", 16, "test file").is_err());
+        assert!(check_envelope(&[], b"WBTEST01", 16, "test file").is_err());
+    }
+}
