@@ -6,6 +6,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Engine, type EngineOptions } from '../src/engine.js';
+import { ObservationStore } from '../src/observations/index.js';
+import { buildServer } from '../src/server/app.js';
+import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';
 
 export const root = join(import.meta.dirname, '..');
 export const fixtures = join(import.meta.dirname, 'fixtures');
@@ -25,4 +30,45 @@ export function fixtureDb(): string {
   const r = cli(['import', '--quiet', '--db', db, join(fixtures, 'cells.csv'), join(fixtures, 'wifi.csv')]);
   if (r.code !== 0) throw new Error(`fixture import failed: ${r.stderr}`);
   return db;
+}
+
+/** A server from `buildServer` on 127.0.0.1 and a free port, over temporary token and observation stores. */
+export interface TestServer {
+  engine: Engine;
+  tokens: TokenStore;
+  observations: ObservationStore;
+  app: FastifyInstance;
+  /** `http://127.0.0.1:PORT` */
+  base: string;
+  /** The directory holding the token and observation stores. */
+  store: string;
+  close(): Promise<void>;
+}
+
+/** Starts a test server; `close` stops it and releases the engine and stores. */
+export async function startTestServer(
+  options: { engine?: EngineOptions; tokens?: TokenStoreOptions; bodyLimit?: number } = {},
+): Promise<TestServer> {
+  const store = mkdtempSync(join(tmpdir(), 'wb-server-'));
+  const engine = await Engine.open(options.engine);
+  const tokens = TokenStore.open(store, options.tokens);
+  const observations = ObservationStore.open(store);
+  const app = buildServer({ engine, tokens, observations, bodyLimit: options.bodyLimit });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('no address');
+  return {
+    engine,
+    tokens,
+    observations,
+    app,
+    base: `http://127.0.0.1:${address.port}`,
+    store,
+    close: async () => {
+      await app.close();
+      tokens.close();
+      observations.close();
+      engine.close();
+    },
+  };
 }

@@ -3,17 +3,12 @@
  * (zoom levels, languages, the sea, bad input), the CLI and `GET /v2/reverse` with tokens,
  * the `geocoding:reverse` scope and the geocoding balance.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine.js';
-import { ObservationStore } from '../src/observations/index.js';
 import { pickLanguage, preferredLanguages } from '../src/reverse.js';
-import { buildServer } from '../src/server/app.js';
-import { TokenStore } from '../src/tokens/index.js';
-import { cli } from './helpers.js';
+import type { TokenStore } from '../src/tokens/index.js';
+import { cli, startTestServer, type TestServer } from './helpers.js';
 
 const PARIS = { lat: 48.8566, lon: 2.3522 };
 
@@ -165,29 +160,16 @@ describe('whereabouts reverse', () => {
 });
 
 describe('GET /v2/reverse', () => {
-  let engine: Engine;
   let tokens: TokenStore;
-  let observations: ObservationStore;
-  let app: FastifyInstance;
   let base: string;
 
+  let server: TestServer;
+
   beforeAll(async () => {
-    const store = mkdtempSync(join(tmpdir(), 'wb-rev-'));
-    engine = await Engine.open();
-    tokens = TokenStore.open(store, { cacheMs: 0 });
-    observations = ObservationStore.open(store);
-    app = buildServer({ engine, tokens, observations });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const address = app.server.address();
-    if (typeof address !== 'object' || address === null) throw new Error('no address');
-    base = `http://127.0.0.1:${address.port}`;
+    server = await startTestServer({ tokens: { cacheMs: 0 } });
+    ({ tokens, base } = server);
   });
-  afterAll(async () => {
-    await app?.close();
-    tokens?.close();
-    observations?.close();
-    engine?.close();
-  });
+  afterAll(() => server?.close());
 
   async function get(
     path: string,

@@ -2,25 +2,19 @@
  * The HTTP service (src/server): real sockets on port 0, the fixture station database, a
  * temporary token store with a clock the tests move.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Engine } from '../src/engine.js';
+import type { Engine } from '../src/engine.js';
 import { GeoMessage } from '../src/errors.js';
-import { ObservationStore } from '../src/observations/index.js';
+import type { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
 import { ServerMessage } from '../src/server/auth.js';
-import { type TokenInput, TokenStore } from '../src/tokens/index.js';
-import { fixtureDb } from './helpers.js';
+import type { TokenInput, TokenStore } from '../src/tokens/index.js';
+import { fixtureDb, startTestServer, type TestServer } from './helpers.js';
 
 let db: string;
-let store: string;
 let engine: Engine;
 let tokens: TokenStore;
 let observations: ObservationStore;
-let app: FastifyInstance;
 let base: string;
 /** The token store's clock: tests step it past rate-limit windows. */
 let clock = Date.UTC(2030, 0, 1, 12, 0, 0);
@@ -68,25 +62,19 @@ function newToken(input: TokenInput = {}): string {
 
 const balanceOf = (token: string) => tokens.balance(token, 'geolocation');
 
+let server: TestServer;
+
 beforeAll(async () => {
   db = fixtureDb();
-  store = mkdtempSync(join(tmpdir(), 'wb-server-'));
-  engine = await Engine.open({ db, now: 1_700_000_000 });
-  tokens = TokenStore.open(store, { now: () => clock, cacheMs: 0 });
-  observations = ObservationStore.open(store);
-  app = buildServer({ engine, tokens, observations, bodyLimit: 64 * 1024 });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const address = app.server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('no address');
-  base = `http://127.0.0.1:${address.port}`;
+  server = await startTestServer({
+    engine: { db, now: 1_700_000_000 },
+    tokens: { now: () => clock, cacheMs: 0 },
+    bodyLimit: 64 * 1024,
+  });
+  ({ engine, tokens, observations, base } = server);
 });
 
-afterAll(async () => {
-  await app?.close();
-  tokens?.close();
-  observations?.close();
-  engine?.close();
-});
+afterAll(() => server?.close());
 
 describe('POST /v2/process', () => {
   it('answers a located request, with the balance after its charge', async () => {

@@ -2,17 +2,11 @@
  * Timezone lookup: the tzdb shaping (src/timezone.ts), `engine.timezone`, the CLI and
  * `GET /v2/timezone` with tokens and the geocoding balance.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine.js';
-import { ObservationStore } from '../src/observations/index.js';
-import { buildServer } from '../src/server/app.js';
 import { describeZone, numericAbbreviation, parsePosixTz } from '../src/timezone.js';
-import { TokenStore } from '../src/tokens/index.js';
-import { cli } from './helpers.js';
+import type { TokenStore } from '../src/tokens/index.js';
+import { cli, startTestServer, type TestServer } from './helpers.js';
 
 const WINTER = new Date(Date.UTC(2026, 0, 15, 12));
 const SUMMER = new Date(Date.UTC(2026, 6, 15, 12));
@@ -128,29 +122,16 @@ describe('whereabouts timezone', () => {
 });
 
 describe('GET /v2/timezone', () => {
-  let engine: Engine;
   let tokens: TokenStore;
-  let observations: ObservationStore;
-  let app: FastifyInstance;
   let base: string;
 
+  let server: TestServer;
+
   beforeAll(async () => {
-    const store = mkdtempSync(join(tmpdir(), 'wb-tz-'));
-    engine = await Engine.open();
-    tokens = TokenStore.open(store, { cacheMs: 0 });
-    observations = ObservationStore.open(store);
-    app = buildServer({ engine, tokens, observations });
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const address = app.server.address();
-    if (typeof address !== 'object' || address === null) throw new Error('no address');
-    base = `http://127.0.0.1:${address.port}`;
+    server = await startTestServer({ tokens: { cacheMs: 0 } });
+    ({ tokens, base } = server);
   });
-  afterAll(async () => {
-    await app?.close();
-    tokens?.close();
-    observations?.close();
-    engine?.close();
-  });
+  afterAll(() => server?.close());
 
   async function get(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
     const res = await fetch(`${base}${path}`);
