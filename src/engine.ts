@@ -12,6 +12,7 @@ import {
   timezonesFile,
 } from './data-files.js';
 import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
+import { type RemoteOptions, RemotePolicy, type RemoteStatus } from './remote/index.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
@@ -41,6 +42,11 @@ export interface EngineOptions {
   timezones?: string | false;
   /** Places for {@link Engine.reverse}; default: the embedded GeoNames places. `false` disables reverse geocoding. */
   places?: string | false;
+  /**
+   * A remote `/process` service to fall back on or to ask first (docs/remote.md). Only
+   * {@link Engine.locate} applies it; `process` and `processBatch` stay local. Default: none.
+   */
+  remote?: RemoteOptions;
 }
 
 /** What an open engine holds. */
@@ -57,7 +63,8 @@ export type EngineStats = NativeStats;
  * engine.close();
  * ```
  *
- * `process` and `processBatch` are synchronous: they never touch the network.
+ * `process` and `processBatch` are synchronous: they never touch the network. `locate` is the
+ * asynchronous form that applies the `remote` policy (docs/remote.md).
  */
 export class Engine {
   readonly #native: NativeEngine;
@@ -65,6 +72,7 @@ export class Engine {
   readonly #wire = new WireBuffers();
   readonly #zoneNames: string[] | undefined;
   readonly #hasPlaces: boolean;
+  readonly #remote: RemotePolicy | undefined;
   #closed = false;
 
   private constructor(
@@ -72,18 +80,23 @@ export class Engine {
     parse: ParseOptions,
     hasTimezones: boolean,
     hasPlaces: boolean,
+    remote: RemotePolicy | undefined,
   ) {
     this.#native = nativeEngine;
     this.#parse = parse;
     this.#zoneNames = hasTimezones ? nativeEngine.timezoneNames() : undefined;
     this.#hasPlaces = hasPlaces;
+    this.#remote = remote;
   }
 
   /**
    * Opens a station database (memory-mapped: opening costs no work in proportion to its size).
-   * Rejects with a clear message when the database is missing or corrupt.
+   * Rejects with a clear message when the database is missing or corrupt, or a `remote`
+   * setting is invalid. Opening makes no network connection.
    */
   static async open(options: EngineOptions = {}): Promise<Engine> {
+    // Checked first: a bad setting should not cost a database mapping.
+    const remote = options.remote === undefined ? undefined : new RemotePolicy(options.remote);
     const land =
       options.land === false ? undefined : (options.land ?? (existsSync(landFile) ? landFile : undefined));
     const ipDatabases = options.ipDatabases === false ? [] : (options.ipDatabases ?? defaultIpDatabases());
@@ -105,7 +118,13 @@ export class Engine {
       timezones,
       places,
     });
-    return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined, places !== undefined);
+    return new Engine(
+      handle,
+      { maxCells: options.maxCells },
+      timezones !== undefined,
+      places !== undefined,
+      remote,
+    );
   }
 
   /**
@@ -150,6 +169,31 @@ export class Engine {
       requests.map((_, i) => i),
       new Array(requests.length),
     );
+  }
+
+  /**
+   * Answers one `/process` request under the `remote` policy of {@link Engine.open}: may ask the
+   * remote service (the only engine call that may touch the network). Without a remote, or in
+   * `local` mode, it resolves the same answer as {@link Engine.process}. An invalid request gets
+   * the spec's error and never goes out. Never rejects for bad input or a failing remote.
+   */
+  async locate(request: unknown): Promise<ProcessResponse> {
+    this.#assertOpen();
+    const parsed = parseRequest(request, this.#parse);
+    if (!parsed.ok) return errorResponse(parsed.message);
+    return this.locateParsed(parsed.request);
+  }
+
+  /** {@link Engine.locate} for an already-validated request (the server validates once). */
+  async locateParsed(request: LocateRequest): Promise<ProcessResponse> {
+    this.#assertOpen();
+    const local = () => this.processParsed([request])[0] as ProcessResponse;
+    return this.#remote === undefined ? local() : this.#remote.answer(request, local);
+  }
+
+  /** The remote layer's mode, breaker, regions and cache; undefined without `remote`. */
+  remoteStatus(): RemoteStatus | undefined {
+    return this.#remote?.status();
   }
 
   #solve(valid: readonly LocateRequest[], slots: number[], out: ProcessResponse[]): ProcessResponse[] {
@@ -210,6 +254,7 @@ export class Engine {
   close(): void {
     if (!this.#closed) {
       this.#closed = true;
+      this.#remote?.close();
       this.#native.close();
     }
   }

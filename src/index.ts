@@ -7,6 +7,16 @@
 export { Engine, type EngineOptions, type EngineStats } from './engine.js';
 export { GeoMessage } from './errors.js';
 export {
+  type BreakerState,
+  REMOTE_MODES,
+  type RegionStatus,
+  type RemoteAnswerHook,
+  type RemoteMode,
+  type RemoteObservation,
+  type RemoteOptions,
+  type RemoteStatus,
+} from './remote/index.js';
+export {
   type CellObservation,
   type LocateRequest,
   type ParseOptions,

@@ -1,5 +1,6 @@
 /**
- * `GET /health`: liveness and what this worker holds (station counts, stored observations).
+ * `GET /health`: liveness and what this worker holds (station counts, stored observations, the
+ * remote fallback's breaker, regions and cache when one is configured).
  * Not part of the spec; load balancers and operators call it.
  */
 import type { FastifyInstance } from 'fastify';
@@ -21,6 +22,8 @@ export function registerHealth(
         db: deps.engine.stats(),
         observations: deps.observations.count(),
         rss_bytes: process.memoryUsage.rss(),
+        // Per worker: each has its own breaker and cache.
+        remote: deps.engine.remoteStatus(),
       };
     } catch (err) {
       reply.log.error({ err }, 'health check failed');

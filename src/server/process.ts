@@ -5,7 +5,7 @@
  * The body arrives as text so that `parseRequestText` applies the spec's body rules (an
  * unquoted number with a leading zero is `Invalid request`). Order of decisions:
  * parse (a missing token first), token, restrictions, GPS feature, balance, solve, charge,
- * GPS store. Only a located answer to a `geolocation: 1` request is charged, once, and the
+ * GPS store. Solving applies the engine's remote policy, if any (docs/remote.md). Only a located answer to a `geolocation: 1` request is charged, once, and the
  * charge is durable before the answer leaves.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -107,7 +107,9 @@ async function handleProcess(
     // Cheap refusal before any solving; the charge below stays the authority.
     const before = balanceOf(tokens, token);
     if (before <= 0) return geoError(reply, geoRefusal('RATELIMITED_DAY'), 0);
-    answer = engine.processParsed([req])[0] as ProcessResponse;
+    // The remote's balance belongs to the remote token; this caller sees its own below.
+    const { balance: _remote, balance_slots: _remoteSlots, ...solved } = await engine.locateParsed(req);
+    answer = solved;
   } else {
     answer = { status: 'ok' };
   }
