@@ -2,10 +2,11 @@
  * Shared test setup: a station database imported from the fixtures in test/fixtures
  * through the real CLI, in a temporary directory.
  */
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { FastifyInstance } from 'fastify';
 import { Engine, type EngineOptions } from '../src/engine.js';
 import { ObservationStore } from '../src/observations/index.js';
@@ -22,6 +23,44 @@ export function cli(args: string[], input?: string): { code: number; stdout: str
     encoding: 'utf8',
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A running `whereabouts serve` (the built CLI). */
+export interface ServeProcess {
+  child: ChildProcess;
+  port: number;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `whereabouts serve ARGS --port 0 --log-level warn` and resolves once the primary says
+ * every worker listens. The caller kills `child`.
+ */
+export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ServeProcess> {
+  const proc = spawn(
+    process.execPath,
+    [join(root, 'bin', 'whereabouts.js'), 'serve', ...args, '--port', '0', '--log-level', 'warn'],
+    { stdio: ['ignore', 'pipe', 'inherit'], env },
+  );
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('serve did not start in 20 s')), 20_000);
+    const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      let entry: { msg?: string; port?: number };
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (entry.msg === 'listening' && typeof entry.port === 'number') {
+        clearTimeout(timer);
+        resolve({ child: proc, port: entry.port, exited });
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
+  });
 }
 
 /** Imports the fixture cells and APs into a new temporary database directory. */

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type RemoteObservation, type RemoteOptions } from '../src/index.js';
 import type { LocateRequest } from '../src/request.js';
-import { cli, fixtureDb, startTestServer, type TestServer } from './helpers.js';
+import { TokenStore } from '../src/tokens/index.js';
+import { cli, fixtureDb, startServe, startTestServer, type TestServer } from './helpers.js';
 
 const NOW = 1_700_000_000;
 const HEADER = 'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal';
@@ -554,5 +555,49 @@ describe('the server with a remote', () => {
       regions: [{ url: `${remote.base}/v2/process`, up: true }],
     });
     expect(JSON.stringify(health)).not.toContain(remoteToken);
+  });
+});
+
+describe('whereabouts serve --remote-*', () => {
+  it.each([
+    [['--remote-url', 'http://127.0.0.1:9/v2'], /--remote-url needs --remote-mode/],
+    [['--remote-mode', 'fallback'], /needs --remote-url/],
+    [['--remote-mode', 'sometimes'], /--remote-mode takes local, fallback, remote-first/],
+    [['--remote-mode', 'fallback', '--remote-url', 'ftp://x'], /takes http\(s\) URLs/],
+    [
+      ['--remote-mode', 'fallback', '--remote-url', 'http://x/v2', '--remote-timeout', '0'],
+      /--remote-timeout/,
+    ],
+  ])('refuses %j with a usage error', (flags, message) => {
+    const r = cli(['serve', '--db', localDb, ...flags]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+  });
+
+  it('refuses a remote mode without a token, and takes it from WHEREABOUTS_REMOTE_TOKEN', async () => {
+    const flags = ['--db', localDb, '--remote-mode', 'fallback', '--remote-url', `${remote.base}/v2`];
+    const { WHEREABOUTS_REMOTE_TOKEN: _unset, ...env } = process.env;
+    const r = cli(['serve', ...flags]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/set WHEREABOUTS_REMOTE_TOKEN/);
+
+    const store = mkdtempSync(join(tmpdir(), 'wb-serve-'));
+    const serve = await startServe([...flags, '--store', store, '--workers', '0'], {
+      ...env,
+      WHEREABOUTS_REMOTE_TOKEN: remoteToken,
+    });
+    try {
+      const tokens = TokenStore.open(store);
+      const token = tokens.create({ geolocationPerDay: 10 }).token;
+      tokens.close();
+      const res = await fetch(`http://127.0.0.1:${serve.port}/v2/process`, {
+        method: 'POST',
+        body: JSON.stringify({ ...onlyRemote, token }),
+      });
+      expect(await res.json()).toMatchObject({ status: 'ok', lat: 52.52, balance: 9 });
+    } finally {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
   });
 });

@@ -2,12 +2,10 @@
  * The real `whereabouts serve` (built CLI, node:cluster with 2 workers): it answers, and on
  * SIGTERM it finishes what it accepted, charges exactly what it answered, and exits 0.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, expect, it } from 'vitest';
 import { TokenStore } from '../src/tokens/index.js';
-import { cli, fixtureDb, root } from './helpers.js';
+import { cli, fixtureDb, startServe } from './helpers.js';
 
 let child: ChildProcess | undefined;
 
@@ -15,52 +13,15 @@ afterAll(() => {
   if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-/** Starts `serve` and resolves with its port once the primary says every worker listens. */
-function startServe(db: string): Promise<{ port: number; exited: Promise<number | null> }> {
-  const proc = spawn(
-    process.execPath,
-    [
-      join(root, 'bin', 'whereabouts.js'),
-      'serve',
-      '--db',
-      db,
-      '--port',
-      '0',
-      '--workers',
-      '2',
-      '--log-level',
-      'warn',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  child = proc;
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('serve did not start in 20 s')), 20_000);
-    const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
-    lines.on('line', (line) => {
-      let entry: { msg?: string; port?: number };
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        return;
-      }
-      if (entry.msg === 'listening' && typeof entry.port === 'number') {
-        clearTimeout(timer);
-        resolve({ port: entry.port, exited });
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
-  });
-}
-
 it('serves with 2 workers, then shuts down cleanly on SIGTERM, charging exactly the answers', async () => {
   const db = fixtureDb();
   const created = cli(['token', 'create', '--db', db, '--geolocation', '1000']);
   expect(created.code).toBe(0);
   const token = (JSON.parse(created.stdout) as { token: string }).token;
 
-  const { port, exited } = await startServe(db);
+  const serve = await startServe(['--db', db, '--workers', '2']);
+  child = serve.child;
+  const { port, exited } = serve;
   const url = `http://127.0.0.1:${port}`;
   const body = JSON.stringify({ token, cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 }] });
   const post = () =>

@@ -33,6 +33,10 @@ Usage:
       DIR2 with --store (see "whereabouts token"). SIGTERM/SIGINT finish requests in
       flight, then exit 0.
       Logs are JSON lines on standard output (--log-level, default info).
+      --remote-url URL (repeatable, one per region) --remote-mode fallback|remote-first
+      [--remote-timeout MS] [--remote-accuracy M] [--remote-path /process.php]: ask
+      another /process service (docs/remote.md); its token from WHEREABOUTS_REMOTE_TOKEN
+      (or --remote-token, which other users can see in the process list).
   whereabouts token create|update|revoke|list --db DIR [...]
       Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,
       services, device slots, GPS). "whereabouts token --help" lists the settings.

@@ -11,6 +11,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { Engine, type EngineOptions } from '../engine.js';
 import { ObservationStore } from '../observations/index.js';
+import { REMOTE_MODES, type RemoteMode, type RemoteOptions } from '../remote/index.js';
 import { buildServer, DEFAULT_BODY_LIMIT } from '../server/app.js';
 import { type Channel, LedgerClient, serveLedger, type TokenAccess } from '../server/ledger.js';
 import { TokenStore } from '../tokens/index.js';
@@ -20,6 +21,8 @@ import { parseFlags, UsageError } from './usage.js';
 export const DEFAULT_HOST = '127.0.0.1';
 /** Default port. */
 export const DEFAULT_PORT = 8080;
+/** The environment variable holding the remote token, so that it stays out of process lists. */
+export const REMOTE_TOKEN_ENV = 'WHEREABOUTS_REMOTE_TOKEN';
 /** How long a shutdown may take before the primary kills what is left. */
 const SHUTDOWN_GRACE_MS = 30_000;
 
@@ -67,6 +70,12 @@ function parseConfig(argv: string[]): ServeConfig {
     land: { type: 'string' },
     'no-land': { type: 'boolean' },
     'ip-db': { type: 'string', multiple: true },
+    'remote-url': { type: 'string', multiple: true },
+    'remote-token': { type: 'string' },
+    'remote-mode': { type: 'string' },
+    'remote-path': { type: 'string' },
+    'remote-timeout': { type: 'string' },
+    'remote-accuracy': { type: 'string' },
   });
   if (positionals.length > 0) throw new UsageError('serve takes no positional arguments');
   if (values.db === undefined) throw new UsageError('serve needs --db DIR (tokens are stored there too)');
@@ -80,6 +89,8 @@ function parseConfig(argv: string[]): ServeConfig {
   if (values['no-land']) engine.land = false;
   else if (values.land !== undefined) engine.land = values.land;
   if (values['ip-db']) engine.ipDatabases = values['ip-db'];
+  const remote = remoteConfig(values);
+  if (remote) engine.remote = remote;
   return {
     db: values.db,
     store: values.store ?? values.db,
@@ -93,6 +104,48 @@ function parseConfig(argv: string[]): ServeConfig {
     groupMs: integerFlag(values['group-ms'], 'group-ms', 0, 0, 100),
     engine,
   };
+}
+
+/** The `--remote-*` flags as engine options; undefined when no remote is configured. */
+function remoteConfig(values: {
+  'remote-url'?: string[];
+  'remote-token'?: string;
+  'remote-mode'?: string;
+  'remote-path'?: string;
+  'remote-timeout'?: string;
+  'remote-accuracy'?: string;
+}): RemoteOptions | undefined {
+  const urls = values['remote-url'] ?? [];
+  const mode = values['remote-mode'];
+  if (mode !== undefined && !(REMOTE_MODES as readonly string[]).includes(mode)) {
+    throw new UsageError(`--remote-mode takes ${REMOTE_MODES.join(', ')}`);
+  }
+  if (mode === undefined || mode === 'local') {
+    if (urls.length > 0 && mode === undefined) {
+      throw new UsageError('--remote-url needs --remote-mode fallback or remote-first');
+    }
+    return undefined;
+  }
+  if (urls.length === 0) throw new UsageError(`--remote-mode ${mode} needs --remote-url URL`);
+  for (const url of urls) {
+    if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`--remote-url takes http(s) URLs, not ${url}`);
+  }
+  const path = values['remote-path'];
+  if (path !== undefined && !path.startsWith('/')) throw new UsageError('--remote-path must start with /');
+  const timeout = values['remote-timeout'];
+  const accuracy = values['remote-accuracy'];
+  const timeoutMs = timeout === undefined ? undefined : integerFlag(timeout, 'remote-timeout', 0, 1, 600_000);
+  const accuracyThreshold =
+    accuracy === undefined ? undefined : integerFlag(accuracy, 'remote-accuracy', 0, 0, 20_000_000);
+  const token = values['remote-token'] ?? process.env[REMOTE_TOKEN_ENV];
+  if (token === undefined || token.trim() === '') {
+    throw new UsageError(`--remote-mode ${mode} needs a token: set ${REMOTE_TOKEN_ENV} (or --remote-token)`);
+  }
+  const remote: RemoteOptions = { urls, token, mode: mode as RemoteMode };
+  if (path !== undefined) remote.path = path;
+  if (timeoutMs !== undefined) remote.timeoutMs = timeoutMs;
+  if (accuracyThreshold !== undefined) remote.accuracyThreshold = accuracyThreshold;
+  return remote;
 }
 
 /** A pino-shaped log line from the primary, so that the whole output is JSON lines. */
