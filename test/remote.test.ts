@@ -80,7 +80,10 @@ async function open(options: Partial<RemoteOptions>): Promise<Engine> {
   return engine;
 }
 
-/** A plain HTTP server on loopback: `handle` gets the request count (from 1) and the body. */
+/**
+ * A plain HTTP server on loopback: `handle` gets the request count (from 1) and the body, after
+ * `delayMs`; probes (bodies without stations) get a well-formed error after the same delay.
+ */
 interface Fake {
   url: string;
   /** Requests that carried stations (probes carry none). */
@@ -91,6 +94,7 @@ interface Fake {
 
 async function fake(
   handle: (n: number, body: string, res: http.ServerResponse) => void | Promise<void>,
+  delayMs = 0,
 ): Promise<Fake> {
   const f: Fake = { url: '', calls: 0, probes: 0, server: http.createServer() };
   f.server.on('request', (req, res) => {
@@ -99,14 +103,14 @@ async function fake(
       body += c;
     });
     req.on('end', () => {
-      if (!body.includes('"cells"') && !body.includes('"wifi"')) {
-        f.probes++;
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ status: 'error', message: 'No network data provided', balance: 1 }));
-        return;
-      }
-      f.calls++;
-      void handle(f.calls, body, res);
+      const probe = !body.includes('"cells"') && !body.includes('"wifi"');
+      if (probe) f.probes++;
+      else f.calls++;
+      const n = f.calls;
+      setTimeout(() => {
+        if (probe) json(res, { status: 'error', message: 'No network data provided', balance: 1 });
+        else void handle(n, body, res);
+      }, delayMs);
     });
   });
   await new Promise<void>((resolve) => f.server.listen(0, '127.0.0.1', resolve));
@@ -365,27 +369,9 @@ describe('circuit breaker', () => {
 describe('regions', () => {
   it('uses the fastest region, fails over to the next, and re-probes', async () => {
     let fastDown = false;
-    const delayed = (ms: number, lat: number) => (_n: number, _b: string, res: http.ServerResponse) => {
-      setTimeout(() => json(res, okAnswer(lat)), ms);
-    };
-    const slow = await fake(delayed(120, 11));
-    const fast = await fake((n, b, res) => (fastDown ? json(res, {}, 502) : delayed(0, 22)(n, b, res)));
-    // Probes of the slow one are slow too.
-    slow.server.removeAllListeners('request');
-    slow.server.on('request', (req, res) => {
-      let body = '';
-      req.on('data', (c) => {
-        body += c;
-      });
-      req.on('end', () => {
-        if (body.includes('"cells"')) slow.calls++;
-        else slow.probes++;
-        setTimeout(
-          () => json(res, body.includes('"cells"') ? okAnswer(11) : { status: 'error', message: 'x' }),
-          120,
-        );
-      });
-    });
+    // Everything the slow one says, probe answers too, takes 250 ms.
+    const slow = await fake((_n, _b, res) => json(res, okAnswer(11)), 250);
+    const fast = await fake((_n, _b, res) => (fastDown ? json(res, {}, 502) : json(res, okAnswer(22))));
     const engine = await open({
       urls: [slow.url, fast.url],
       mode: 'remote-first',
@@ -411,7 +397,7 @@ describe('regions', () => {
     fastDown = false;
     await pause(320);
     await engine.locate(known); // starts the re-probe
-    await pause(200);
+    await pause(450);
     expect(fast.probes).toBe(2);
     expect(await engine.locate(known)).toMatchObject({ lat: 22 });
   });
