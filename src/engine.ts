@@ -11,10 +11,18 @@ import {
   placesFile,
   timezonesFile,
 } from './data-files.js';
-import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
+import {
+  type NativeChangesPage,
+  type NativeChangesQuery,
+  type NativeEngine,
+  type NativeStats,
+  native,
+  WireBuffers,
+} from './native.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
+import { type BackgroundSyncOptions, SyncScheduler, type SyncState } from './sync/scheduler.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
 /** Requests parsed and solved together inside one `processBatch` call. */
@@ -41,7 +49,18 @@ export interface EngineOptions {
   timezones?: string | false;
   /** Places for {@link Engine.reverse}; default: the embedded GeoNames places. `false` disables reverse geocoding. */
   places?: string | false;
+  /**
+   * Keeps `db` up to date in the background from an export or another Whereabouts server
+   * (docs/sync.md): the first sync starts at once, one runs at a time, and the engine switches
+   * to each generation a sync writes. Needs `db`. See {@link Engine.syncState}.
+   */
+  sync?: BackgroundSyncOptions;
 }
+
+/** A query of {@link Engine.stationChanges}: stations with `since <= updated < until` (unix seconds). */
+export type StationChangesQuery = NativeChangesQuery;
+/** One page of {@link Engine.stationChanges}. */
+export type StationChangesPage = NativeChangesPage;
 
 /** What an open engine holds. */
 export type EngineStats = NativeStats;
@@ -65,6 +84,7 @@ export class Engine {
   readonly #wire = new WireBuffers();
   readonly #zoneNames: string[] | undefined;
   readonly #hasPlaces: boolean;
+  #sync: SyncScheduler | undefined;
   #closed = false;
 
   private constructor(
@@ -105,7 +125,55 @@ export class Engine {
       timezones,
       places,
     });
-    return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined, places !== undefined);
+    const engine = new Engine(
+      handle,
+      { maxCells: options.maxCells },
+      timezones !== undefined,
+      places !== undefined,
+    );
+    if (options.sync) {
+      if (options.db === undefined) {
+        engine.close();
+        throw new Error('the sync option needs a db directory to keep up to date');
+      }
+      engine.#sync = new SyncScheduler(options.db, options.sync, () => engine.reload());
+      engine.#sync.start();
+    }
+    return engine;
+  }
+
+  /**
+   * Switches to the database generation `manifest.json` names now (after an import, a learn or
+   * a sync wrote one), if it changed. Answers in progress finish on the generation they began
+   * with. Throws when the new generation cannot be opened; the current one then stays in use.
+   */
+  reload(): void {
+    this.#assertOpen();
+    this.#native.reload();
+  }
+
+  /**
+   * One page of the stations changed in a window, as a gzip CSV in an import format (the body
+   * of `GET /v2/sync`, docs/sync.md). Runs on a worker thread. Rejects for a bad cursor.
+   */
+  stationChanges(query: StationChangesQuery): Promise<StationChangesPage> {
+    this.#assertOpen();
+    return this.#native.changesPage(query);
+  }
+
+  /** The background sync's state (`sync` option of {@link Engine.open}); undefined without one. */
+  syncState(): SyncState | undefined {
+    return this.#sync?.state();
+  }
+
+  /**
+   * Runs the background sync now (or waits for the one running) and resolves when it ends,
+   * whatever its outcome: read it from {@link Engine.syncState}. Rejects without a `sync` option.
+   */
+  async syncNow(): Promise<void> {
+    this.#assertOpen();
+    if (!this.#sync) throw new Error('this engine was opened without the sync option');
+    await this.#sync.runNow();
   }
 
   /**
@@ -210,6 +278,7 @@ export class Engine {
   close(): void {
     if (!this.#closed) {
       this.#closed = true;
+      this.#sync?.stop();
       this.#native.close();
     }
   }

@@ -4,7 +4,13 @@
  *
  * @packageDocumentation
  */
-export { Engine, type EngineOptions, type EngineStats } from './engine.js';
+export {
+  Engine,
+  type EngineOptions,
+  type EngineStats,
+  type StationChangesPage,
+  type StationChangesQuery,
+} from './engine.js';
 export { GeoMessage } from './errors.js';
 export {
   type CellObservation,
@@ -22,6 +28,9 @@ export {
   type ReverseQuery,
   type ReverseResponse,
 } from './reverse.js';
+export type { SyncProgress } from './sync/progress.js';
+export { type SyncOptions, type SyncOutcome, syncDatabase } from './sync/run.js';
+export type { BackgroundSyncOptions, SyncState } from './sync/scheduler.js';
 export {
   describeZone,
   type TimezoneObject,
