@@ -129,6 +129,12 @@ describe('whereabouts sync from an export', () => {
     server.status.clear();
   });
 
+  /** A run that the server cuts after 10,000 bytes: it fails and leaves a part file. */
+  const cutFirstRun = async (db: string, url: string) => {
+    server.cutNextAfter = 10_000;
+    await expect(syncDatabase({ db, from: url, attempts: 1 })).rejects.toThrow(/connection broke/);
+  };
+
   it('imports a verified export once; a re-run of the unchanged file is a no-op', async () => {
     server.put('/full.csv.gz', big, 1);
     const db = newDir();
@@ -163,8 +169,7 @@ describe('whereabouts sync from an export', () => {
     server.put('/cut.csv.gz', big, 1);
     const db = newDir();
     const url = `${server.base}/cut.csv.gz`;
-    server.cutNextAfter = 10_000;
-    await expect(syncDatabase({ db, from: url, attempts: 1 })).rejects.toThrow(/connection broke/);
+    await cutFirstRun(db, url);
     expect(existsSync(join(db, 'manifest.json'))).toBe(false);
     const part = readdirSync(join(db, '.sync')).find((f) => f.endsWith('.part'));
     expect(part).toBeDefined();
@@ -194,8 +199,7 @@ describe('whereabouts sync from an export', () => {
     server.put('/norange.csv.gz', big, 1);
     const db = newDir();
     const url = `${server.base}/norange.csv.gz`;
-    server.cutNextAfter = 10_000;
-    await expect(syncDatabase({ db, from: url, attempts: 1 })).rejects.toThrow(/connection broke/);
+    await cutFirstRun(db, url);
     server.ignoreRange = true;
     const done = await syncDatabase({ db, from: url, attempts: 1 });
     expect(done).toMatchObject({ changed: true, stations: 3000 });
@@ -207,8 +211,7 @@ describe('whereabouts sync from an export', () => {
     server.put('/changing.csv.gz', big, 1);
     const db = newDir();
     const url = `${server.base}/changing.csv.gz`;
-    server.cutNextAfter = 10_000;
-    await expect(syncDatabase({ db, from: url, attempts: 1 })).rejects.toThrow(/connection broke/);
+    await cutFirstRun(db, url);
     const changed = gzipSync(exportCsv(2000, 6));
     server.put('/changing.csv.gz', changed, 2);
     const done = await syncDatabase({ db, from: url, attempts: 1 });

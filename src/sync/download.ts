@@ -237,21 +237,30 @@ export function discardPart(file: string): void {
  */
 export async function verifyFile(path: string, sha256?: string): Promise<string> {
   const hash = createHash('sha256');
-  await pipeline(createReadStream(path), hash);
-  const digest = hash.digest('hex');
-  if (sha256 !== undefined && digest !== sha256.toLowerCase()) {
-    throw new Error(`${path}: SHA-256 is ${digest}, expected ${sha256.toLowerCase()}`);
-  }
+  const hashing = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+  });
+  const drain = async (source: AsyncIterable<Buffer>) => {
+    for await (const _ of source) {
+      // reading to the end is the check
+    }
+  };
+  // One pass over the file: hashed as read, inflated when it is gzip.
   if (isGzip(path)) {
     try {
-      await pipeline(createReadStream(path), createGunzip(), async (source: AsyncIterable<Buffer>) => {
-        for await (const _ of source) {
-          // inflating to the end is the check
-        }
-      });
+      await pipeline(createReadStream(path), hashing, createGunzip(), drain);
     } catch (err) {
       throw new Error(`${path}: damaged gzip data (${(err as Error).message})`);
     }
+  } else {
+    await pipeline(createReadStream(path), hashing, drain);
+  }
+  const digest = hash.digest('hex');
+  if (sha256 !== undefined && digest !== sha256.toLowerCase()) {
+    throw new Error(`${path}: SHA-256 is ${digest}, expected ${sha256.toLowerCase()}`);
   }
   return digest;
 }

@@ -20,6 +20,9 @@ export const SyncHeader = {
   kind: 'x-sync-kind',
 } as const;
 
+/** Page files of a pull are named `<PAGE_PREFIX>NNNNNN.csv.gz` in the work directory. */
+export const PAGE_PREFIX = 'server-page-';
+
 /** The server's base URL for a `--from` value: `whereabouts+` dropped, no trailing slash. */
 export function serverBase(from: string): string {
   return from.replace(/^whereabouts\+/i, '').replace(/\/+$/, '');
@@ -74,7 +77,7 @@ export async function pullServer(options: PullOptions): Promise<Pulled> {
     const count = Number(res.headers.get(SyncHeader.stations) ?? '0');
     if (count > 0) {
       checkPage(body, count, `${base} page ${page}`);
-      const file = join(options.dir, `server-page-${String(page).padStart(6, '0')}.csv.gz`);
+      const file = join(options.dir, `${PAGE_PREFIX}${String(page).padStart(6, '0')}.csv.gz`);
       writeFileSync(file, body);
       files.push(file);
       stations += count;

@@ -19,7 +19,7 @@ import { basename, join } from 'node:path';
 import { type NativeImportProgress, native } from '../native.js';
 import { discardPart, download, expectedSha256, finishPart, verifyFile } from './download.js';
 import type { SyncProgress } from './progress.js';
-import { pullServer, serverBase } from './remote.js';
+import { PAGE_PREFIX, pullServer, serverBase } from './remote.js';
 import { readSyncState, type SourceState, writeSourceState } from './state.js';
 
 /** The work directory inside the database directory: part files, pages, the lock. */
@@ -270,7 +270,6 @@ function takeLock(work: string): () => void {
         throw new Error(`another sync (process ${pid}) is running on ${work}`);
       }
       if (pid === process.pid) throw new Error(`a sync of ${work} is already running in this process`);
-      writeFileSync(path, '');
       rmSync(path, { force: true });
     }
   }
