@@ -4,7 +4,7 @@
  * servers with and without the `sync` scope, and the engine's background scheduler.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -253,6 +253,19 @@ describe('whereabouts sync from an export', () => {
       /HTTP 500/,
     );
     expect(server.requests.filter((r) => r.path === '/broken.csv.gz')).toHaveLength(2);
+  });
+
+  it("refuses to run beside another sync of the same directory, and takes over a dead one's lock", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wb-sync-lock-'));
+    const file = join(dir, 'cells.csv');
+    writeFileSync(file, exportCsv(10, 9));
+    const db = newDir();
+    mkdirSync(join(db, '.sync'), { recursive: true });
+    writeFileSync(join(db, '.sync', 'lock'), String(process.ppid)); // a live process
+    await expect(syncDatabase({ db, from: file })).rejects.toThrow(/another sync \(process \d+\) is running/);
+    writeFileSync(join(db, '.sync', 'lock'), '2147483646'); // no such process
+    expect(await syncDatabase({ db, from: file })).toMatchObject({ changed: true, stations: 10 });
+    expect(existsSync(join(db, '.sync', 'lock'))).toBe(false);
   });
 
   it('merges a daily diff and reads local files; the CLI reports both', async () => {

@@ -9,10 +9,10 @@ import {
   closeSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
@@ -172,6 +172,8 @@ async function syncServer(options: SyncOptions, work: string): Promise<Partial> 
   const now = new Date().toISOString();
   if (!options.token)
     throw new Error(`syncing from the Whereabouts server ${key} needs a token with scope "sync"`);
+  // Pages of a pull that died before its import: this pull starts over from `since` anyway.
+  for (const f of readdirSync(work)) if (f.startsWith(PAGE_PREFIX)) rmSync(join(work, f), { force: true });
   const pulled = await pullServer({
     base: key,
     token: options.token,

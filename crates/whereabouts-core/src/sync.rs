@@ -9,8 +9,9 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use crate::import::{CELL_HEADER, WIFI_HEADER};
+use crate::radio::Radio;
 use crate::store::changes::{Scanned, StationKey, Window};
-use crate::store::record::{key_cid, key_lac, Station};
+use crate::store::record::{key_cid, key_lac};
 use crate::store::Database;
 
 /// What one page may hold and how far it may look.
@@ -72,7 +73,9 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
             continue;
         }
         let (_, gz) = out.get_or_insert_with(|| {
-            let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+            // The fastest level: at the default one, compressing took most of a page's time
+            // (5.7 s against 1.1 s for the pages of 500,000 random stations) for a body 11% larger.
+            let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
             let header = match kind {
                 PageKind::Cells => CELL_HEADER,
                 PageKind::Wifi => WIFI_HEADER,
@@ -117,19 +120,29 @@ fn csv_line(s: &Scanned<'_>, out: &mut String) {
             mnc,
             station,
         } => {
-            let unit = station.psc().map(|p| p.to_string()).unwrap_or_default();
             let _ = write!(
                 out,
-                "{},{mcc},{mnc},{},{},{unit},",
-                radio.name().to_ascii_uppercase(),
+                "{},{mcc},{mnc},{},{},",
+                export_radio(radio),
                 key_lac(station.key),
                 key_cid(station.key)
             );
+            if let Some(p) = station.psc() {
+                let _ = write!(out, "{p}");
+            }
+            out.push(',');
             push_e7(out, station.lon_e7);
             out.push(',');
             push_e7(out, station.lat_e7);
             // averageSignal is not kept; 0 is what the exports write for unknown.
-            let _ = writeln!(out, ",{},0", common_fields(station));
+            let _ = writeln!(
+                out,
+                ",{},{},1,{},{},0",
+                station.range_m(),
+                station.samples(),
+                station.created(),
+                station.updated()
+            );
         }
         Scanned::Wifi(station) => {
             let b = station.key;
@@ -158,23 +171,23 @@ fn csv_line(s: &Scanned<'_>, out: &mut String) {
     }
 }
 
-/// `range,samples,changeable,created,updated` of a cell row, without the leading comma.
-fn common_fields(s: &Station) -> String {
-    format!(
-        "{},{},1,{},{}",
-        s.range_m(),
-        s.samples(),
-        s.created(),
-        s.updated()
-    )
+/// The radio names the exports write.
+fn export_radio(r: Radio) -> &'static str {
+    match r {
+        Radio::Gsm => "GSM",
+        Radio::Cdma => "CDMA",
+        Radio::Umts => "UMTS",
+        Radio::Lte => "LTE",
+        Radio::Nbiot => "NBIOT",
+        Radio::Nr => "NR",
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::import::{import_files, ImportOptions};
-    use crate::radio::Radio;
-    use crate::store::record::{cell_key, StationInfo};
+    use crate::store::record::{cell_key, Station, StationInfo};
     use crate::store::{BuildOptions, DbBuilder};
 
     const DAY: i64 = 86_400;
