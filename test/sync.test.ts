@@ -49,6 +49,8 @@ class FileServer {
   files = new Map<string, { body: Buffer; etag: string; lastModified: string }>();
   /** Cut the connection after this many body bytes of the next full or ranged response. */
   cutNextAfter: number | undefined;
+  /** Send this many body bytes of the next response, then nothing, without closing. */
+  stallNextAfter: number | undefined;
   ignoreRange = false;
   /** Forced statuses by path. */
   status = new Map<string, number>();
@@ -106,6 +108,11 @@ class FileServer {
         ? { 'content-range': `bytes ${start}-${file.body.length - 1}/${file.body.length}` }
         : {}),
     });
+    if (this.stallNextAfter !== undefined) {
+      res.write(body.subarray(0, this.stallNextAfter));
+      this.stallNextAfter = undefined;
+      return;
+    }
     const cut = this.cutNextAfter;
     if (cut !== undefined) {
       this.cutNextAfter = undefined;
@@ -193,6 +200,16 @@ describe('whereabouts sync from an export', () => {
     expect(
       server.requests.filter((r) => r.path === '/retry.csv.gz').map((r) => r.range !== undefined),
     ).toEqual([false, true]);
+  });
+
+  it('cuts a download that stalls and resumes it', async () => {
+    server.put('/stall.csv.gz', big, 1);
+    const db = newDir();
+    server.stallNextAfter = 8_000;
+    const done = await syncDatabase({ db, from: `${server.base}/stall.csv.gz`, stallMs: 300 });
+    expect(done).toMatchObject({ changed: true, stations: 3000 });
+    const ranges = server.requests.filter((r) => r.path === '/stall.csv.gz').map((r) => r.range);
+    expect(ranges).toEqual([undefined, 'bytes=8000-']);
   });
 
   it('starts again cleanly when the server ignores Range', async () => {

@@ -47,6 +47,8 @@ export interface DownloadOptions {
   onProgress?: (p: SyncProgress) => void;
   /** Pause between attempts in ms; default 500. */
   retryDelayMs?: number;
+  /** An attempt that receives nothing for this long (ms) is cut and retried; default 60,000. */
+  stallMs?: number;
 }
 
 /** The outcome of {@link download}. */
@@ -120,11 +122,49 @@ async function attemptDownload(options: DownloadOptions): Promise<DownloadResult
   } else if (options.applied?.lastModified) {
     headers['if-modified-since'] = options.applied.lastModified;
   }
+  // A server that stops sending without closing would hold the sync forever.
+  const stallMs = options.stallMs ?? 60_000;
+  const stall = new AbortController();
+  let timer = setTimeout(() => stall.abort(), stallMs);
+  const poke = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => stall.abort(), stallMs);
+  };
+  const signal = options.signal ? AbortSignal.any([options.signal, stall.signal]) : stall.signal;
+  try {
+    return await receive(options, { part, metaPath, have, resuming, headers, signal, poke });
+  } catch (err) {
+    if (stall.signal.aborted && !options.signal?.aborted) {
+      throw new RetryableError(
+        `${url}: nothing received for ${stallMs / 1000} s; the download resumes from ${sizeOf(part)} bytes`,
+      );
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The request and the body of one attempt. */
+async function receive(
+  options: DownloadOptions,
+  a: {
+    part: string;
+    metaPath: string;
+    have: number;
+    resuming: boolean;
+    headers: Record<string, string>;
+    signal: AbortSignal;
+    poke: () => void;
+  },
+): Promise<DownloadResult> {
+  const { url } = options;
+  const { part, metaPath, have, resuming, headers, signal, poke } = a;
   let res: Response;
   try {
-    res = await fetch(url, { headers, signal: options.signal, redirect: 'follow' });
+    res = await fetch(url, { headers, signal, redirect: 'follow' });
   } catch (err) {
-    if (options.signal?.aborted) throw err;
+    if (signal.aborted) throw err;
     throw new RetryableError(`cannot reach ${url}: ${(err as Error).cause ?? (err as Error).message}`);
   }
   if (res.status === 304 && !resuming) {
@@ -194,6 +234,7 @@ async function attemptDownload(options: DownloadOptions): Promise<DownloadResult
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       received += chunk.length;
+      poke();
       report(false);
       cb(null, chunk);
     },
@@ -201,9 +242,9 @@ async function attemptDownload(options: DownloadOptions): Promise<DownloadResult
   try {
     await pipeline(res.body, counter, createWriteStream(part, { flags: offset > 0 ? 'a' : 'w' }));
   } catch (err) {
-    if (options.signal?.aborted) throw err;
+    if (signal.aborted) throw err;
     throw new RetryableError(
-      `${url}: the connection broke after ${offset + received} bytes; the download resumes from there`,
+      `${url}: the connection broke after ${sizeOf(part)} bytes; the download resumes from there`,
     );
   }
   report(true);

@@ -35,6 +35,8 @@ export interface PullOptions {
   since: number;
   /** Where the page files go. */
   dir: string;
+  /** Longest a page may take, request and body; a server that hangs must not hold the sync. */
+  pageTimeoutMs: number;
   signal?: AbortSignal;
   onProgress?: (p: SyncProgress) => void;
 }
@@ -61,17 +63,7 @@ export async function pullServer(options: PullOptions): Promise<Pulled> {
     if (until !== undefined) q.set('until', String(until));
     if (cursor !== undefined) q.set('cursor', cursor);
     q.set('token', token);
-    let res: Response;
-    try {
-      res = await fetch(`${base}/v2/sync?${q}`, { signal: options.signal });
-    } catch (err) {
-      if (options.signal?.aborted) throw err;
-      throw new Error(`cannot reach ${base}: ${(err as Error).cause ?? (err as Error).message}`);
-    }
-    if (res.status !== 200 || res.headers.get(SyncHeader.until) === null) {
-      throw new Error(`${base} refused the sync: ${await refusal(res)}`);
-    }
-    const body = Buffer.from(await res.arrayBuffer());
+    const { res, body } = await fetchPage(`${base}/v2/sync?${q}`, base, page, options);
     bytes += body.length;
     until = Number(res.headers.get(SyncHeader.until));
     const count = Number(res.headers.get(SyncHeader.stations) ?? '0');
@@ -89,6 +81,32 @@ export async function pullServer(options: PullOptions): Promise<Pulled> {
   }
 }
 
+/** One page's response and body; rejects on a refusal, a network failure or the page timeout. */
+async function fetchPage(
+  url: string,
+  base: string,
+  page: number,
+  options: PullOptions,
+): Promise<{ res: Response; body: Buffer }> {
+  const timeout = AbortSignal.timeout(options.pageTimeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  let res: Response;
+  let body: Buffer;
+  try {
+    res = await fetch(url, { signal });
+    body = Buffer.from(await res.arrayBuffer());
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    if (timeout.aborted)
+      throw new Error(`${base}: page ${page} took more than ${options.pageTimeoutMs / 1000} s`);
+    throw new Error(`cannot reach ${base}: ${(err as Error).cause ?? (err as Error).message}`);
+  }
+  if (res.status !== 200 || res.headers.get(SyncHeader.until) === null) {
+    throw new Error(`${base} refused the sync: ${refusal(res.status, body.toString())}`);
+  }
+  return { res, body };
+}
+
 /** A page must inflate whole (gzip CRC and length) to a header and `count` rows. */
 function checkPage(body: Buffer, count: number, what: string): void {
   let text: Buffer;
@@ -103,8 +121,7 @@ function checkPage(body: Buffer, count: number, what: string): void {
 }
 
 /** The error of a refused page, as its JSON body says (spec 7.2 codes), with the HTTP status. */
-async function refusal(res: Response): Promise<string> {
-  const text = await res.text().catch(() => '');
+function refusal(status: number, text: string): string {
   let message: string | undefined;
   try {
     message = (JSON.parse(text) as { message?: string }).message;
@@ -112,6 +129,6 @@ async function refusal(res: Response): Promise<string> {
     // not JSON: not a Whereabouts server, or a proxy's page
   }
   return message === undefined
-    ? `HTTP ${res.status} without a sync page (is it a Whereabouts server?)`
-    : `${message} (HTTP ${res.status})`;
+    ? `HTTP ${status} without a sync page (is it a Whereabouts server?)`
+    : `${message} (HTTP ${status})`;
 }

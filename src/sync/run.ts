@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import {
   closeSync,
+  existsSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -40,6 +41,11 @@ export interface SyncOptions {
   sha256?: string;
   /** Download attempts within one run; default 3. */
   attempts?: number;
+  /**
+   * A download that receives nothing for this long (ms) is cut and resumed, and a page of a
+   * Whereabouts server that takes five times as long fails the sync; default 60,000.
+   */
+  stallMs?: number;
   signal?: AbortSignal;
   onProgress?: (p: SyncProgress) => void;
 }
@@ -115,6 +121,7 @@ async function syncExport(options: SyncOptions, work: string): Promise<Partial> 
       url: from,
       file,
       attempts: options.attempts,
+      stallMs: options.stallMs,
       applied: applied?.sha256 ? { etag: applied.etag, lastModified: applied.lastModified } : undefined,
       signal: options.signal,
       onProgress: options.onProgress,
@@ -134,6 +141,7 @@ async function syncExport(options: SyncOptions, work: string): Promise<Partial> 
     finishPart(file);
   } else {
     file = from.startsWith('file://') ? new URL(from).pathname : from;
+    if (!existsSync(file)) throw new Error(`no such file: ${file}`);
     const st = statSync(file);
     validators = { etag: `${st.size}-${Math.floor(st.mtimeMs)}` };
     if (applied !== undefined && applied.etag === validators.etag) {
@@ -179,6 +187,7 @@ async function syncServer(options: SyncOptions, work: string): Promise<Partial> 
     token: options.token,
     since: applied?.until ?? 0,
     dir: work,
+    pageTimeoutMs: 5 * (options.stallMs ?? 60_000),
     signal: options.signal,
     onProgress: options.onProgress,
   });
