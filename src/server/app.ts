@@ -16,6 +16,7 @@ import Fastify, {
 } from 'fastify';
 import type { Engine } from '../engine.js';
 import type { ObservationStore } from '../observations/index.js';
+import { SyncHeader } from '../sync/wire.js';
 import type { TokenStore } from '../tokens/index.js';
 import { redactUrl, ServerMessage } from './auth.js';
 import { registerBalance } from './balance.js';
@@ -164,14 +165,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'OPTIONS'],
-    exposedHeaders: [
-      'x-request-id',
-      'retry-after',
-      'x-sync-until',
-      'x-sync-next',
-      'x-sync-stations',
-      'x-sync-kind',
-    ],
+    exposedHeaders: ['x-request-id', 'retry-after', ...Object.values(SyncHeader)],
     maxAge: 86_400,
     // An OPTIONS without Origin gets the same 204 instead of a plain-text 400: always JSON or empty.
     strictPreflight: false,

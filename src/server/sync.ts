@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
-import { SyncHeader } from '../sync/remote.js';
+import { SyncHeader } from '../sync/wire.js';
 import { authorize, callerOf, codeRefusal, tokenPreview } from './auth.js';
 import { queryParam } from './balance.js';
 import type { TokenAccess } from './ledger.js';

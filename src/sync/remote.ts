@@ -7,18 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { SyncProgress } from './progress.js';
-
-/** Response headers of a `/v2/sync` page. */
-export const SyncHeader = {
-  /** End of the window (unix seconds, exclusive): the next pull's `since`. */
-  until: 'x-sync-until',
-  /** Cursor of the next page; absent on the last page. */
-  next: 'x-sync-next',
-  /** Stations in this page's body. */
-  stations: 'x-sync-stations',
-  /** `cells` or `wifi`: which import format the body is in (absent when empty). */
-  kind: 'x-sync-kind',
-} as const;
+import { SyncHeader } from './wire.js';
 
 /** Page files of a pull are named `<PAGE_PREFIX>NNNNNN.csv.gz` in the work directory. */
 export const PAGE_PREFIX = 'server-page-';
