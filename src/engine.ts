@@ -132,11 +132,14 @@ export class Engine {
       places !== undefined,
     );
     if (options.sync) {
-      if (options.db === undefined) {
+      try {
+        if (options.db === undefined)
+          throw new Error('the sync option needs a db directory to keep up to date');
+        engine.#sync = new SyncScheduler(options.db, options.sync, () => engine.reload());
+      } catch (err) {
         engine.close();
-        throw new Error('the sync option needs a db directory to keep up to date');
+        throw err;
       }
-      engine.#sync = new SyncScheduler(options.db, options.sync, () => engine.reload());
       engine.#sync.start();
     }
     return engine;

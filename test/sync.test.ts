@@ -434,6 +434,14 @@ describe('GET /v2/sync and sync between Whereabouts servers', () => {
     }
   });
 
+  it('rejects a sync option without a database or with a bad interval', async () => {
+    const sync = { from: `whereabouts+${remote.base}`, token };
+    await expect(Engine.open({ land: false, ipDatabases: false, sync })).rejects.toThrow(/needs a db/);
+    await expect(
+      Engine.open({ db: fixtureDb(), land: false, ipDatabases: false, sync: { ...sync, intervalMs: 0 } }),
+    ).rejects.toThrow(/intervalMs/);
+  });
+
   it('reports a failed background sync and backs off', async () => {
     const db = fixtureDb();
     const engine = await Engine.open({
