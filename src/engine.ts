@@ -11,11 +11,19 @@ import {
   placesFile,
   timezonesFile,
 } from './data-files.js';
-import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
+import {
+  type NativeChangesPage,
+  type NativeChangesQuery,
+  type NativeEngine,
+  type NativeStats,
+  native,
+  WireBuffers,
+} from './native.js';
 import { type RemoteOptions, RemotePolicy, type RemoteStatus } from './remote/index.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
+import { type BackgroundSyncOptions, SyncScheduler, type SyncState } from './sync/scheduler.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
 /** Requests parsed and solved together inside one `processBatch` call. */
@@ -47,7 +55,18 @@ export interface EngineOptions {
    * {@link Engine.locate} applies it; `process` and `processBatch` stay local. Default: none.
    */
   remote?: RemoteOptions;
+  /**
+   * Keeps `db` up to date in the background from an export or another Whereabouts server
+   * (docs/sync.md): the first sync starts at once, one runs at a time, and the engine switches
+   * to each generation a sync writes. Needs `db`. See {@link Engine.syncState}.
+   */
+  sync?: BackgroundSyncOptions;
 }
+
+/** A query of {@link Engine.stationChanges}: stations with `since <= updated < until` (unix seconds). */
+export type StationChangesQuery = NativeChangesQuery;
+/** One page of {@link Engine.stationChanges}. */
+export type StationChangesPage = NativeChangesPage;
 
 /** What an open engine holds. */
 export type EngineStats = NativeStats;
@@ -73,6 +92,7 @@ export class Engine {
   readonly #zoneNames: string[] | undefined;
   readonly #hasPlaces: boolean;
   readonly #remote: RemotePolicy | undefined;
+  #sync: SyncScheduler | undefined;
   #closed = false;
 
   private constructor(
@@ -118,13 +138,59 @@ export class Engine {
       timezones,
       places,
     });
-    return new Engine(
+    const engine = new Engine(
       handle,
       { maxCells: options.maxCells },
       timezones !== undefined,
       places !== undefined,
       remote,
     );
+    if (options.sync) {
+      try {
+        if (options.db === undefined)
+          throw new Error('the sync option needs a db directory to keep up to date');
+        engine.#sync = new SyncScheduler(options.db, options.sync, () => engine.reload());
+      } catch (err) {
+        engine.close();
+        throw err;
+      }
+      engine.#sync.start();
+    }
+    return engine;
+  }
+
+  /**
+   * Switches to the database generation `manifest.json` names now (after an import, a learn or
+   * a sync wrote one), if it changed. Answers in progress finish on the generation they began
+   * with. Throws when the new generation cannot be opened; the current one then stays in use.
+   */
+  reload(): void {
+    this.#assertOpen();
+    this.#native.reload();
+  }
+
+  /**
+   * One page of the stations changed in a window, as a gzip CSV in an import format (the body
+   * of `GET /v2/sync`, docs/sync.md). Runs on a worker thread. Rejects for a bad cursor.
+   */
+  stationChanges(query: StationChangesQuery): Promise<StationChangesPage> {
+    this.#assertOpen();
+    return this.#native.changesPage(query);
+  }
+
+  /** The background sync's state (`sync` option of {@link Engine.open}); undefined without one. */
+  syncState(): SyncState | undefined {
+    return this.#sync?.state();
+  }
+
+  /**
+   * Runs the background sync now (or waits for the one running) and resolves when it ends,
+   * whatever its outcome: read it from {@link Engine.syncState}. Rejects without a `sync` option.
+   */
+  async syncNow(): Promise<void> {
+    this.#assertOpen();
+    if (!this.#sync) throw new Error('this engine was opened without the sync option');
+    await this.#sync.runNow();
   }
 
   /**
@@ -255,6 +321,7 @@ export class Engine {
     if (!this.#closed) {
       this.#closed = true;
       this.#remote?.close();
+      this.#sync?.stop();
       this.#native.close();
     }
   }

@@ -4,7 +4,13 @@
  *
  * @packageDocumentation
  */
-export { Engine, type EngineOptions, type EngineStats } from './engine.js';
+export {
+  Engine,
+  type EngineOptions,
+  type EngineStats,
+  type StationChangesPage,
+  type StationChangesQuery,
+} from './engine.js';
 export { GeoMessage } from './errors.js';
 export {
   type BreakerState,
@@ -32,6 +38,9 @@ export {
   type ReverseQuery,
   type ReverseResponse,
 } from './reverse.js';
+export type { SyncProgress } from './sync/progress.js';
+export { type SyncOptions, type SyncOutcome, syncDatabase } from './sync/run.js';
+export type { BackgroundSyncOptions, SyncState } from './sync/scheduler.js';
 export {
   describeZone,
   type TimezoneObject,

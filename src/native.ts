@@ -44,6 +44,28 @@ export interface NativeStats {
   hasIp: boolean;
 }
 
+/** A query of {@link NativeEngine.changesPage}: stations with `since <= updated < until` (unix seconds). */
+export interface NativeChangesQuery {
+  since: number;
+  until: number;
+  /** The previous page's `next`. */
+  cursor?: string;
+  maxStations: number;
+  maxScanned: number;
+}
+
+/** One page of changed stations: a gzip CSV in an import format (docs/sync.md). */
+export interface NativeChangesPage {
+  /** Empty when `stations` is 0. */
+  body: Buffer;
+  /** `cells`: the OpenCelliD export header; `wifi`: the WiFi station header; null when empty. */
+  kind?: 'cells' | 'wifi' | null;
+  stations: number;
+  scanned: number;
+  /** Where the next page starts; absent when the scan reached the end. */
+  next?: string | null;
+}
+
 /** The native engine handle. */
 export interface NativeEngine {
   /** Writes {@link ANSWER} numbers per request of `input` into `output`; returns the request count. */
@@ -55,6 +77,10 @@ export interface NativeEngine {
   /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
   reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
   stats(): NativeStats;
+  /** Switches to the generation manifest.json names now, if it changed; calls in flight keep theirs. */
+  reload(): void;
+  /** One page of changed stations, built on a worker thread; rejects for a bad cursor. */
+  changesPage(query: NativeChangesQuery): Promise<NativeChangesPage>;
   close(): void;
 }
 

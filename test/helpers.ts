@@ -86,13 +86,24 @@ export interface TestServer {
 
 /** Starts a test server; `close` stops it and releases the engine and stores. */
 export async function startTestServer(
-  options: { engine?: EngineOptions; tokens?: TokenStoreOptions; bodyLimit?: number } = {},
+  options: {
+    engine?: EngineOptions;
+    tokens?: TokenStoreOptions;
+    bodyLimit?: number;
+    clock?: () => number;
+  } = {},
 ): Promise<TestServer> {
   const store = mkdtempSync(join(tmpdir(), 'wb-server-'));
   const engine = await Engine.open(options.engine);
   const tokens = TokenStore.open(store, options.tokens);
   const observations = ObservationStore.open(store);
-  const app = buildServer({ engine, tokens, observations, bodyLimit: options.bodyLimit });
+  const app = buildServer({
+    engine,
+    tokens,
+    observations,
+    bodyLimit: options.bodyLimit,
+    clock: options.clock,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('no address');

@@ -6,6 +6,7 @@ import { runLearn } from './learn.js';
 import { runLocate } from './locate.js';
 import { runReverse } from './reverse.js';
 import { runServe } from './serve.js';
+import { runSync } from './sync.js';
 import { runTimezone } from './timezone.js';
 import { runToken } from './token.js';
 import { UsageError } from './usage.js';
@@ -26,9 +27,18 @@ Usage:
       CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
       Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
+  whereabouts sync --db DIR --from URL [--token T] [--sha256 HEX] [--attempts N]
+      Brings DIR up to date. URL is an OpenCelliD/MLS cell export (http(s) URL or
+      file, .csv or .csv.gz; full export or daily diff): downloaded resumably into
+      DIR/.sync, checked (length, gzip CRC, --sha256 or a URL.sha256 sidecar) and
+      merged in. Or a Whereabouts server (whereabouts+http://host:port, or an
+      http(s) URL without a path): pulls the stations it changed since the last
+      sync through GET /v2/sync; needs a token with scope "sync" (--token, or the
+      WHEREABOUTS_SYNC_TOKEN variable). A re-run with nothing new changes nothing.
+      What was applied is kept in DIR/sync-state.json. See docs/sync.md.
   whereabouts serve --db DIR [--store DIR2] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
-      GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
+      GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
       core (--workers 0: one process). Tokens and GPS submissions live in DIR, or
       DIR2 with --store (see "whereabouts token"). SIGTERM/SIGINT finish requests in
       flight, then exit 0.
@@ -86,6 +96,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runTimezone(rest);
       case 'reverse':
         return await runReverse(rest);
+      case 'sync':
+        return await runSync(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

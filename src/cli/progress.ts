@@ -10,6 +10,22 @@ export interface ProgressReading {
   total: number;
   rows: number;
   phase: string;
+  /**
+   * `bytes` (downloads): `done` and `total` are bytes, and the line shows megabytes, the rate
+   * given in `bytesPerSecond` and the time left instead of rows.
+   */
+  unit?: 'rows' | 'bytes';
+  bytesPerSecond?: number;
+  etaSeconds?: number;
+}
+
+const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+
+function duration(seconds: number): string {
+  const s = Math.round(seconds);
+  return s >= 3600
+    ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`
+    : `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
 const LOG_EVERY_MS = 5000;
@@ -32,7 +48,11 @@ export class ProgressLine {
     const secs = Math.max((now - this.#started) / 1000, 1e-3);
     const rate = Math.round(p.rows / secs);
     const pct = p.total > 0 ? Math.min(100, (100 * p.done) / p.total) : 0;
-    const text = `${p.label} ${p.phase.toLowerCase()} ${pct.toFixed(1)}% ${p.rows.toLocaleString('en')} rows ${rate.toLocaleString('en')} rows/s`;
+    const text =
+      p.unit === 'bytes'
+        ? `${p.label} ${p.phase.toLowerCase()} ${p.total > 0 ? `${pct.toFixed(1)}% ` : ''}${mb(p.done)}${p.total > 0 ? ` of ${mb(p.total)}` : ''} MB ` +
+          `${mb(p.bytesPerSecond ?? 0)} MB/s${p.etaSeconds === undefined ? '' : ` ${duration(p.etaSeconds)} left`}`
+        : `${p.label} ${p.phase.toLowerCase()} ${pct.toFixed(1)}% ${p.rows.toLocaleString('en')} rows ${rate.toLocaleString('en')} rows/s`;
     if (this.#tty) {
       const width = 24;
       const filled = Math.round((pct / 100) * width);

@@ -29,7 +29,7 @@ SETTINGS:
   --per-second N  --per-minute N  (metered calls; default unlimited; --no-per-second, --no-per-minute)
   --slots N  (device plan: distinct device ids per day; --no-slots)
   --gps | --no-gps  (accept GPS submissions; default off)
-  --scope S... (geocoding:forward, geocoding:reverse; default both)
+  --scope S... (geocoding:forward, geocoding:reverse, sync; default the two geocoding ones)
   --service S... (maps, static; default both)
   --referrer PATTERN... (at most 10)  --ip ADDR_OR_CIDR... (at most 5)
   On create a list flag replaces the default list; on update it adds to the stored list.

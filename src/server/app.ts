@@ -16,6 +16,7 @@ import Fastify, {
 } from 'fastify';
 import type { Engine } from '../engine.js';
 import type { ObservationStore } from '../observations/index.js';
+import { SyncHeader } from '../sync/wire.js';
 import type { TokenStore } from '../tokens/index.js';
 import { redactUrl, ServerMessage } from './auth.js';
 import { registerBalance } from './balance.js';
@@ -23,6 +24,7 @@ import { registerHealth } from './health.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
 import { PROCESS_PATHS, registerProcess } from './process.js';
 import { registerReverse } from './reverse.js';
+import { registerSync } from './sync.js';
 import { registerTimezone } from './timezone.js';
 
 /** Largest request body accepted by default: room for the 1000 GPS fixes a request may carry. */
@@ -40,6 +42,8 @@ export interface ServerOptions {
   bodyLimit?: number;
   /** Trust `X-Forwarded-For` for the caller's address (behind a reverse proxy only). Default false. */
   trustProxy?: boolean;
+  /** Milliseconds since the epoch for `GET /v2/sync`'s window; default `Date.now` (tests move it). */
+  clock?: () => number;
 }
 
 /** Whether a path belongs to the geolocation family, whose errors carry `balance`. */
@@ -161,7 +165,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(cors, {
     origin: '*',
     methods: ['GET', 'POST', 'OPTIONS'],
-    exposedHeaders: ['x-request-id', 'retry-after'],
+    exposedHeaders: ['x-request-id', 'retry-after', ...Object.values(SyncHeader)],
     maxAge: 86_400,
     // An OPTIONS without Origin gets the same 204 instead of a plain-text 400: always JSON or empty.
     strictPreflight: false,
@@ -195,5 +199,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   registerHealth(app, options);
   registerTimezone(app, options);
   registerReverse(app, options);
+  registerSync(app, options);
   return app;
 }

@@ -12,13 +12,16 @@ import { ipEntryProblem, MAX_IPS, MAX_REFERRERS, referrerPatternProblem } from '
 
 /** A service whose successful calls are charged against a daily balance. */
 export type MeteredService = 'geolocation' | 'geocoding';
-/** Scopes a token may hold (spec 5.7). */
-export type Scope = 'geocoding:forward' | 'geocoding:reverse';
+/**
+ * Scopes a token may hold: the geocoding ones of spec 5.7, and `sync` (this project's
+ * `GET /v2/sync`, which hands out stations in bulk: docs/sync.md).
+ */
+export type Scope = 'geocoding:forward' | 'geocoding:reverse' | 'sync';
 /** Map services a token may have enabled (spec 5.8). */
 export type MapService = 'maps' | 'static';
 
 /** Every scope, in a stable order. */
-export const SCOPES: readonly Scope[] = ['geocoding:forward', 'geocoding:reverse'];
+export const SCOPES: readonly Scope[] = ['geocoding:forward', 'geocoding:reverse', 'sync'];
 /** Every map service, in a stable order. */
 export const MAP_SERVICES: readonly MapService[] = ['maps', 'static'];
 
@@ -30,7 +33,8 @@ export const MAP_SERVICES: readonly MapService[] = ['maps', 'static'];
 export const TOKEN_DEFAULTS = {
   geolocationPerDay: 10_000,
   geocodingPerDay: 5_000,
-  scopes: SCOPES,
+  // Not `sync`: a copy of the whole station database is given only on purpose.
+  scopes: ['geocoding:forward', 'geocoding:reverse'] as readonly Scope[],
   services: MAP_SERVICES,
   gps: false,
 } as const;

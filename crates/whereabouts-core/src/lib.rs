@@ -12,6 +12,7 @@
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
+//! - [`sync`]: pages of changed stations in the import formats, for database sync.
 
 mod datafile;
 pub mod geo;
@@ -23,6 +24,7 @@ pub mod places;
 pub mod radio;
 pub mod solve;
 pub mod store;
+pub mod sync;
 pub mod timezone;
 
 pub use radio::Radio;

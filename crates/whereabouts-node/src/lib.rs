@@ -8,13 +8,14 @@
 mod import;
 mod learn;
 mod progress;
+mod sync;
 mod wire;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::Float64ArraySlice;
+use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use whereabouts_core::solve::Locator;
@@ -43,6 +44,7 @@ fn err(e: impl std::fmt::Display) -> Error {
 }
 
 #[napi(object)]
+#[derive(Clone)]
 pub struct OpenOptions {
     /// Station database directory (holds manifest.json).
     pub db: String,
@@ -87,9 +89,32 @@ pub struct DbStats {
     pub has_ip: bool,
 }
 
+/// The station database of `options.db` with the land and IP data `options` names.
+fn open_locator(options: &OpenOptions) -> Result<Locator> {
+    let db = Database::open(&PathBuf::from(&options.db)).map_err(err)?;
+    let mut locator = Locator::new(db);
+    if let Some(land) = &options.land {
+        let index = whereabouts_core::land::LandIndex::open(&PathBuf::from(land)).map_err(err)?;
+        locator = locator.with_border(Box::new(index));
+    }
+    if let Some(paths) = options.ip_databases.as_ref().filter(|p| !p.is_empty()) {
+        let countries = options.countries.clone().unwrap_or_default();
+        let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+        let ip = whereabouts_core::ip::IpLocator::open(&paths, &PathBuf::from(countries))
+            .map_err(err)?;
+        locator = locator.with_ip(Box::new(ip));
+    }
+    if let Some(now) = options.now {
+        locator = locator.with_now(now as i64);
+    }
+    Ok(locator)
+}
+
 #[napi]
 pub struct NativeEngine {
     inner: Option<Arc<Locator>>,
+    /// What `open` was given: `reload` builds the new locator from the same files.
+    options: OpenOptions,
     timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
     places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
 }
@@ -100,23 +125,7 @@ impl NativeEngine {
     #[napi(factory)]
     pub fn open(options: OpenOptions) -> Result<NativeEngine> {
         guarded("open", || {
-            let db = Database::open(&PathBuf::from(&options.db)).map_err(err)?;
-            let mut locator = Locator::new(db);
-            if let Some(land) = &options.land {
-                let index =
-                    whereabouts_core::land::LandIndex::open(&PathBuf::from(land)).map_err(err)?;
-                locator = locator.with_border(Box::new(index));
-            }
-            if let Some(paths) = options.ip_databases.as_ref().filter(|p| !p.is_empty()) {
-                let countries = options.countries.clone().unwrap_or_default();
-                let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-                let ip = whereabouts_core::ip::IpLocator::open(&paths, &PathBuf::from(countries))
-                    .map_err(err)?;
-                locator = locator.with_ip(Box::new(ip));
-            }
-            if let Some(now) = options.now {
-                locator = locator.with_now(now as i64);
-            }
+            let locator = open_locator(&options)?;
             let timezones = match &options.timezones {
                 Some(p) => Some(Arc::new(
                     whereabouts_core::timezone::TimezoneIndex::open(&PathBuf::from(p))
@@ -132,9 +141,40 @@ impl NativeEngine {
             };
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
+                options: options.clone(),
                 timezones,
                 places,
             })
+        })
+    }
+
+    /// Switches to the database generation the manifest names now, if it changed. Calls in
+    /// flight on worker threads keep the generation they started with; the old maps are
+    /// released when the last of them ends. A failure leaves the current generation in use.
+    #[napi]
+    pub fn reload(&mut self) -> Result<()> {
+        guarded("reload", || {
+            let current = self.locator()?.database().manifest().generation;
+            let on_disk = whereabouts_core::store::Manifest::read(&PathBuf::from(&self.options.db))
+                .map_err(err)?
+                .map(|m| m.generation);
+            if on_disk != Some(current) {
+                self.inner = Some(Arc::new(open_locator(&self.options)?));
+            }
+            Ok(())
+        })
+    }
+
+    /// One page of the stations changed in a window (`GET /v2/sync`), built on a worker
+    /// thread over the generation open when the call was made.
+    #[napi(ts_return_type = "Promise<ChangesPage>")]
+    pub fn changes_page(&self, query: sync::ChangesQuery) -> Result<AsyncTask<sync::ChangesTask>> {
+        guarded("changesPage", || {
+            let locator = self
+                .inner
+                .clone()
+                .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))?;
+            sync::task(locator, &query)
         })
     }
 

@@ -4,8 +4,10 @@
 //! - [`layout`] / [`writer`] / [`shard`]: the shard file, written streaming and read in place.
 //! - [`builder`]: turns sorted station streams into shards, derived areas and a short-CID index.
 //! - [`database`]: opens a directory and answers lookups across its shards.
+//! - [`changes`]: stations changed in a time window, streamed from a cursor (sync).
 
 pub mod builder;
+pub mod changes;
 pub mod database;
 pub mod layout;
 pub mod manifest;

@@ -1,0 +1,317 @@
+//! Stations changed in a time window, streamed in stored order from a cursor: what a
+//! server hands to another one that syncs from it (see [`crate::sync`]).
+//!
+//! There is no index on `updated`: a query walks the mapped vectors in order and skips
+//! what is outside the window, so it costs a scan but no memory. The cursor is a station
+//! key, not a position, so paging stays correct when the database is replaced by a new
+//! generation between two pages.
+
+use std::fmt;
+
+use super::database::Database;
+use super::record::Station;
+use crate::radio::Radio;
+
+/// A station's place in the stored order: cells by (radio, mcc, mnc, key), then WiFi
+/// by BSSID. The derived order is that order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StationKey {
+    Cell {
+        radio: u8,
+        mcc: u16,
+        mnc: u16,
+        /// `lac << 36 | cid`, see [`super::record::cell_key`].
+        key: u64,
+    },
+    Wifi(u64),
+}
+
+impl fmt::Display for StationKey {
+    /// The cursor text: `c.<radio>.<mcc>.<mnc>.<key hex>` or `w.<bssid hex>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StationKey::Cell {
+                radio,
+                mcc,
+                mnc,
+                key,
+            } => write!(f, "c.{radio}.{mcc}.{mnc}.{key:x}"),
+            StationKey::Wifi(b) => write!(f, "w.{b:x}"),
+        }
+    }
+}
+
+impl StationKey {
+    /// Reads the text written by `Display`; `None` for anything else.
+    pub fn parse(text: &str) -> Option<StationKey> {
+        let parts: Vec<&str> = text.split('.').collect();
+        match parts.as_slice() {
+            ["c", radio, mcc, mnc, key] => Some(StationKey::Cell {
+                radio: radio.parse().ok()?,
+                mcc: mcc.parse().ok()?,
+                mnc: mnc.parse().ok()?,
+                key: u64::from_str_radix(key, 16).ok()?,
+            }),
+            ["w", bssid] => Some(StationKey::Wifi(u64::from_str_radix(bssid, 16).ok()?)),
+            _ => None,
+        }
+    }
+}
+
+/// Which stations count as changed: `since <= updated < until` (unix seconds).
+/// `updated` is kept to the day, so windows that end at midnight UTC tile without
+/// handing any station version out twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub since: i64,
+    pub until: i64,
+}
+
+impl Window {
+    pub fn contains(&self, s: &Station) -> bool {
+        let u = s.updated();
+        u >= self.since && u < self.until
+    }
+}
+
+/// A station met by the scan, with its network for cells.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scanned<'a> {
+    Cell {
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        station: &'a Station,
+    },
+    Wifi(&'a Station),
+}
+
+impl Scanned<'_> {
+    pub fn station(&self) -> &Station {
+        match self {
+            Scanned::Cell { station, .. } | Scanned::Wifi(station) => station,
+        }
+    }
+}
+
+impl Database {
+    /// Every station after `after` (all when `None`), in stored order, changed or not:
+    /// callers filter with a [`Window`] and may stop early (a page, a scan budget).
+    pub fn scan_from(
+        &self,
+        after: Option<StationKey>,
+    ) -> impl Iterator<Item = (StationKey, Scanned<'_>)> + '_ {
+        let (cells_after, skip_cells, wifi_after) = match after {
+            None => (None, false, None),
+            Some(StationKey::Cell {
+                radio,
+                mcc,
+                mnc,
+                key,
+            }) => (Some(((radio, mcc, mnc), key)), false, None),
+            Some(StationKey::Wifi(b)) => (None, true, Some(b)),
+        };
+        let cells = self
+            .shards()
+            .iter()
+            .filter(move |_| !skip_cells)
+            .flat_map(move |s| {
+                let nets = s.networks();
+                let start =
+                    cells_after.map_or(0, |(net, _)| nets.partition_point(|n| n.sort_key() < net));
+                nets[start..].iter().flat_map(move |n| {
+                    let radio = Radio::from_code(n.radio);
+                    let cells = if radio.is_some() {
+                        s.network_cells(n)
+                    } else {
+                        &[]
+                    };
+                    let from = match cells_after {
+                        Some((net, key)) if net == n.sort_key() => {
+                            cells.partition_point(|c| c.key <= key)
+                        }
+                        _ => 0,
+                    };
+                    let radio = radio.unwrap_or(Radio::Gsm);
+                    cells[from..].iter().map(move |c| {
+                        (
+                            StationKey::Cell {
+                                radio: n.radio,
+                                mcc: n.mcc,
+                                mnc: n.mnc,
+                                key: c.key,
+                            },
+                            Scanned::Cell {
+                                radio,
+                                mcc: n.mcc,
+                                mnc: n.mnc,
+                                station: c,
+                            },
+                        )
+                    })
+                })
+            });
+        let wifi = self.shards().iter().flat_map(move |s| {
+            let w = s.wifi();
+            let from = wifi_after.map_or(0, |b| w.partition_point(|x| x.key <= b));
+            w[from..]
+                .iter()
+                .map(|x| (StationKey::Wifi(x.key), Scanned::Wifi(x)))
+        });
+        cells.chain(wifi)
+    }
+
+    /// The stations of `window` after `after`, in stored order.
+    pub fn changed(
+        &self,
+        window: Window,
+        after: Option<StationKey>,
+    ) -> impl Iterator<Item = (StationKey, Scanned<'_>)> + '_ {
+        self.scan_from(after)
+            .filter(move |(_, s)| window.contains(s.station()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::record::{cell_key, StationInfo};
+    use crate::store::{BuildOptions, DbBuilder};
+
+    const DAY: i64 = 86_400;
+    /// 2023-11-14, a midnight.
+    const D0: i64 = 19_675 * DAY;
+
+    fn station(key: u64, updated: i64) -> Station {
+        Station::new(
+            key,
+            &StationInfo {
+                lat: 52.0,
+                lon: 4.0,
+                range_m: 100,
+                samples: 3,
+                psc: None,
+                created: D0 - 100 * DAY,
+                updated,
+            },
+        )
+    }
+
+    /// Two networks of cells and three APs; small shards so that the scan crosses shards.
+    fn db() -> (tempfile::TempDir, Database) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = DbBuilder::new(
+            dir.path(),
+            BuildOptions {
+                max_shard_bytes: 1,
+                ..BuildOptions::default()
+            },
+        )
+        .unwrap();
+        b.push_cell(Radio::Gsm, 262, 1, station(cell_key(1, 1), D0 - DAY))
+            .unwrap();
+        b.push_cell(Radio::Gsm, 262, 1, station(cell_key(1, 2), D0))
+            .unwrap();
+        b.push_cell(Radio::Gsm, 262, 1, station(cell_key(2, 1), D0 + DAY))
+            .unwrap();
+        b.push_cell(Radio::Lte, 204, 8, station(cell_key(7, 99), D0))
+            .unwrap();
+        b.push_wifi(station(0x10, D0)).unwrap();
+        b.push_wifi(station(0x20, D0 - 5 * DAY)).unwrap();
+        b.push_wifi(station(0x30, D0 + 2 * DAY)).unwrap();
+        b.commit().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        (dir, db)
+    }
+
+    fn keys<'a>(it: impl Iterator<Item = (StationKey, Scanned<'a>)>) -> Vec<StationKey> {
+        it.map(|(k, _)| k).collect()
+    }
+
+    #[test]
+    fn scan_visits_every_station_in_key_order() {
+        let (_dir, db) = db();
+        let all = keys(db.scan_from(None));
+        assert_eq!(all.len(), 7);
+        assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+        assert_eq!(all[6], StationKey::Wifi(0x30));
+    }
+
+    #[test]
+    fn window_keeps_since_and_drops_until() {
+        let (_dir, db) = db();
+        let got = keys(db.changed(
+            Window {
+                since: D0,
+                until: D0 + DAY,
+            },
+            None,
+        ));
+        assert_eq!(
+            got,
+            vec![
+                StationKey::Cell {
+                    radio: Radio::Gsm as u8,
+                    mcc: 262,
+                    mnc: 1,
+                    key: cell_key(1, 2)
+                },
+                StationKey::Cell {
+                    radio: Radio::Lte as u8,
+                    mcc: 204,
+                    mnc: 8,
+                    key: cell_key(7, 99)
+                },
+                StationKey::Wifi(0x10),
+            ]
+        );
+        let none = Window {
+            since: D0 + 3 * DAY,
+            until: D0 + 9 * DAY,
+        };
+        assert_eq!(db.changed(none, None).count(), 0);
+    }
+
+    #[test]
+    fn resuming_after_each_key_gives_the_rest() {
+        let (_dir, db) = db();
+        let all = keys(db.scan_from(None));
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(
+                keys(db.scan_from(Some(*k))),
+                all[i + 1..].to_vec(),
+                "after {k:?}"
+            );
+        }
+        // A cursor between stored keys (a station deleted since) resumes at the next one.
+        let between = StationKey::Cell {
+            radio: Radio::Gsm as u8,
+            mcc: 262,
+            mnc: 1,
+            key: cell_key(1, 3),
+        };
+        assert_eq!(keys(db.scan_from(Some(between))), all[2..].to_vec());
+        assert_eq!(
+            keys(db.scan_from(Some(StationKey::Wifi(0x15)))),
+            all[5..].to_vec()
+        );
+    }
+
+    #[test]
+    fn cursor_text_round_trips() {
+        for k in [
+            StationKey::Cell {
+                radio: 5,
+                mcc: 999,
+                mnc: 65535,
+                key: u64::MAX,
+            },
+            StationKey::Wifi(0xfeed_beef_cafe),
+        ] {
+            assert_eq!(StationKey::parse(&k.to_string()), Some(k));
+        }
+        for bad in ["", "c.1.2.3", "w.xyz", "x.1", "c.300.1.1.1", "w.1.2"] {
+            assert_eq!(StationKey::parse(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! Sync pages: the stations of a database changed in a time window, written in the
+//! formats `import` reads (the OpenCelliD/MLS cell export, or the WiFi station file) and
+//! gzip-compressed. A client stores each page as a `.csv.gz` file and imports them
+//! together, so the wire format needs no reader of its own. Wire rules: `docs/sync.md`.
+
+use std::io::{self, Write};
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+use crate::import::{CELL_HEADER, WIFI_HEADER};
+use crate::radio::Radio;
+use crate::store::changes::{Scanned, StationKey, Window};
+use crate::store::record::{key_cid, key_lac};
+use crate::store::Database;
+
+/// What one page may hold and how far it may look.
+#[derive(Clone, Copy, Debug)]
+pub struct PageRequest {
+    pub window: Window,
+    /// Resume after this station (the previous page's `next`).
+    pub after: Option<StationKey>,
+    /// Most stations in the page.
+    pub max_stations: usize,
+    /// Most stations looked at, changed or not: bounds the time one page takes on a
+    /// large database where few stations changed.
+    pub max_scanned: u64,
+}
+
+/// Which file format a page's body is in: a page never mixes cells and WiFi, because
+/// each format has its own header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageKind {
+    Cells,
+    Wifi,
+}
+
+/// One page: a gzip-compressed CSV body (empty when `stations` is 0).
+#[derive(Debug)]
+pub struct Page {
+    pub body: Vec<u8>,
+    pub kind: Option<PageKind>,
+    pub stations: u64,
+    pub scanned: u64,
+    /// Where the next page starts; `None` when the scan reached the end.
+    pub next: Option<StationKey>,
+}
+
+/// Builds one page of `db`'s changes.
+pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
+    let mut out: Option<(PageKind, GzEncoder<Vec<u8>>)> = None;
+    let mut stations = 0u64;
+    let mut scanned = 0u64;
+    let mut last: Option<StationKey> = None;
+    let mut exhausted = true;
+    let mut line = String::with_capacity(128);
+    for (key, s) in db.scan_from(req.after) {
+        if stations as usize >= req.max_stations || scanned >= req.max_scanned {
+            exhausted = false;
+            break;
+        }
+        let kind = match s {
+            Scanned::Cell { .. } => PageKind::Cells,
+            Scanned::Wifi(_) => PageKind::Wifi,
+        };
+        if out.as_ref().is_some_and(|(k, _)| *k != kind) {
+            exhausted = false;
+            break;
+        }
+        scanned += 1;
+        last = Some(key);
+        if !req.window.contains(s.station()) {
+            continue;
+        }
+        let (_, gz) = out.get_or_insert_with(|| {
+            // The fastest level: at the default one, compressing took most of a page's time
+            // (5.7 s against 1.1 s for the pages of 500,000 random stations) for a body 11% larger.
+            let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+            let header = match kind {
+                PageKind::Cells => CELL_HEADER,
+                PageKind::Wifi => WIFI_HEADER,
+            };
+            // Writing into a Vec cannot fail.
+            let _ = writeln!(gz, "{header}");
+            (kind, gz)
+        });
+        line.clear();
+        csv_line(&s, &mut line);
+        gz.write_all(line.as_bytes())?;
+        stations += 1;
+    }
+    let (kind, body) = match out {
+        Some((k, gz)) => (Some(k), gz.finish()?),
+        None => (None, Vec::new()),
+    };
+    Ok(Page {
+        body,
+        kind,
+        stations,
+        scanned,
+        next: if exhausted { None } else { last },
+    })
+}
+
+/// Degrees from 1e-7 units, exactly: the importer reads them back to the same integer.
+fn push_e7(out: &mut String, v: i32) {
+    use std::fmt::Write as _;
+    let sign = if v < 0 { "-" } else { "" };
+    let a = v.unsigned_abs();
+    let _ = write!(out, "{sign}{}.{:07}", a / 10_000_000, a % 10_000_000);
+}
+
+/// One row in the import format of its kind, newline included.
+fn csv_line(s: &Scanned<'_>, out: &mut String) {
+    use std::fmt::Write as _;
+    match *s {
+        Scanned::Cell {
+            radio,
+            mcc,
+            mnc,
+            station,
+        } => {
+            let _ = write!(
+                out,
+                "{},{mcc},{mnc},{},{},",
+                export_radio(radio),
+                key_lac(station.key),
+                key_cid(station.key)
+            );
+            if let Some(p) = station.psc() {
+                let _ = write!(out, "{p}");
+            }
+            out.push(',');
+            push_e7(out, station.lon_e7);
+            out.push(',');
+            push_e7(out, station.lat_e7);
+            // averageSignal is not kept; 0 is what the exports write for unknown.
+            let _ = writeln!(
+                out,
+                ",{},{},1,{},{},0",
+                station.range_m(),
+                station.samples(),
+                station.created(),
+                station.updated()
+            );
+        }
+        Scanned::Wifi(station) => {
+            let b = station.key;
+            let _ = write!(
+                out,
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x},",
+                b >> 40 & 0xff,
+                b >> 32 & 0xff,
+                b >> 24 & 0xff,
+                b >> 16 & 0xff,
+                b >> 8 & 0xff,
+                b & 0xff
+            );
+            push_e7(out, station.lat_e7);
+            out.push(',');
+            push_e7(out, station.lon_e7);
+            let _ = writeln!(
+                out,
+                ",{},{},{},{}",
+                station.range_m(),
+                station.samples(),
+                station.created(),
+                station.updated()
+            );
+        }
+    }
+}
+
+/// The radio names the exports write.
+fn export_radio(r: Radio) -> &'static str {
+    match r {
+        Radio::Gsm => "GSM",
+        Radio::Cdma => "CDMA",
+        Radio::Umts => "UMTS",
+        Radio::Lte => "LTE",
+        Radio::Nbiot => "NBIOT",
+        Radio::Nr => "NR",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::{import_files, ImportOptions};
+    use crate::store::record::{cell_key, Station, StationInfo};
+    use crate::store::{BuildOptions, DbBuilder};
+
+    const DAY: i64 = 86_400;
+    const D0: i64 = 19_675 * DAY;
+
+    /// WiFi stations carry no PSC: the WiFi file has no column for one.
+    fn station(key: u64, lat: f64, updated: i64, psc: Option<u16>) -> Station {
+        Station::new(
+            key,
+            &StationInfo {
+                lat,
+                lon: -8.4705987,
+                range_m: 1234,
+                samples: 17,
+                psc,
+                created: D0 - 400 * DAY,
+                updated,
+            },
+        )
+    }
+
+    fn source() -> (tempfile::TempDir, Database) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+        for i in 0..5u64 {
+            b.push_cell(
+                Radio::Lte,
+                272,
+                1,
+                station(
+                    cell_key(3, 100 + i),
+                    -51.8979123,
+                    D0 - (i as i64) * DAY,
+                    Some(301),
+                ),
+            )
+            .unwrap();
+        }
+        b.push_wifi(station(0x0011_2233_4455, 51.9, D0, None))
+            .unwrap();
+        b.push_wifi(station(0x0011_2233_4466, 51.9, D0 - 30 * DAY, None))
+            .unwrap();
+        b.commit().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        (dir, db)
+    }
+
+    fn all_pages(db: &Database, window: Window, max_stations: usize) -> Vec<Page> {
+        let mut pages = Vec::new();
+        let mut after = None;
+        loop {
+            let p = changes_page(
+                db,
+                &PageRequest {
+                    window,
+                    after,
+                    max_stations,
+                    max_scanned: 1_000,
+                },
+            )
+            .unwrap();
+            after = p.next;
+            pages.push(p);
+            if after.is_none() {
+                return pages;
+            }
+        }
+    }
+
+    #[test]
+    fn pages_split_by_size_and_kind_and_cover_the_window_once() {
+        let (_dir, db) = source();
+        let window = Window {
+            since: D0 - 2 * DAY,
+            until: D0 + DAY,
+        };
+        let pages = all_pages(&db, window, 2);
+        let counts: Vec<(Option<PageKind>, u64)> =
+            pages.iter().map(|p| (p.kind, p.stations)).collect();
+        // Three cells in the window (two pages), then one AP: never cells and WiFi together.
+        assert_eq!(
+            counts,
+            vec![
+                (Some(PageKind::Cells), 2),
+                (Some(PageKind::Cells), 1),
+                (Some(PageKind::Wifi), 1),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_scan_budget_ends_a_page_early_with_a_cursor() {
+        let (_dir, db) = source();
+        let window = Window {
+            since: D0 + DAY,
+            until: D0 + 2 * DAY,
+        };
+        let p = changes_page(
+            &db,
+            &PageRequest {
+                window,
+                after: None,
+                max_stations: 10,
+                max_scanned: 3,
+            },
+        )
+        .unwrap();
+        assert_eq!((p.stations, p.scanned, p.kind), (0, 3, None));
+        assert!(p.body.is_empty());
+        assert!(p.next.is_some());
+    }
+
+    #[test]
+    fn pages_import_back_to_the_same_stations() {
+        let (_dir, db) = source();
+        let window = Window {
+            since: 0,
+            until: D0 + DAY,
+        };
+        let out = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (i, p) in all_pages(&db, window, 1000).iter().enumerate() {
+            if p.stations > 0 {
+                let f = out.path().join(format!("page-{i}.csv.gz"));
+                std::fs::write(&f, &p.body).unwrap();
+                files.push(f);
+            }
+        }
+        let target = out.path().join("db");
+        let report =
+            import_files(&target, &files, &ImportOptions::default(), &mut |_| true).unwrap();
+        assert!(report.files.iter().all(|f| f.rejected == 0), "{report:?}");
+        let copy = Database::open(&target).unwrap();
+        let a: Vec<_> = db.scan_from(None).map(|(k, s)| (k, *s.station())).collect();
+        let b: Vec<_> = copy
+            .scan_from(None)
+            .map(|(k, s)| (k, *s.station()))
+            .collect();
+        assert_eq!(a, b);
+    }
+}
