@@ -14,7 +14,9 @@
 //! and the "unknown AP" paths are exercised as in real traffic.
 //!
 //! Land (data/land.bin) is loaded as in production, so border strictness runs;
-//! a "no land" case shows what it costs.
+//! a "no land" case shows what it costs. An "overlay" case adds learned stations
+//! (crates/whereabouts-core/src/learn/overlay.rs) for the requests of the first
+//! 10,000 of each pool: the hash-map lookups before the mmap path, hits and misses.
 //!
 //!   CARGO_TARGET_DIR=target/bench cargo bench -p whereabouts-core --bench locate
 //!
@@ -34,6 +36,8 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, Throughput};
 use whereabouts_core::geo::distance_m;
 use whereabouts_core::land::LandIndex;
+use whereabouts_core::learn::overlay::Overlay;
+use whereabouts_core::learn::{LearnOptions, Observation, StationKey};
 use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::{CellObs, Fallback, Locator, Options, Query, Source, WifiObs};
 use whereabouts_core::store::record::{cell_key, Station, StationInfo};
@@ -261,6 +265,36 @@ impl Req {
     }
 }
 
+impl Req {
+    /// Every station of the request seen at its true position.
+    fn sightings(&self) -> Vec<Observation> {
+        let at = |key| Observation {
+            key,
+            lat: self.truth.0,
+            lon: self.truth.1,
+            accuracy_m: Some(10.0),
+            time: None,
+            speed_mps: None,
+            signal_dbm: None,
+            ta_m: None,
+            psc: None,
+        };
+        let cells = self.cells.iter().map(|c| {
+            at(StationKey::Cell {
+                radio: c.radio.unwrap(),
+                mcc: c.mcc.unwrap(),
+                mnc: c.mnc,
+                key: cell_key(c.lac, c.cid),
+            })
+        });
+        let aps = self.wifi.iter().map(|w| at(StationKey::Wifi(w.bssid)));
+        cells.chain(aps).collect()
+    }
+}
+
+/// Requests of each pool whose stations the overlay case has learned.
+const OVERLAY_REQUESTS: usize = 10_000;
+
 fn make_request(i: u64, n_cells: usize, n_wifi: usize) -> Req {
     let r = mix(i ^ 0x5eed_0001);
     let v = r % VENUES;
@@ -376,6 +410,9 @@ struct Fixture {
     _dir: tempfile::TempDir,
     with_land: Locator,
     no_land: Locator,
+    /// `with_land` plus a learned-station overlay holding the stations of the first
+    /// OVERLAY_REQUESTS requests of each pool (so some requests hit it, most miss).
+    with_overlay: Locator,
     baseline: Baseline,
     single: Vec<Req>,
     mixed: Vec<Req>,
@@ -406,21 +443,48 @@ impl Fixture {
             .unwrap_or_else(|e| panic!("{}: {e:?}", land_path().display()));
         let with_land = Locator::new(db).with_border(Box::new(land));
         let no_land = Locator::new(Database::open(dir.path()).unwrap());
-        let baseline = Baseline::load(with_land.database());
+        let baseline = Baseline::load(&with_land.database());
         eprintln!(
             "land index and baseline HashMaps loaded in {:.1} s",
             t.elapsed().as_secs_f64()
         );
-        let single = (0..SINGLE_POOL as u64)
+        let single: Vec<Req> = (0..SINGLE_POOL as u64)
             .map(|i| make_request(i, 1, 0))
             .collect();
-        let mixed = (0..MIXED_POOL as u64)
+        let mixed: Vec<Req> = (0..MIXED_POOL as u64)
             .map(|i| make_request(i + (1 << 40), 3, 8))
             .collect();
+        let t = Instant::now();
+        let with_overlay = Locator::new(Database::open(dir.path()).unwrap())
+            .with_border(Box::new(LandIndex::open(&land_path()).unwrap()))
+            .with_overlay(Overlay::open(dir.path()).unwrap());
+        let sightings: Vec<Observation> = single
+            .iter()
+            .take(OVERLAY_REQUESTS)
+            .chain(mixed.iter().take(OVERLAY_REQUESTS))
+            .flat_map(Req::sightings)
+            .collect();
+        with_overlay
+            .overlay()
+            .learn(
+                &with_overlay.database(),
+                sightings,
+                &LearnOptions::default(),
+            )
+            .unwrap();
+        let o = with_overlay.overlay().stats();
+        eprintln!(
+            "overlay: {} cells, {} APs, {} withdrawn, learned in {:.1} s",
+            o.cells,
+            o.wifi,
+            o.blocked,
+            t.elapsed().as_secs_f64()
+        );
         let f = Fixture {
             _dir: dir,
             with_land,
             no_land,
+            with_overlay,
             baseline,
             single,
             mixed,
@@ -565,9 +629,14 @@ fn profile(fx: &Fixture, case: &str) {
         "single/baseline_hashmap" => (&fx.single, Box::new(|q| fx.baseline.single(q))),
         "single/locate" => (&fx.single, Box::new(|q| as_point(fx.with_land.locate(q)))),
         "single/locate_no_land" => (&fx.single, Box::new(|q| as_point(fx.no_land.locate(q)))),
+        "single/locate_overlay" => (
+            &fx.single,
+            Box::new(|q| as_point(fx.with_overlay.locate(q))),
+        ),
         "mixed/baseline_hashmap_mean" => (&fx.mixed, Box::new(|q| fx.baseline.weighted_mean(q))),
         "mixed/locate" => (&fx.mixed, Box::new(|q| as_point(fx.with_land.locate(q)))),
         "mixed/locate_no_land" => (&fx.mixed, Box::new(|q| as_point(fx.no_land.locate(q)))),
+        "mixed/locate_overlay" => (&fx.mixed, Box::new(|q| as_point(fx.with_overlay.locate(q)))),
         _ => panic!("unknown case {case}"),
     };
     let t = Instant::now();
@@ -608,6 +677,9 @@ fn main() {
     bench_case(&mut c, &ran, "single", "locate_no_land", &fx.single, |q| {
         as_point(fx.no_land.locate(q))
     });
+    bench_case(&mut c, &ran, "single", "locate_overlay", &fx.single, |q| {
+        as_point(fx.with_overlay.locate(q))
+    });
     bench_case(
         &mut c,
         &ran,
@@ -622,6 +694,9 @@ fn main() {
     bench_case(&mut c, &ran, "mixed", "locate_no_land", &fx.mixed, |q| {
         as_point(fx.no_land.locate(q))
     });
+    bench_case(&mut c, &ran, "mixed", "locate_overlay", &fx.mixed, |q| {
+        as_point(fx.with_overlay.locate(q))
+    });
     c.final_summary();
 
     let ran = ran.0.into_inner();
@@ -632,12 +707,18 @@ fn main() {
             .flatten()
             .map(|ns| BATCH as f64 * 1e9 / ns)
     };
-    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 6] = [
+    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 8] = [
         ("single", "baseline_hashmap", "baseline_hashmap", None),
         ("single", "locate", "baseline_hashmap", Some(SINGLE_TARGET)),
         (
             "single",
             "locate_no_land",
+            "baseline_hashmap",
+            Some(SINGLE_TARGET),
+        ),
+        (
+            "single",
+            "locate_overlay",
             "baseline_hashmap",
             Some(SINGLE_TARGET),
         ),
@@ -656,6 +737,12 @@ fn main() {
         (
             "mixed",
             "locate_no_land",
+            "baseline_hashmap_mean",
+            Some(MIXED_TARGET),
+        ),
+        (
+            "mixed",
+            "locate_overlay",
             "baseline_hashmap_mean",
             Some(MIXED_TARGET),
         ),
