@@ -4,8 +4,9 @@
  *
  * @packageDocumentation
  */
-export { Engine, type EngineOptions, type EngineStats } from './engine.js';
+export { type CompactSummary, Engine, type EngineOptions, type EngineStats } from './engine.js';
 export { GeoMessage } from './errors.js';
+export type { LearnSummary } from './learning.js';
 export {
   type CellObservation,
   type LocateRequest,

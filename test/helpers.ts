@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Engine, type EngineOptions } from '../src/engine.js';
+import { LearnBatcher } from '../src/learning.js';
 import { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
 import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';
@@ -47,13 +48,14 @@ export interface TestServer {
 
 /** Starts a test server; `close` stops it and releases the engine and stores. */
 export async function startTestServer(
-  options: { engine?: EngineOptions; tokens?: TokenStoreOptions; bodyLimit?: number } = {},
+  options: { engine?: EngineOptions; tokens?: TokenStoreOptions; bodyLimit?: number; learn?: boolean } = {},
 ): Promise<TestServer> {
   const store = mkdtempSync(join(tmpdir(), 'wb-server-'));
   const engine = await Engine.open(options.engine);
   const tokens = TokenStore.open(store, options.tokens);
   const observations = ObservationStore.open(store);
-  const app = buildServer({ engine, tokens, observations, bodyLimit: options.bodyLimit });
+  const learner = options.learn ? new LearnBatcher((batch) => engine.learnSubmissions(batch)) : undefined;
+  const app = buildServer({ engine, tokens, observations, bodyLimit: options.bodyLimit, learner });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('no address');
