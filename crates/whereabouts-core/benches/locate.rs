@@ -23,6 +23,9 @@
 //! Criterion prints its usual per-case report; a summary table (median
 //! requests/s, ratio to the baseline, target met or not) follows at the end.
 //!
+//! The overlay's cost on its own, alternating slices with and without it:
+//!   LOCATE_BENCH_OVERLAY_AB=1 target/bench/release/deps/locate-HASH
+//!
 //! To see where instructions go, run one case once under callgrind:
 //!   LOCATE_BENCH_PROFILE=mixed/locate valgrind --tool=callgrind \
 //!     --toggle-collect=locate::profile target/bench/release/deps/locate-HASH
@@ -647,9 +650,50 @@ fn profile(fx: &Fixture, case: &str) {
     eprintln!("{case}: {n} requests in {s:.3} s ({:.0}/s)", n as f64 / s);
 }
 
+/// LOCATE_BENCH_OVERLAY_AB=1: the cost of a non-empty overlay, measured by
+/// alternating BATCH-request slices between the engine without and with it, so
+/// that the machine's drift hits both alike (each goes first in half the slices,
+/// since the second run finds the slice's stations cached); prints the medians.
+fn overlay_ab(fx: &Fixture) {
+    for (name, pool) in [("single", &fx.single), ("mixed", &fx.mixed)] {
+        let (mut without, mut with) = (Vec::new(), Vec::new());
+        let slices = (pool.len() / BATCH).min(200);
+        for k in 0..slices {
+            let reqs = &pool[k * BATCH..(k + 1) * BATCH];
+            let mut pair = [(&fx.with_land, &mut without), (&fx.with_overlay, &mut with)];
+            // The second run over a slice finds its stations in the cache: take turns.
+            if k % 2 == 1 {
+                pair.reverse();
+            }
+            for (l, times) in pair {
+                let t = Instant::now();
+                for r in reqs {
+                    black_box(l.locate(&r.query()));
+                }
+                times.push(t.elapsed().as_secs_f64() / BATCH as f64);
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (a, b) = (median(&mut without), median(&mut with));
+        println!(
+            "{name}: {slices} slices of {BATCH}; median {:.0} ns/request without the overlay, {:.0} ns with it ({:.2}x)",
+            a * 1e9,
+            b * 1e9,
+            b / a
+        );
+    }
+}
+
 fn main() {
     if let Ok(case) = std::env::var("LOCATE_BENCH_PROFILE") {
         profile(&Fixture::build(false), &case);
+        return;
+    }
+    if std::env::var_os("LOCATE_BENCH_OVERLAY_AB").is_some() {
+        overlay_ab(&Fixture::build(false));
         return;
     }
     let start = SystemTime::now();

@@ -349,3 +349,28 @@ fn readers_keep_answering_while_generations_switch() {
     assert_eq!(l.database().stats().cells, 2 + 5);
     assert!(l.overlay().is_empty());
 }
+
+#[test]
+fn engines_sharing_a_directory_see_each_others_learning_and_folds() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    // Two engines on one directory, as the server's cluster workers are.
+    let (a, b) = (open(tmp.path()), open(tmp.path()));
+    learn(&a, ring(cell_key_of(7), 52.40, 13.30, 5, NOW));
+    assert!(locate_cell(&b, 7).is_none());
+    b.overlay().refresh().unwrap();
+    let from_a = locate_cell(&b, 7).expect("b reads a's rows");
+    // b refines what a learned, not the database's (absent) station.
+    learn(&b, ring(cell_key_of(7), 52.40, 13.30, 5, NOW + 60));
+    a.overlay().refresh().unwrap();
+    match a.overlay().view().unwrap().get(&cell_key_of(7)) {
+        Lookup::Learned(s) => assert_eq!(s.samples(), 10),
+        other => panic!("{other:?}"),
+    }
+    compact(&a).unwrap();
+    assert!(b.reload().unwrap());
+    b.overlay().refresh().unwrap();
+    assert!(b.overlay().is_empty(), "b drops what a folded");
+    let folded = locate_cell(&b, 7).unwrap();
+    assert!(distance_m(folded.lat, folded.lon, from_a.lat, from_a.lon) < 15.0);
+}

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::{write_merged, LearnError};
 use crate::solve::Locator;
-use crate::store::{BuildOptions, DbBuilder};
+use crate::store::{BuildOptions, DbBuilder, StoreError};
 
 /// What the manifest lists as the source of stations folded from the overlay.
 pub const OVERLAY_SOURCE: &str = "learned (live)";
@@ -25,7 +25,8 @@ pub const OVERLAY_SOURCE: &str = "learned (live)";
 pub struct Thresholds {
     /// Learned stations waiting to be folded (cells + WiFi + newly withdrawn).
     pub stations: u64,
-    /// Age in seconds of the oldest entry waiting to be folded.
+    /// Age in seconds of the oldest entry waiting to be folded (checked when
+    /// observations arrive and whenever the engine reloads).
     pub age_s: i64,
 }
 
@@ -146,14 +147,23 @@ impl Compactor {
         if self.running.swap(true, Ordering::AcqRel) {
             return Err(LearnError::Format("a compaction is already running".into()));
         }
-        self.run_claimed(locator)
+        self.run_claimed(locator, true)
     }
 
-    /// Compacts once `running` is ours.
-    fn run_claimed(&self, locator: &Locator) -> Result<CompactReport, LearnError> {
+    /// Compacts once `running` is ours. A background compaction that finds the
+    /// directory busy (another worker compacting, an import) is not a failure worth
+    /// reporting: whoever holds the lock folds, or the next attempt does.
+    fn run_claimed(
+        &self,
+        locator: &Locator,
+        report_busy: bool,
+    ) -> Result<CompactReport, LearnError> {
         let result = compact(locator);
-        *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(result.as_ref().map(Clone::clone).map_err(|e| e.to_string()));
+        let busy = matches!(result, Err(LearnError::Store(StoreError::Busy(_))));
+        if report_busy || !busy {
+            *self.last.lock().unwrap_or_else(|e| e.into_inner()) =
+                Some(result.as_ref().map(Clone::clone).map_err(|e| e.to_string()));
+        }
         self.running.store(false, Ordering::Release);
         result
     }
@@ -172,7 +182,7 @@ impl Compactor {
             .name("whereabouts-compact".into())
             .spawn(move || {
                 // The outcome is kept in `last` for stats; a failure leaves the overlay whole.
-                let _ = me.run_claimed(&locator);
+                let _ = me.run_claimed(&locator, false);
             })
             .is_ok();
         if !started {

@@ -9,14 +9,15 @@
 //! is idempotent: a crash between the two leaves entries equal to the new
 //! database's stations, which changes no answer.
 //!
-//! The entries live in memory (one hash map, read under a lock only when it is
-//! not empty) and in `DIR/learned.sqlite` (WAL): a batch of observations is
+//! The entries live in memory (one hash map behind a presence filter, read under
+//! a lock only when it is not empty) and in `DIR/learned.sqlite` (WAL): a batch of observations is
 //! applied in memory only after its transaction committed. Several processes
 //! (the server's cluster workers) may share the file: a learner first reads
 //! the rows other processes wrote since it last looked, inside its write
 //! transaction, so no process decides from a stale estimate.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock, RwLockReadGuard};
@@ -75,13 +76,147 @@ pub enum Lookup {
     Blocked,
 }
 
+/// A multiply-rotate hash (the Fx hash of rustc): station keys are integers chosen
+/// by operators, not by attackers of a hash table, and SipHash cost a third of an
+/// overlay lookup.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_u16(&mut self, v: u16) {
+        self.write_u64(v as u64);
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_isize(&mut self, v: isize) {
+        self.write_u64(v as u64);
+    }
+}
+
+/// Bits of the presence filter per entry: with two probes, about 1.4% of the
+/// stations not in the overlay still look it up in the map.
+const FILTER_BITS_PER_ENTRY: usize = 16;
+
+/// The entries, with a presence filter in front: most stations a request names are
+/// not in the overlay, and a probe of a large map is a cache miss where a probe of
+/// the filter (2 bytes an entry) mostly is not.
+#[derive(Default)]
+struct Entries {
+    map: HashMap<StationKey, Entry, BuildHasherDefault<KeyHasher>>,
+    filter: Vec<u64>,
+}
+
+impl Entries {
+    fn probes(&self, key: &StationKey) -> (usize, usize) {
+        let mut h = KeyHasher(0x9e37_79b9_7f4a_7c15);
+        key.hash(&mut h);
+        // A second round spreads the Fx state's high bits into both probes.
+        let x = h.finish().wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        let mask = self.filter.len() * 64 - 1;
+        ((x >> 7) as usize & mask, (x >> 37) as usize & mask)
+    }
+
+    fn set(&mut self, key: &StationKey) {
+        let (a, b) = self.probes(key);
+        self.filter[a / 64] |= 1 << (a % 64);
+        self.filter[b / 64] |= 1 << (b % 64);
+    }
+
+    fn maybe(&self, key: &StationKey) -> bool {
+        if self.filter.is_empty() {
+            return false;
+        }
+        let (a, b) = self.probes(key);
+        self.filter[a / 64] & (1 << (a % 64)) != 0 && self.filter[b / 64] & (1 << (b % 64)) != 0
+    }
+
+    fn rebuild(&mut self) {
+        let bits = (self.map.len() * FILTER_BITS_PER_ENTRY)
+            .next_power_of_two()
+            .max(64);
+        self.filter = vec![0; bits / 64];
+        let keys: Vec<StationKey> = self.map.keys().copied().collect();
+        for k in &keys {
+            self.set(k);
+        }
+    }
+
+    fn get(&self, key: &StationKey) -> Option<&Entry> {
+        if !self.maybe(key) {
+            return None;
+        }
+        self.map.get(key)
+    }
+
+    fn insert(&mut self, key: StationKey, e: Entry) {
+        self.map.insert(key, e);
+        if self.filter.len() * 64 < self.map.len() * FILTER_BITS_PER_ENTRY / 2 {
+            self.rebuild();
+        } else {
+            self.set(&key);
+        }
+    }
+
+    fn retain(&mut self, f: impl FnMut(&StationKey, &mut Entry) -> bool) {
+        self.map.retain(f);
+        self.rebuild();
+    }
+
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&StationKey, &Entry)> {
+        self.map.iter()
+    }
+}
+
 #[derive(Default)]
 struct State {
-    entries: HashMap<StationKey, Entry>,
+    entries: Entries,
     blocks: BTreeMap<StationKey, BlockEntry>,
     held: HashMap<StationKey, Vec<Observation>>,
     /// Highest batch read from the file.
     seq: i64,
+    /// Highest batch folded into a generation, by this process or another.
+    folded_seq: i64,
+}
+
+impl State {
+    /// Drops the learned entries up to batch `seq` (now in the database) and marks
+    /// the blocked ones folded; returns how many entries that concerned.
+    fn fold(&mut self, seq: i64) -> u64 {
+        let mut folded = 0;
+        self.entries.retain(|_, e| {
+            if e.seq > seq || e.folded {
+                return true;
+            }
+            folded += 1;
+            e.folded = true;
+            e.station.is_none()
+        });
+        self.folded_seq = self.folded_seq.max(seq);
+        folded
+    }
 }
 
 /// Read access to the overlay for one request: taken once, consulted per station.
@@ -181,7 +316,7 @@ impl Overlay {
     pub fn stats(&self) -> OverlayStats {
         let st = self.state.read().unwrap_or_else(|e| e.into_inner());
         let mut out = OverlayStats::default();
-        for (k, e) in &st.entries {
+        for (k, e) in st.entries.iter() {
             if e.station.is_none() {
                 out.blocked += 1;
             }
@@ -233,14 +368,22 @@ impl Overlay {
     fn read_rows(&self, after: i64) -> Result<(), LearnError> {
         self.with_conn(false, |conn, path| {
             let rows = read_state(conn, path, after)?;
-            if after > 0 && rows.is_empty() {
-                return Ok(());
-            }
+            let folded: i64 = conn
+                .query_row(
+                    "SELECT coalesce((SELECT value FROM counters WHERE name = 'folded'), 0)",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(db_err(path))?;
             let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
             if after == 0 {
                 *st = State::default();
             }
             apply_rows(&mut st, rows);
+            // Another process compacted: what it folded is in the generation it wrote.
+            if folded > st.folded_seq {
+                st.fold(folded);
+            }
             self.len.store(st.entries.len(), Ordering::Release);
             Ok(())
         })?;
@@ -413,17 +556,15 @@ impl Overlay {
                 [snapshot.seq],
             )
             .map_err(&e)?;
+            tx.execute(
+                "INSERT INTO counters (name, value) VALUES ('folded', ?1)
+                 ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)",
+                [snapshot.seq],
+            )
+            .map_err(&e)?;
             tx.commit().map_err(&e)?;
             let mut st = self.state.write().unwrap_or_else(|e| e.into_inner());
-            let mut folded = 0;
-            st.entries.retain(|_, e| {
-                if e.seq > snapshot.seq || e.folded {
-                    return true;
-                }
-                folded += 1;
-                e.folded = true;
-                e.station.is_none()
-            });
+            let folded = st.fold(snapshot.seq);
             self.len.store(st.entries.len(), Ordering::Release);
             Ok(folded)
         })?;
@@ -627,4 +768,43 @@ fn write_changes(
     )
     .map_err(&e)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::radio::Radio;
+
+    fn entry(seq: i64) -> Entry {
+        Entry {
+            station: None,
+            seq,
+            learned_at: 0,
+            folded: false,
+        }
+    }
+
+    #[test]
+    fn the_filter_never_hides_an_entry_and_mostly_skips_the_rest() {
+        let cell = |i: u64| StationKey::Cell {
+            radio: Radio::Lte,
+            mcc: 262,
+            mnc: 1,
+            key: i,
+        };
+        let mut e = Entries::default();
+        for i in 0..20_000u64 {
+            e.insert(cell(i), entry(i as i64));
+            e.insert(StationKey::Wifi(i << 8), entry(i as i64));
+        }
+        assert!((0..20_000u64).all(|i| e.get(&cell(i)).is_some()));
+        assert!((0..20_000u64).all(|i| e.get(&StationKey::Wifi(i << 8)).is_some()));
+        let passed = (20_000..120_000u64).filter(|&i| e.maybe(&cell(i))).count();
+        assert!(
+            passed < 5_000,
+            "{passed} of 100,000 absent keys passed the filter"
+        );
+        e.retain(|_, v| v.seq % 2 == 0);
+        assert!((0..20_000u64).all(|i| e.get(&cell(i)).is_some() == (i % 2 == 0)));
+    }
 }
