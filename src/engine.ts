@@ -11,7 +11,13 @@ import {
   placesFile,
   timezonesFile,
 } from './data-files.js';
-import { type LearnSummary, type NativeSubmission, toSubmission, withoutOptedOut } from './learning.js';
+import {
+  type LearnCounts,
+  type LearnSummary,
+  type NativeSubmission,
+  toSubmission,
+  withoutOptedOut,
+} from './learning.js';
 import {
   type NativeCompactSummary,
   type NativeEngine,
@@ -51,7 +57,7 @@ export interface EngineOptions {
   /**
    * When learned stations are folded into a new database generation in the background
    * (docs/learning.md): once `stations` wait (default 10,000) or the oldest has waited
-   * `ageSeconds` (default 3,600; checked when observations arrive). `false`: only on
+   * `ageSeconds` (default 3,600; checked when observations arrive and on {@link Engine.reload}). `false`: only on
    * {@link Engine.compact}. Learning needs `db`: the overlay lives in `DIR/learned.sqlite`.
    */
   compaction?: { stations?: number; ageSeconds?: number } | false;
@@ -251,9 +257,7 @@ export class Engine {
   }
 
   /** Learns submissions already validated and encoded (the server's batches); see {@link Engine.learn}. */
-  async learnSubmissions(
-    submissions: NativeSubmission[],
-  ): Promise<Omit<LearnSummary, 'accepted' | 'rejected'>> {
+  async learnSubmissions(submissions: NativeSubmission[]): Promise<LearnCounts> {
     this.#assertOpen();
     return this.#native.learn(submissions);
   }

@@ -14,12 +14,9 @@ export interface NativeSubmission {
   wifi: string;
 }
 
-/** What one learning batch did (counts of stations unless named otherwise). */
-export interface LearnSummary {
-  /** Requests taken; `rejected` lists the others with the spec message or reason. */
-  accepted: number;
-  rejected: { index: number; message: string }[];
-  /** Station sightings learned from the accepted requests. */
+/** What a learning run or batch did with its observations (counts of stations unless named otherwise). */
+export interface LearnCounts {
+  /** Station sightings learned. */
   observations: number;
   /** Sightings dropped as inconsistent with the rest of their station's. */
   outliers: number;
@@ -27,15 +24,18 @@ export interface LearnSummary {
   added: number;
   /** Stations whose estimate (the database's or an earlier learned one) was refined. */
   refined: number;
-  /** Stations found moved in this batch; `blocked` are withdrawn until their block ends. */
+  /** Stations found moved; `blocked` are withdrawn until their block ends, `relearned` published again. */
   moved: number;
   relearned: number;
   blocked: number;
   seconds: number;
 }
 
-/** The core's counts of a learning batch. */
-export type NativeLearnCounts = Omit<LearnSummary, 'accepted' | 'rejected'>;
+/** What `Engine.learn` did: the requests taken, those refused and why, and the counts. */
+export interface LearnSummary extends LearnCounts {
+  accepted: number;
+  rejected: { index: number; message: string }[];
+}
 
 /** SSIDs whose owners opted out of location services: never learned (the `_nomap` convention). */
 export function optedOut(ssid: unknown): boolean {

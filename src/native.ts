@@ -4,7 +4,7 @@
  * come back as six numbers each. NaN marks an absent optional value.
  */
 import { createRequire } from 'node:module';
-import type { NativeLearnCounts, NativeSubmission } from './learning.js';
+import type { LearnCounts, NativeSubmission } from './learning.js';
 import type { LocateRequest } from './request.js';
 
 /** Options of the native open call. */
@@ -81,7 +81,7 @@ export interface NativeEngine {
   reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
   stats(): NativeStats;
   /** Learns a batch of submissions into the overlay; resolves after its commit. */
-  learn(submissions: NativeSubmission[]): Promise<NativeLearnCounts>;
+  learn(submissions: NativeSubmission[]): Promise<LearnCounts>;
   /** Folds the overlay into a new generation off the event loop. */
   compact(): Promise<NativeCompactSummary>;
   /** Switches to the newest generation; true when it changed. */

@@ -208,6 +208,7 @@ impl NativeEngine {
 
     /// Switches to the newest generation of manifest.json (requests in flight keep the
     /// old one) and reads what other processes learned; true when the generation changed.
+    /// Starts a background compaction when the overlay is due for one.
     #[napi]
     pub fn reload(&self) -> Result<bool> {
         guarded("reload", || {
@@ -217,6 +218,10 @@ impl NativeEngine {
                 l.overlay().reload().map_err(err)?;
             } else {
                 l.overlay().refresh().map_err(err)?;
+            }
+            // The server reloads every second: the age threshold is checked here too.
+            if self.auto_compact {
+                self.compactor.spawn_if_due(l);
             }
             Ok(switched)
         })
