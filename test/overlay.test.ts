@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine.js';
 import { cli, fixtureDb, startTestServer, type TestServer } from './helpers.js';
@@ -171,5 +172,18 @@ describe('server', () => {
     await post({ token, ...sighting(1001, 52.41, 13.31), gps_sandbox: 1, geolocation: 0 });
     expect((await post({ token, ...ask(1001) })).status).toBe('error');
     expect(server.observations.count()).toBe(1);
+
+    // An access point whose network opted out is neither stored nor learned.
+    const wifi = [
+      { bssid: '10:11:22:33:44:01', signal: -60 },
+      { bssid: '10:11:22:33:44:02', signal: -62 },
+      { bssid: '10:11:22:33:44:03', signal: -64, ssid: 'Cafe_nomap' },
+    ];
+    await post({ token, ...sighting(1002, 52.41, 13.31, { wifi }), gps_sandbox: 0, geolocation: 0 });
+    expect(server.engine.stats()).toMatchObject({ overlayCells: 2, overlayWifi: 2 });
+    const stored = new Database(join(server.store, 'observations.sqlite'), { readonly: true });
+    const rows = stored.prepare('SELECT wifi FROM observations ORDER BY id').all() as { wifi: string }[];
+    stored.close();
+    expect(JSON.parse(rows[1]?.wifi ?? '[]')).toHaveLength(2);
   });
 });
