@@ -63,25 +63,24 @@ pub fn compact(locator: &Locator) -> Result<CompactReport, LearnError> {
     overlay.refresh()?;
     if overlay.snapshot().stations.is_empty() {
         let db = locator.database();
+        let stats = db.stats();
         return Ok(CompactReport {
             generation: db.manifest().generation,
-            cells: db.stats().cells,
-            wifi: db.stats().wifi,
+            cells: stats.cells,
+            wifi: stats.wifi,
             finished: super::wall_clock(),
             ..CompactReport::default()
         });
     }
     let mut opts = BuildOptions::default();
-    let mut builder = DbBuilder::new(&dir, {
-        if let Some(m) = crate::store::Manifest::read(&dir)? {
-            opts.simulated = m.simulated;
-            opts.sources = m.sources;
-        }
-        if !opts.sources.iter().any(|s| s == OVERLAY_SOURCE) {
-            opts.sources.push(OVERLAY_SOURCE.to_string());
-        }
-        opts
-    })?;
+    if let Some(m) = crate::store::Manifest::read(&dir)? {
+        opts.simulated = m.simulated;
+        opts.sources = m.sources;
+    }
+    if !opts.sources.iter().any(|s| s == OVERLAY_SOURCE) {
+        opts.sources.push(OVERLAY_SOURCE.to_string());
+    }
+    let mut builder = DbBuilder::new(&dir, opts)?;
     // Under the lock: merge onto the newest generation (an import may just have
     // finished), with everything learned up to now, by any process.
     locator.reload()?;

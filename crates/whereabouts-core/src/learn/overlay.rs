@@ -268,10 +268,6 @@ fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> LearnError + '_ {
     move |e| LearnError::Io(format!("{}: {e}", path.display()))
 }
 
-fn wall_clock() -> i64 {
-    super::wall_clock()
-}
-
 impl Overlay {
     /// An overlay held in memory only, for an engine without a writable directory;
     /// learning into it fails with a clear message.
@@ -414,7 +410,7 @@ impl Overlay {
             return Ok(report);
         }
         obs.sort_by(|a, b| a.key.cmp(&b.key).then(a.time.cmp(&b.time)));
-        let now = wall_clock();
+        let now = super::wall_clock();
         let result = self.with_conn(true, |conn, path| {
             let e = db_err(path);
             let tx = conn
