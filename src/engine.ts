@@ -12,8 +12,16 @@ import {
   timezonesFile,
 } from './data-files.js';
 import {
+  type LearnCounts,
+  type LearnSummary,
+  type NativeSubmission,
+  toSubmission,
+  withoutOptedOut,
+} from './learning.js';
+import {
   type NativeChangesPage,
   type NativeChangesQuery,
+  type NativeCompactSummary,
   type NativeEngine,
   type NativeStats,
   native,
@@ -61,6 +69,13 @@ export interface EngineOptions {
    * to each generation a sync writes. Needs `db`. See {@link Engine.syncState}.
    */
   sync?: BackgroundSyncOptions;
+  /**
+   * When learned stations are folded into a new database generation in the background
+   * (docs/learning.md): once `stations` wait (default 10,000) or the oldest has waited
+   * `ageSeconds` (default 3,600; checked when observations arrive and on {@link Engine.reload}). `false`: only on
+   * {@link Engine.compact}. Learning needs `db`: the overlay lives in `DIR/learned.sqlite`.
+   */
+  compaction?: { stations?: number; ageSeconds?: number } | false;
 }
 
 /** A query of {@link Engine.stationChanges}: stations with `since <= updated < until` (unix seconds). */
@@ -68,8 +83,18 @@ export type StationChangesQuery = NativeChangesQuery;
 /** One page of {@link Engine.stationChanges}. */
 export type StationChangesPage = NativeChangesPage;
 
-/** What an open engine holds. */
-export type EngineStats = NativeStats;
+/**
+ * What an open engine holds: database counts and generation, the learned-station overlay
+ * (`overlayCells`, `overlayWifi` waiting to be folded, `overlayBlocked` withdrawn as moved),
+ * whether a compaction runs, and the last one (`lastCompaction`: unix seconds, or null).
+ */
+export type EngineStats = Omit<NativeStats, 'lastCompaction' | 'lastCompactionError'> & {
+  lastCompaction: number | null;
+  lastCompactionError: string | null;
+};
+
+/** The outcome of {@link Engine.compact}. */
+export type CompactSummary = NativeCompactSummary;
 
 /**
  * An offline location engine answering `/process` requests (spec 2.2 to 2.8).
@@ -137,6 +162,9 @@ export class Engine {
       now: now === undefined ? undefined : Math.floor(now),
       timezones,
       places,
+      learned: options.db !== undefined,
+      compactStations: options.compaction === false ? 0 : options.compaction?.stations,
+      compactAgeSeconds: options.compaction === false ? 0 : options.compaction?.ageSeconds,
     });
     const engine = new Engine(
       handle,
@@ -157,16 +185,6 @@ export class Engine {
       engine.#sync.start();
     }
     return engine;
-  }
-
-  /**
-   * Switches to the database generation `manifest.json` names now (after an import, a learn or
-   * a sync wrote one), if it changed. Answers in progress finish on the generation they began
-   * with. Throws when the new generation cannot be opened; the current one then stays in use.
-   */
-  reload(): void {
-    this.#assertOpen();
-    this.#native.reload();
   }
 
   /**
@@ -310,10 +328,64 @@ export class Engine {
     return { text: display_name, details };
   };
 
+  /**
+   * Learns from GPS-tagged `/process` requests (spec 2.2 with `gps`, spec 2.5): every cell and
+   * access point of a request is a sighting at its most accurate fix. Learned stations overlay
+   * the database at once: the promise resolves after the batch is committed to
+   * `DIR/learned.sqlite`, and the next {@link Engine.process} uses them. Requests that fail
+   * validation or carry no GPS fix are listed in `rejected`; access points whose `ssid` ends in
+   * `_nomap` are never learned. Rejects when the engine was opened without `db`.
+   */
+  async learn(requests: readonly unknown[]): Promise<LearnSummary> {
+    this.#assertOpen();
+    const rejected: LearnSummary['rejected'] = [];
+    const submissions: NativeSubmission[] = [];
+    const now = Date.now();
+    requests.forEach((value, index) => {
+      const parsed = parseRequest(withoutOptedOut(value), this.#parse);
+      if (!parsed.ok) rejected.push({ index, message: parsed.message });
+      else if (parsed.request.gps.length === 0) rejected.push({ index, message: 'no gps fix' });
+      else submissions.push(toSubmission(parsed.request, now));
+    });
+    const counts = await this.learnSubmissions(submissions);
+    return { accepted: submissions.length, rejected, ...counts };
+  }
+
+  /** Learns submissions already validated and encoded (the server's batches); see {@link Engine.learn}. */
+  async learnSubmissions(submissions: NativeSubmission[]): Promise<LearnCounts> {
+    this.#assertOpen();
+    return this.#native.learn(submissions);
+  }
+
+  /**
+   * Folds the learned stations into a new database generation now, off the event loop, and
+   * switches to it; requests keep being answered meanwhile. Rejects if one is already running
+   * or another process (an import) holds the database.
+   */
+  async compact(): Promise<CompactSummary> {
+    this.#assertOpen();
+    return this.#native.compact();
+  }
+
+  /**
+   * Switches to the newest database generation in `manifest.json` (after an external
+   * `whereabouts import`, `learn` or sync) and reads what other processes learned; requests in
+   * flight finish on the old generation. Cheap when nothing changed.
+   */
+  reload(): void {
+    this.#assertOpen();
+    this.#native.reload();
+  }
+
   /** Counts of the open database and which optional data is loaded. */
   stats(): EngineStats {
     this.#assertOpen();
-    return this.#native.stats();
+    const s = this.#native.stats();
+    return {
+      ...s,
+      lastCompaction: s.lastCompaction ?? null,
+      lastCompactionError: s.lastCompactionError ?? null,
+    };
   }
 
   /** Releases the database; later calls throw. */

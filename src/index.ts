@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 export {
+  type CompactSummary,
   Engine,
   type EngineOptions,
   type EngineStats,
@@ -12,6 +13,7 @@ export {
   type StationChangesQuery,
 } from './engine.js';
 export { GeoMessage } from './errors.js';
+export type { LearnSummary } from './learning.js';
 export {
   type BreakerState,
   REMOTE_MODES,

@@ -4,6 +4,7 @@
  * come back as six numbers each. NaN marks an absent optional value.
  */
 import { createRequire } from 'node:module';
+import type { LearnCounts, NativeSubmission } from './learning.js';
 import type { LocateRequest } from './request.js';
 
 /** Options of the native open call. */
@@ -15,6 +16,22 @@ export interface NativeOpenOptions {
   now?: number;
   timezones?: string;
   places?: string;
+  /** Keep learned stations in DIR/learned.sqlite (needs a writable database directory). */
+  learned?: boolean;
+  /** Compaction thresholds; 0 disables the automatic compaction. */
+  compactStations?: number;
+  compactAgeSeconds?: number;
+}
+
+/** The outcome of a compaction. */
+export interface NativeCompactSummary {
+  /** The generation read afterwards (unchanged when nothing waited). */
+  generation: number;
+  /** Overlay entries folded into it. */
+  folded: number;
+  cells: number;
+  wifi: number;
+  seconds: number;
 }
 
 /** A place found by {@link NativeEngine.reversePlace}; absent admin names may come as null. */
@@ -42,6 +59,14 @@ export interface NativeStats {
   simulated: boolean;
   hasLand: boolean;
   hasIp: boolean;
+  overlayCells: number;
+  overlayWifi: number;
+  overlayBlocked: number;
+  compacting: boolean;
+  /** Unix seconds of the last compaction of this engine; absent before the first. */
+  lastCompaction?: number | null;
+  /** The last compaction's error, if it failed. */
+  lastCompactionError?: string | null;
 }
 
 /** A query of {@link NativeEngine.changesPage}: stations with `since <= updated < until` (unix seconds). */
@@ -77,8 +102,12 @@ export interface NativeEngine {
   /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
   reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
   stats(): NativeStats;
-  /** Switches to the generation manifest.json names now, if it changed; calls in flight keep theirs. */
-  reload(): void;
+  /** Learns a batch of submissions into the overlay; resolves after its commit. */
+  learn(submissions: NativeSubmission[]): Promise<LearnCounts>;
+  /** Folds the overlay into a new generation off the event loop. */
+  compact(): Promise<NativeCompactSummary>;
+  /** Switches to the newest generation; true when it changed. */
+  reload(): boolean;
   /** One page of changed stations, built on a worker thread; rejects for a bad cursor. */
   changesPage(query: NativeChangesQuery): Promise<NativeChangesPage>;
   close(): void;

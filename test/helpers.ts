@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { FastifyInstance } from 'fastify';
 import { Engine, type EngineOptions } from '../src/engine.js';
+import { LearnBatcher } from '../src/learning.js';
 import { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
 import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';
@@ -91,18 +92,21 @@ export async function startTestServer(
     tokens?: TokenStoreOptions;
     bodyLimit?: number;
     clock?: () => number;
+    learn?: boolean;
   } = {},
 ): Promise<TestServer> {
   const store = mkdtempSync(join(tmpdir(), 'wb-server-'));
   const engine = await Engine.open(options.engine);
   const tokens = TokenStore.open(store, options.tokens);
   const observations = ObservationStore.open(store);
+  const learner = options.learn ? new LearnBatcher((batch) => engine.learnSubmissions(batch)) : undefined;
   const app = buildServer({
     engine,
     tokens,
     observations,
     bodyLimit: options.bodyLimit,
     clock: options.clock,
+    learner,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

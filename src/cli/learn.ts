@@ -3,6 +3,7 @@
  * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
  */
 import { existsSync } from 'node:fs';
+import type { LearnCounts } from '../learning.js';
 import { type NativeImportProgress, native } from '../native.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
@@ -19,20 +20,12 @@ export interface LearnFileReport {
 }
 
 /** The learning report (from the core): station counts, then the new database's totals. */
-export interface LearnReport {
+export interface LearnReport extends LearnCounts {
   files: LearnFileReport[];
-  observations: number;
-  outliers: number;
-  added: number;
-  refined: number;
-  moved: number;
-  relearned: number;
-  blocked: number;
   cells: number;
   wifi: number;
   shards: number;
   bytes: number;
-  seconds: number;
 }
 
 /** Options of the native learner. */

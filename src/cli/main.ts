@@ -1,6 +1,7 @@
 /**
  * The `whereabouts` command line: the user's front door. Each command lives in its own module.
  */
+import { runCompact } from './compact.js';
 import { runImport } from './import.js';
 import { runLearn } from './learn.js';
 import { runLocate } from './locate.js';
@@ -36,6 +37,10 @@ Usage:
       sync through GET /v2/sync; needs a token with scope "sync" (--token, or the
       WHEREABOUTS_SYNC_TOKEN variable). A re-run with nothing new changes nothing.
       What was applied is kept in DIR/sync-state.json. See docs/sync.md.
+  whereabouts compact --db DIR
+      Folds the stations learned live (DIR/learned.sqlite: GPS submissions to a
+      running server, Engine.learn) into a new database generation now; a server
+      also does this by itself (docs/learning.md). Prints the new generation.
   whereabouts serve --db DIR [--store DIR2] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
       GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
@@ -88,6 +93,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runImport(rest);
       case 'learn':
         return await runLearn(rest);
+      case 'compact':
+        return await runCompact(rest);
       case 'token':
         return await runToken(rest);
       case 'serve':

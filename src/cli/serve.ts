@@ -10,6 +10,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { Engine, type EngineOptions } from '../engine.js';
+import { LearnBatcher } from '../learning.js';
 import { ObservationStore } from '../observations/index.js';
 import { REMOTE_MODES, type RemoteMode, type RemoteOptions } from '../remote/index.js';
 import { buildServer, DEFAULT_BODY_LIMIT } from '../server/app.js';
@@ -25,6 +26,8 @@ export const DEFAULT_PORT = 8080;
 export const REMOTE_TOKEN_ENV = 'WHEREABOUTS_REMOTE_TOKEN';
 /** How long a shutdown may take before the primary kills what is left. */
 const SHUTDOWN_GRACE_MS = 30_000;
+/** How often a server looks for a new database generation and other workers' learned stations. */
+const RELOAD_INTERVAL_MS = 1_000;
 
 interface ServeConfig {
   db: string;
@@ -278,10 +281,23 @@ async function startServer(config: ServeConfig): Promise<Running> {
     : tokens;
   if (access instanceof LedgerClient)
     process.on('disconnect', () => access.failAll('the primary process is gone'));
+  // GPS submissions reach this process's engine at once; what other workers learned and
+  // generations written by compaction or an external import are picked up every second.
+  const learner =
+    config.engine.db === undefined ? undefined : new LearnBatcher((batch) => engine.learnSubmissions(batch));
+  const reloads = setInterval(() => {
+    try {
+      engine.reload();
+    } catch (err) {
+      log('warn', 'reloading the station database failed', { error: (err as Error).message });
+    }
+  }, RELOAD_INTERVAL_MS);
+  reloads.unref();
   const app = buildServer({
     engine,
     tokens: access,
     observations,
+    learner,
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
@@ -293,7 +309,9 @@ async function startServer(config: ServeConfig): Promise<Running> {
   return {
     port: typeof address === 'object' && address !== null ? address.port : config.port,
     stop: async () => {
+      clearInterval(reloads);
       await app.close();
+      await learner?.drain();
       t.close();
       o.close();
       engine.close();

@@ -15,6 +15,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Engine } from '../engine.js';
+import type { LearnBatcher } from '../learning.js';
 import type { ObservationStore } from '../observations/index.js';
 import { SyncHeader } from '../sync/wire.js';
 import type { TokenStore } from '../tokens/index.js';
@@ -36,6 +37,8 @@ export interface ServerOptions {
   /** A {@link TokenStore}, or under node:cluster a {@link LedgerClient} that charges through the primary. */
   tokens: TokenAccess;
   observations: ObservationStore;
+  /** Feeds GPS submissions into the engine's learned-station overlay (docs/learning.md); absent: stored only. */
+  learner?: LearnBatcher;
   /** Fastify's pino logger: `true`, or pino options (level, destination...). Default: off. */
   logger?: boolean | object;
   /** Largest request body in bytes; default {@link DEFAULT_BODY_LIMIT}. Larger gets HTTP 413. */

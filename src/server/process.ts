@@ -5,13 +5,14 @@
  * The body arrives as text so that `parseRequestText` applies the spec's body rules (an
  * unquoted number with a leading zero is `Invalid request`). Order of decisions:
  * parse (a missing token first), token, restrictions, GPS feature, balance, solve, charge,
- * GPS store. Solving applies the engine's remote policy, if any (docs/remote.md). Only a located answer to a `geolocation: 1` request is charged, once, and the
+ * GPS store and live learning. Solving applies the engine's remote policy, if any (docs/remote.md). Only a located answer to a `geolocation: 1` request is charged, once, and the
  * charge is durable before the answer leaves.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
+import { type LearnBatcher, mentionsOptOut, toSubmission, withoutOptedOut } from '../learning.js';
 import type { ObservationStore } from '../observations/index.js';
-import { type LocateRequest, parseRequestText } from '../request.js';
+import { type LocateRequest, parseRequest, parseRequestText } from '../request.js';
 import type { ProcessResponse } from '../response.js';
 import { authorize, callerOf, geoRefusal, type Refusal, ServerMessage, tokenPreview } from './auth.js';
 import type { TokenAccess } from './ledger.js';
@@ -21,6 +22,8 @@ export interface ProcessDeps {
   engine: Engine;
   tokens: TokenAccess;
   observations: ObservationStore;
+  /** Feeds `gps_sandbox: 0` submissions into the engine's learned-station overlay; absent: stored only. */
+  learner?: LearnBatcher;
 }
 
 /** Paths of the route: the spec's and the one existing client libraries call. */
@@ -71,7 +74,7 @@ async function handleProcess(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<ProcessResponse> {
-  const { engine, tokens, observations } = deps;
+  const { engine, tokens, observations, learner } = deps;
   const text = typeof request.body === 'string' ? request.body : '';
   const parsed = parseRequestText(text, { requireToken: true });
   const caller = callerOf(request);
@@ -133,7 +136,11 @@ async function handleProcess(
 
   let gpsStatus: 'ok' | 'error' = 'ok';
   if (sentGps && req.gpsSandbox === 0) {
-    gpsStatus = await storeGps(observations, req, token, request);
+    const sighting = learnableOf(req, text);
+    // Stored and learned side by side: the answer waits for the slower commit, not the sum.
+    const learned = learner ? learnGps(learner, sighting, token, request) : undefined;
+    gpsStatus = await storeGps(observations, sighting, token, request);
+    await learned;
   }
 
   const out: ProcessResponse = { status: answer.status };
@@ -145,6 +152,30 @@ async function handleProcess(
     out.metadata = sentGps ? { gps: { status: gpsStatus, gps_sandbox: req.gpsSandbox } } : {};
   }
   return out;
+}
+
+/**
+ * The request as a GPS submission: without access points whose `ssid` opted out (`_nomap`),
+ * which the validated request no longer names. Bodies that mention no opt-out are not read twice.
+ */
+function learnableOf(req: LocateRequest, text: string): LocateRequest {
+  if (!mentionsOptOut(text)) return req;
+  const again = parseRequest(withoutOptedOut(JSON.parse(text)), { requireToken: true });
+  return again.ok ? { ...req, wifi: again.request.wifi } : req;
+}
+
+/** Learns the submission into the running engine; a failure is logged, the answer stands. */
+async function learnGps(
+  learner: LearnBatcher,
+  req: LocateRequest,
+  token: string,
+  request: FastifyRequest,
+): Promise<void> {
+  try {
+    await learner.submit(toSubmission(req, Date.now()));
+  } catch (err) {
+    request.log.error({ err, token: tokenPreview(token) }, 'learning GPS observations failed');
+  }
 }
 
 function balanceOf(tokens: TokenAccess, token: string): number {

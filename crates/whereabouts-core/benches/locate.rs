@@ -14,12 +14,17 @@
 //! and the "unknown AP" paths are exercised as in real traffic.
 //!
 //! Land (data/land.bin) is loaded as in production, so border strictness runs;
-//! a "no land" case shows what it costs.
+//! a "no land" case shows what it costs. An "overlay" case adds learned stations
+//! (crates/whereabouts-core/src/learn/overlay.rs) for the requests of the first
+//! 10,000 of each pool: the hash-map lookups before the mmap path, hits and misses.
 //!
 //!   CARGO_TARGET_DIR=target/bench cargo bench -p whereabouts-core --bench locate
 //!
 //! Criterion prints its usual per-case report; a summary table (median
 //! requests/s, ratio to the baseline, target met or not) follows at the end.
+//!
+//! The overlay's cost on its own, alternating slices with and without it:
+//!   LOCATE_BENCH_OVERLAY_AB=1 target/bench/release/deps/locate-HASH
 //!
 //! To see where instructions go, run one case once under callgrind:
 //!   LOCATE_BENCH_PROFILE=mixed/locate valgrind --tool=callgrind \
@@ -34,6 +39,8 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, Throughput};
 use whereabouts_core::geo::distance_m;
 use whereabouts_core::land::LandIndex;
+use whereabouts_core::learn::overlay::Overlay;
+use whereabouts_core::learn::{LearnOptions, Observation, StationKey};
 use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::{CellObs, Fallback, Locator, Options, Query, Source, WifiObs};
 use whereabouts_core::store::record::{cell_key, Station, StationInfo};
@@ -261,6 +268,36 @@ impl Req {
     }
 }
 
+impl Req {
+    /// Every station of the request seen at its true position.
+    fn sightings(&self) -> Vec<Observation> {
+        let at = |key| Observation {
+            key,
+            lat: self.truth.0,
+            lon: self.truth.1,
+            accuracy_m: Some(10.0),
+            time: None,
+            speed_mps: None,
+            signal_dbm: None,
+            ta_m: None,
+            psc: None,
+        };
+        let cells = self.cells.iter().map(|c| {
+            at(StationKey::Cell {
+                radio: c.radio.unwrap(),
+                mcc: c.mcc.unwrap(),
+                mnc: c.mnc,
+                key: cell_key(c.lac, c.cid),
+            })
+        });
+        let aps = self.wifi.iter().map(|w| at(StationKey::Wifi(w.bssid)));
+        cells.chain(aps).collect()
+    }
+}
+
+/// Requests of each pool whose stations the overlay case has learned.
+const OVERLAY_REQUESTS: usize = 10_000;
+
 fn make_request(i: u64, n_cells: usize, n_wifi: usize) -> Req {
     let r = mix(i ^ 0x5eed_0001);
     let v = r % VENUES;
@@ -376,6 +413,9 @@ struct Fixture {
     _dir: tempfile::TempDir,
     with_land: Locator,
     no_land: Locator,
+    /// `with_land` plus a learned-station overlay holding the stations of the first
+    /// OVERLAY_REQUESTS requests of each pool (so some requests hit it, most miss).
+    with_overlay: Locator,
     baseline: Baseline,
     single: Vec<Req>,
     mixed: Vec<Req>,
@@ -406,21 +446,48 @@ impl Fixture {
             .unwrap_or_else(|e| panic!("{}: {e:?}", land_path().display()));
         let with_land = Locator::new(db).with_border(Box::new(land));
         let no_land = Locator::new(Database::open(dir.path()).unwrap());
-        let baseline = Baseline::load(with_land.database());
+        let baseline = Baseline::load(&with_land.database());
         eprintln!(
             "land index and baseline HashMaps loaded in {:.1} s",
             t.elapsed().as_secs_f64()
         );
-        let single = (0..SINGLE_POOL as u64)
+        let single: Vec<Req> = (0..SINGLE_POOL as u64)
             .map(|i| make_request(i, 1, 0))
             .collect();
-        let mixed = (0..MIXED_POOL as u64)
+        let mixed: Vec<Req> = (0..MIXED_POOL as u64)
             .map(|i| make_request(i + (1 << 40), 3, 8))
             .collect();
+        let t = Instant::now();
+        let with_overlay = Locator::new(Database::open(dir.path()).unwrap())
+            .with_border(Box::new(LandIndex::open(&land_path()).unwrap()))
+            .with_overlay(Overlay::open(dir.path()).unwrap());
+        let sightings: Vec<Observation> = single
+            .iter()
+            .take(OVERLAY_REQUESTS)
+            .chain(mixed.iter().take(OVERLAY_REQUESTS))
+            .flat_map(Req::sightings)
+            .collect();
+        with_overlay
+            .overlay()
+            .learn(
+                &with_overlay.database(),
+                sightings,
+                &LearnOptions::default(),
+            )
+            .unwrap();
+        let o = with_overlay.overlay().stats();
+        eprintln!(
+            "overlay: {} cells, {} APs, {} withdrawn, learned in {:.1} s",
+            o.cells,
+            o.wifi,
+            o.blocked,
+            t.elapsed().as_secs_f64()
+        );
         let f = Fixture {
             _dir: dir,
             with_land,
             no_land,
+            with_overlay,
             baseline,
             single,
             mixed,
@@ -565,9 +632,14 @@ fn profile(fx: &Fixture, case: &str) {
         "single/baseline_hashmap" => (&fx.single, Box::new(|q| fx.baseline.single(q))),
         "single/locate" => (&fx.single, Box::new(|q| as_point(fx.with_land.locate(q)))),
         "single/locate_no_land" => (&fx.single, Box::new(|q| as_point(fx.no_land.locate(q)))),
+        "single/locate_overlay" => (
+            &fx.single,
+            Box::new(|q| as_point(fx.with_overlay.locate(q))),
+        ),
         "mixed/baseline_hashmap_mean" => (&fx.mixed, Box::new(|q| fx.baseline.weighted_mean(q))),
         "mixed/locate" => (&fx.mixed, Box::new(|q| as_point(fx.with_land.locate(q)))),
         "mixed/locate_no_land" => (&fx.mixed, Box::new(|q| as_point(fx.no_land.locate(q)))),
+        "mixed/locate_overlay" => (&fx.mixed, Box::new(|q| as_point(fx.with_overlay.locate(q)))),
         _ => panic!("unknown case {case}"),
     };
     let t = Instant::now();
@@ -578,9 +650,50 @@ fn profile(fx: &Fixture, case: &str) {
     eprintln!("{case}: {n} requests in {s:.3} s ({:.0}/s)", n as f64 / s);
 }
 
+/// LOCATE_BENCH_OVERLAY_AB=1: the cost of a non-empty overlay, measured by
+/// alternating BATCH-request slices between the engine without and with it, so
+/// that the machine's drift hits both alike (each goes first in half the slices,
+/// since the second run finds the slice's stations cached); prints the medians.
+fn overlay_ab(fx: &Fixture) {
+    for (name, pool) in [("single", &fx.single), ("mixed", &fx.mixed)] {
+        let (mut without, mut with) = (Vec::new(), Vec::new());
+        let slices = (pool.len() / BATCH).min(200);
+        for k in 0..slices {
+            let reqs = &pool[k * BATCH..(k + 1) * BATCH];
+            let mut pair = [(&fx.with_land, &mut without), (&fx.with_overlay, &mut with)];
+            // The second run over a slice finds its stations in the cache: take turns.
+            if k % 2 == 1 {
+                pair.reverse();
+            }
+            for (l, times) in pair {
+                let t = Instant::now();
+                for r in reqs {
+                    black_box(l.locate(&r.query()));
+                }
+                times.push(t.elapsed().as_secs_f64() / BATCH as f64);
+            }
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (a, b) = (median(&mut without), median(&mut with));
+        println!(
+            "{name}: {slices} slices of {BATCH}; median {:.0} ns/request without the overlay, {:.0} ns with it ({:.2}x)",
+            a * 1e9,
+            b * 1e9,
+            b / a
+        );
+    }
+}
+
 fn main() {
     if let Ok(case) = std::env::var("LOCATE_BENCH_PROFILE") {
         profile(&Fixture::build(false), &case);
+        return;
+    }
+    if std::env::var_os("LOCATE_BENCH_OVERLAY_AB").is_some() {
+        overlay_ab(&Fixture::build(false));
         return;
     }
     let start = SystemTime::now();
@@ -608,6 +721,9 @@ fn main() {
     bench_case(&mut c, &ran, "single", "locate_no_land", &fx.single, |q| {
         as_point(fx.no_land.locate(q))
     });
+    bench_case(&mut c, &ran, "single", "locate_overlay", &fx.single, |q| {
+        as_point(fx.with_overlay.locate(q))
+    });
     bench_case(
         &mut c,
         &ran,
@@ -622,6 +738,9 @@ fn main() {
     bench_case(&mut c, &ran, "mixed", "locate_no_land", &fx.mixed, |q| {
         as_point(fx.no_land.locate(q))
     });
+    bench_case(&mut c, &ran, "mixed", "locate_overlay", &fx.mixed, |q| {
+        as_point(fx.with_overlay.locate(q))
+    });
     c.final_summary();
 
     let ran = ran.0.into_inner();
@@ -632,12 +751,18 @@ fn main() {
             .flatten()
             .map(|ns| BATCH as f64 * 1e9 / ns)
     };
-    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 6] = [
+    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 8] = [
         ("single", "baseline_hashmap", "baseline_hashmap", None),
         ("single", "locate", "baseline_hashmap", Some(SINGLE_TARGET)),
         (
             "single",
             "locate_no_land",
+            "baseline_hashmap",
+            Some(SINGLE_TARGET),
+        ),
+        (
+            "single",
+            "locate_overlay",
             "baseline_hashmap",
             Some(SINGLE_TARGET),
         ),
@@ -656,6 +781,12 @@ fn main() {
         (
             "mixed",
             "locate_no_land",
+            "baseline_hashmap_mean",
+            Some(MIXED_TARGET),
+        ),
+        (
+            "mixed",
+            "locate_overlay",
             "baseline_hashmap_mean",
             Some(MIXED_TARGET),
         ),

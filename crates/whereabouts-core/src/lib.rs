@@ -8,7 +8,8 @@
 //! - [`import`]: streaming import of OpenCelliD/MLS and WiFi exports into a database.
 //! - [`solve`]: WiFi clustering, cell multilateration, fallbacks and accuracy.
 //! - [`land`]: land polygons for border strictness (`bt`).
-//! - [`learn`]: station positions learned from GPS-tagged observation files.
+//! - [`learn`]: station positions learned from GPS-tagged observations: files in
+//!   batches, live submissions into an overlay that is compacted in the background.
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.

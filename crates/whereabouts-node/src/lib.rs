@@ -7,6 +7,7 @@
 
 mod import;
 mod learn;
+mod live;
 mod progress;
 mod sync;
 mod wire;
@@ -18,6 +19,8 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
+use whereabouts_core::learn::compact::{Compactor, Thresholds};
+use whereabouts_core::learn::overlay::Overlay;
 use whereabouts_core::solve::Locator;
 use whereabouts_core::store::Database;
 
@@ -44,7 +47,6 @@ fn err(e: impl std::fmt::Display) -> Error {
 }
 
 #[napi(object)]
-#[derive(Clone)]
 pub struct OpenOptions {
     /// Station database directory (holds manifest.json).
     pub db: String,
@@ -60,6 +62,12 @@ pub struct OpenOptions {
     pub timezones: Option<String>,
     /// Places for reverse geocoding (data/places.bin).
     pub places: Option<String>,
+    /// Keep learned stations in `db/learned.sqlite` (the directory must be writable to learn).
+    pub learned: Option<bool>,
+    /// Compact in the background once this many learned stations wait (0: never by itself).
+    pub compact_stations: Option<f64>,
+    /// ... or once the oldest has waited this many seconds (0: never by itself).
+    pub compact_age_seconds: Option<f64>,
 }
 
 /// A place answered by `reversePlace`; admin names only when the data has them.
@@ -87,34 +95,23 @@ pub struct DbStats {
     pub simulated: bool,
     pub has_land: bool,
     pub has_ip: bool,
-}
-
-/// The station database of `options.db` with the land and IP data `options` names.
-fn open_locator(options: &OpenOptions) -> Result<Locator> {
-    let db = Database::open(&PathBuf::from(&options.db)).map_err(err)?;
-    let mut locator = Locator::new(db);
-    if let Some(land) = &options.land {
-        let index = whereabouts_core::land::LandIndex::open(&PathBuf::from(land)).map_err(err)?;
-        locator = locator.with_border(Box::new(index));
-    }
-    if let Some(paths) = options.ip_databases.as_ref().filter(|p| !p.is_empty()) {
-        let countries = options.countries.clone().unwrap_or_default();
-        let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-        let ip = whereabouts_core::ip::IpLocator::open(&paths, &PathBuf::from(countries))
-            .map_err(err)?;
-        locator = locator.with_ip(Box::new(ip));
-    }
-    if let Some(now) = options.now {
-        locator = locator.with_now(now as i64);
-    }
-    Ok(locator)
+    /// Learned cells and access points waiting to be folded into the database.
+    pub overlay_cells: f64,
+    pub overlay_wifi: f64,
+    /// Stations withdrawn as moved.
+    pub overlay_blocked: f64,
+    pub compacting: bool,
+    /// Unix seconds of this engine's last compaction.
+    pub last_compaction: Option<f64>,
+    pub last_compaction_error: Option<String>,
 }
 
 #[napi]
 pub struct NativeEngine {
     inner: Option<Arc<Locator>>,
-    /// What `open` was given: `reload` builds the new locator from the same files.
-    options: OpenOptions,
+    compactor: Arc<Compactor>,
+    /// Whether learning starts compactions by itself (thresholds not disabled).
+    auto_compact: bool,
     timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
     places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
 }
@@ -125,7 +122,34 @@ impl NativeEngine {
     #[napi(factory)]
     pub fn open(options: OpenOptions) -> Result<NativeEngine> {
         guarded("open", || {
-            let locator = open_locator(&options)?;
+            let dir = PathBuf::from(&options.db);
+            let db = Database::open(&dir).map_err(err)?;
+            let mut locator = Locator::new(db);
+            if options.learned == Some(true) {
+                locator = locator.with_overlay(Overlay::open(&dir).map_err(err)?);
+            }
+            let defaults = Thresholds::default();
+            let count = |v: Option<f64>, d: u64| v.map_or(d, |n| n.max(0.0) as u64);
+            let thresholds = Thresholds {
+                stations: count(options.compact_stations, defaults.stations),
+                age_s: count(options.compact_age_seconds, defaults.age_s as u64) as i64,
+            };
+            let auto_compact = thresholds.stations > 0 && thresholds.age_s > 0;
+            if let Some(land) = &options.land {
+                let index =
+                    whereabouts_core::land::LandIndex::open(&PathBuf::from(land)).map_err(err)?;
+                locator = locator.with_border(Box::new(index));
+            }
+            if let Some(paths) = options.ip_databases.as_ref().filter(|p| !p.is_empty()) {
+                let countries = options.countries.clone().unwrap_or_default();
+                let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+                let ip = whereabouts_core::ip::IpLocator::open(&paths, &PathBuf::from(countries))
+                    .map_err(err)?;
+                locator = locator.with_ip(Box::new(ip));
+            }
+            if let Some(now) = options.now {
+                locator = locator.with_now(now as i64);
+            }
             let timezones = match &options.timezones {
                 Some(p) => Some(Arc::new(
                     whereabouts_core::timezone::TimezoneIndex::open(&PathBuf::from(p))
@@ -141,27 +165,11 @@ impl NativeEngine {
             };
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
-                options: options.clone(),
+                compactor: Arc::new(Compactor::new(thresholds)),
+                auto_compact,
                 timezones,
                 places,
             })
-        })
-    }
-
-    /// Switches to the database generation the manifest names now, if it changed. Calls in
-    /// flight on worker threads keep the generation they started with; the old maps are
-    /// released when the last of them ends. A failure leaves the current generation in use.
-    #[napi]
-    pub fn reload(&mut self) -> Result<()> {
-        guarded("reload", || {
-            let current = self.locator()?.database().manifest().generation;
-            let on_disk = whereabouts_core::store::Manifest::read(&PathBuf::from(&self.options.db))
-                .map_err(err)?
-                .map(|m| m.generation);
-            if on_disk != Some(current) {
-                self.inner = Some(Arc::new(open_locator(&self.options)?));
-            }
-            Ok(())
         })
     }
 
@@ -178,10 +186,59 @@ impl NativeEngine {
         })
     }
 
-    fn locator(&self) -> Result<&Locator> {
+    fn locator(&self) -> Result<&Arc<Locator>> {
         self.inner
-            .as_deref()
+            .as_ref()
             .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))
+    }
+
+    /// Learns a batch of GPS submissions into the overlay on a worker thread; resolves
+    /// once the batch is committed and visible to lookups. May start a background
+    /// compaction when the overlay passes its thresholds.
+    #[napi(ts_return_type = "Promise<LiveLearnSummary>")]
+    pub fn learn(
+        &self,
+        submissions: Vec<live::Submission>,
+    ) -> Result<AsyncTask<live::LiveLearnTask>> {
+        guarded("learn", || {
+            Ok(AsyncTask::new(live::LiveLearnTask {
+                locator: Arc::clone(self.locator()?),
+                compactor: self.auto_compact.then(|| Arc::clone(&self.compactor)),
+                submissions,
+            }))
+        })
+    }
+
+    /// Folds the overlay into a new generation on a worker thread and switches to it.
+    #[napi(ts_return_type = "Promise<CompactSummary>")]
+    pub fn compact(&self) -> Result<AsyncTask<live::CompactTask>> {
+        guarded("compact", || {
+            Ok(AsyncTask::new(live::CompactTask {
+                locator: Arc::clone(self.locator()?),
+                compactor: Arc::clone(&self.compactor),
+            }))
+        })
+    }
+
+    /// Switches to the newest generation of manifest.json (requests in flight keep the
+    /// old one) and reads what other processes learned; true when the generation changed.
+    /// Starts a background compaction when the overlay is due for one.
+    #[napi]
+    pub fn reload(&self) -> Result<bool> {
+        guarded("reload", || {
+            let l = self.locator()?;
+            let switched = l.reload().map_err(err)?;
+            if switched {
+                l.overlay().reload().map_err(err)?;
+            } else {
+                l.overlay().refresh().map_err(err)?;
+            }
+            // The server reloads every second: the age threshold is checked here too.
+            if self.auto_compact {
+                self.compactor.spawn_if_due(l);
+            }
+            Ok(switched)
+        })
     }
 
     /// Locates a batch of encoded requests (layout in `wire.rs`) and writes six numbers
@@ -209,9 +266,21 @@ impl NativeEngine {
     pub fn stats(&self) -> Result<DbStats> {
         guarded("stats", || {
             let l = self.locator()?;
-            let s = l.database().stats();
-            let m = l.database().manifest();
+            let db = l.database();
+            let s = db.stats();
+            let m = db.manifest();
+            let o = l.overlay().stats();
+            let last = self.compactor.last();
             Ok(DbStats {
+                overlay_cells: o.cells as f64,
+                overlay_wifi: o.wifi as f64,
+                overlay_blocked: o.blocked as f64,
+                compacting: self.compactor.is_running(),
+                last_compaction: last
+                    .as_ref()
+                    .and_then(|r| r.as_ref().ok())
+                    .map(|r| r.finished as f64),
+                last_compaction_error: last.and_then(|r| r.err()),
                 cells: s.cells as f64,
                 wifi: s.wifi as f64,
                 areas: s.areas as f64,

@@ -44,7 +44,7 @@ impl Task for ChangesTask {
     fn compute(&mut self) -> Result<Page> {
         let (locator, request) = (&self.locator, &self.request);
         crate::guarded("changesPage", || {
-            changes_page(locator.database(), request).map_err(crate::err)
+            changes_page(&locator.database(), request).map_err(crate::err)
         })
     }
 

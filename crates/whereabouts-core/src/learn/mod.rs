@@ -1,4 +1,6 @@
-//! Learning station positions from GPS-tagged observations.
+//! Learning station positions from GPS-tagged observations: in batches from
+//! files (below), and live into the [`overlay`] that [`compact`] folds into new
+//! database generations.
 //!
 //! [`learn_files`] reads observation files ([`read`]: OpenCelliD measurements,
 //! G-NetTrack exports, WiGLE CSV), estimates every station they mention
@@ -9,7 +11,9 @@
 //! import, nothing is visible until the new manifest is renamed into place.
 //! Formats, weights and rules: `docs/learning.md`.
 
+pub mod compact;
 pub mod estimate;
+pub mod overlay;
 pub mod read;
 mod submissions;
 
@@ -27,6 +31,7 @@ use crate::store::record::{key_cid, key_lac, Station, StationInfo};
 use crate::store::{BuildOptions, Database, DbBuilder, Manifest, StoreError};
 pub use estimate::Estimate;
 pub use read::{accepted_formats, FileReport, ObservationFormat};
+pub use submissions::observations as submission_observations;
 
 /// A station's identity, ordered as the database stores stations: cells by
 /// (radio, mcc, mnc, lac << 36 | cid), then WiFi by BSSID.
@@ -385,6 +390,106 @@ fn refine(key: StationKey, old: &Station, e: &Estimate, now: i64) -> Station {
     Station::new(new.key, &info)
 }
 
+/// The database's record of a station.
+fn database_station(db: &Database, key: StationKey) -> Option<&Station> {
+    match key {
+        StationKey::Cell {
+            radio,
+            mcc,
+            mnc,
+            key,
+        } => db.cell(radio, mcc, mnc, key_lac(key), key_cid(key)),
+        StationKey::Wifi(b) => db.wifi(b),
+    }
+}
+
+/// The station an outcome publishes (None: withdrawn), counted in `report`.
+fn settle(
+    key: StationKey,
+    outcome: Outcome,
+    existing: Option<&Station>,
+    now: i64,
+    report: &mut LearnReport,
+) -> Option<Station> {
+    match outcome {
+        Outcome::Withdraw => {
+            report.blocked += 1;
+            None
+        }
+        Outcome::Put(e) | Outcome::Refine(e) if existing.is_none() => {
+            report.added += 1;
+            report.outliers += e.rejected as u64;
+            Some(station_of(key, &e, now))
+        }
+        Outcome::Put(e) => {
+            report.outliers += e.rejected as u64;
+            Some(station_of(key, &e, now))
+        }
+        Outcome::Refine(e) => {
+            report.refined += 1;
+            report.outliers += e.rejected as u64;
+            existing.map(|s| refine(key, s, &e, now))
+        }
+    }
+}
+
+/// Writes the database's stations with `learned` ones replacing (Some) or
+/// withdrawing (None) those of the same key, in store order: the new generation
+/// of a learn run or of a compaction.
+fn write_merged(
+    builder: &mut DbBuilder,
+    db: Option<&Database>,
+    learned: &BTreeMap<StationKey, Option<Station>>,
+) -> Result<(), StoreError> {
+    let existing_iter: Box<dyn Iterator<Item = (StationKey, Station)>> = match db {
+        Some(db) => Box::new(
+            db.iter_cells()
+                .map(|(radio, mcc, mnc, s)| {
+                    (
+                        StationKey::Cell {
+                            radio,
+                            mcc,
+                            mnc,
+                            key: s.key,
+                        },
+                        *s,
+                    )
+                })
+                .chain(db.iter_wifi().map(|s| (StationKey::Wifi(s.key), *s))),
+        ),
+        None => Box::new(std::iter::empty()),
+    };
+    let mut existing_iter = existing_iter.peekable();
+    let mut learned_iter = learned.iter().map(|(k, s)| (*k, *s)).peekable();
+    let push = |builder: &mut DbBuilder, key: StationKey, s: Station| match key {
+        StationKey::Cell {
+            radio, mcc, mnc, ..
+        } => builder.push_cell(radio, mcc, mnc, s),
+        StationKey::Wifi(_) => builder.push_wifi(s),
+    };
+    loop {
+        let take_learned = match (existing_iter.peek(), learned_iter.peek()) {
+            (None, None) => break,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some((ek, _)), Some((lk, _))) => lk <= ek,
+        };
+        if take_learned {
+            let (k, s) = learned_iter.next().expect("peeked");
+            if existing_iter.peek().is_some_and(|(ek, _)| *ek == k) {
+                existing_iter.next();
+            }
+            if let Some(s) = s {
+                push(builder, k, s)?;
+            }
+        } else {
+            let (k, s) = existing_iter.next().expect("peeked");
+            push(builder, k, s)?;
+        }
+    }
+    Ok(())
+}
+
 /// Learns from `files` and merges the result into the database in `dir`
 /// (created if missing). `progress` returning `false` cancels, leaving the
 /// database as it was.
@@ -479,38 +584,11 @@ pub fn learn_files(
             rows: done,
             phase: LearnPhase::Estimating,
         })?;
-        let existing = db.as_ref().and_then(|db| match key {
-            StationKey::Cell {
-                radio,
-                mcc,
-                mnc,
-                key,
-            } => db.cell(radio, mcc, mnc, key_lac(key), key_cid(key)),
-            StationKey::Wifi(b) => db.wifi(b),
-        });
+        let existing = db.as_ref().and_then(|db| database_station(db, key));
         let Some(outcome) = decide(key, g, existing, &mut block, opts, &mut report) else {
             continue;
         };
-        let station = match outcome {
-            Outcome::Withdraw => {
-                report.blocked += 1;
-                None
-            }
-            Outcome::Put(e) | Outcome::Refine(e) if existing.is_none() => {
-                report.added += 1;
-                report.outliers += e.rejected as u64;
-                Some(station_of(key, &e, now))
-            }
-            Outcome::Put(e) => {
-                report.outliers += e.rejected as u64;
-                Some(station_of(key, &e, now))
-            }
-            Outcome::Refine(e) => {
-                report.refined += 1;
-                report.outliers += e.rejected as u64;
-                existing.map(|s| refine(key, s, &e, now))
-            }
-        };
+        let station = settle(key, outcome, existing, now, &mut report);
         learned.insert(key, station);
     }
 
@@ -523,53 +601,7 @@ pub fn learn_files(
         phase: LearnPhase::Writing,
     })?;
     let mut builder = builder;
-    let existing_iter: Box<dyn Iterator<Item = (StationKey, Station)>> = match &db {
-        Some(db) => Box::new(
-            db.iter_cells()
-                .map(|(radio, mcc, mnc, s)| {
-                    (
-                        StationKey::Cell {
-                            radio,
-                            mcc,
-                            mnc,
-                            key: s.key,
-                        },
-                        *s,
-                    )
-                })
-                .chain(db.iter_wifi().map(|s| (StationKey::Wifi(s.key), *s))),
-        ),
-        None => Box::new(std::iter::empty()),
-    };
-    let mut existing_iter = existing_iter.peekable();
-    let mut learned_iter = learned.into_iter().peekable();
-    let push = |builder: &mut DbBuilder, key: StationKey, s: Station| match key {
-        StationKey::Cell {
-            radio, mcc, mnc, ..
-        } => builder.push_cell(radio, mcc, mnc, s),
-        StationKey::Wifi(_) => builder.push_wifi(s),
-    };
-    loop {
-        let take_learned = match (existing_iter.peek(), learned_iter.peek()) {
-            (None, None) => break,
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            (Some((ek, _)), Some((lk, _))) => lk <= ek,
-        };
-        if take_learned {
-            let (k, s) = learned_iter.next().expect("peeked");
-            if existing_iter.peek().is_some_and(|(ek, _)| *ek == k) {
-                existing_iter.next();
-            }
-            if let Some(s) = s {
-                push(&mut builder, k, s)?;
-            }
-        } else {
-            let (k, s) = existing_iter.next().expect("peeked");
-            push(&mut builder, k, s)?;
-        }
-    }
-    drop(existing_iter);
+    write_merged(&mut builder, db.as_ref(), &learned)?;
     write_blocklist(dir, &block)?;
     let (_, stats) = builder.commit()?;
     drop(db);

@@ -116,8 +116,9 @@ pub fn read(
     Ok(report)
 }
 
-/// The observations of one submission: its stations at its most accurate fix.
-fn observations(
+/// The observations of one submission (its JSON columns, see docs/tokens.md): its
+/// stations at its most accurate fix.
+pub fn observations(
     received_ms: i64,
     gps: &str,
     cells: &str,

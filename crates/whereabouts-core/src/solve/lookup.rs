@@ -1,12 +1,15 @@
-//! Step 1 of solving: find every observed cell and access point in the database,
-//! including cells reported by their 16-bit short CID.
+//! Step 1 of solving: find every observed cell and access point, in the learned
+//! overlay first (a learned station replaces the database's, a withdrawn one is not
+//! used), then in the database, including cells reported by their 16-bit short CID.
 
 use smallvec::SmallVec;
 
 use super::query::{CellObs, WifiObs};
 use crate::geo;
+use crate::learn::overlay::{Lookup, OverlayView};
+use crate::learn::StationKey;
 use crate::radio::Radio;
-use crate::store::record::Station;
+use crate::store::record::{cell_key, Station};
 use crate::store::Database;
 
 /// A cell the device saw that the database knows.
@@ -60,26 +63,45 @@ const LTE_TA_STEP_M: f64 = 78.12;
 const SHORT_CID_MAX_SPREAD_M: f64 = 10_000.0;
 
 /// Fills `seen` (cleared first) rather than returning it: the stack lists are about 2 KB,
-/// and moving them out of a call was a measurable copy per request.
-pub fn resolve(db: &Database, cells: &[CellObs], wifi: &[WifiObs], scf: bool, seen: &mut Seen) {
+/// and moving them out of a call was a measurable copy per request. `overlay` is None
+/// while nothing is learned: the lookups then cost what they cost without an overlay.
+pub fn resolve(
+    db: &Database,
+    overlay: Option<&OverlayView<'_>>,
+    cells: &[CellObs],
+    wifi: &[WifiObs],
+    scf: bool,
+    seen: &mut Seen,
+) {
     seen.cells.clear();
     seen.wifi.clear();
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
-        if let Some((radio, st)) = find_cell(db, obs) {
-            let mut c = seen_cell(radio, obs, st, serving, false);
-            if serving && radio == Radio::Lte && c.ta_m.is_some() {
-                c.tower = infer_tower(db, obs);
-            }
-            seen.cells.push(c);
-        } else if scf && obs.cid <= 0xffff {
-            if let Some(c) = find_by_short_cid(db, obs, serving) {
+        match find_cell(db, overlay, obs) {
+            Some((radio, Some(st))) => {
+                let mut c = seen_cell(radio, obs, &st, serving, false);
+                if serving && radio == Radio::Lte && c.ta_m.is_some() {
+                    c.tower = infer_tower(db, obs);
+                }
                 seen.cells.push(c);
             }
+            // Withdrawn as moved: no evidence, not even through its short id.
+            Some((_, None)) => {}
+            None if scf && obs.cid <= 0xffff => {
+                if let Some(c) = find_by_short_cid(db, obs, serving) {
+                    seen.cells.push(c);
+                }
+            }
+            None => {}
         }
     }
     for obs in wifi {
-        if let Some(st) = db.wifi(obs.bssid) {
+        let found = match overlay.map(|o| o.get(&StationKey::Wifi(obs.bssid))) {
+            None | Some(Lookup::Unknown) => db.wifi(obs.bssid).copied(),
+            Some(Lookup::Learned(st)) => Some(st),
+            Some(Lookup::Blocked) => None,
+        };
+        if let Some(st) = found {
             seen.wifi.push(SeenAp {
                 lat: st.lat(),
                 lon: st.lon(),
@@ -116,12 +138,30 @@ fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [
     }
 }
 
-fn find_cell<'a>(db: &'a Database, obs: &CellObs) -> Option<(Radio, &'a Station)> {
+/// The cell and the radio it was found under; `Some((radio, None))`: withdrawn.
+fn find_cell(
+    db: &Database,
+    overlay: Option<&OverlayView<'_>>,
+    obs: &CellObs,
+) -> Option<(Radio, Option<Station>)> {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs) {
         for &mcc in candidate_mccs(db, radio, obs) {
+            if let Some(o) = overlay {
+                let key = cell_key(obs.lac, obs.cid);
+                match o.get(&StationKey::Cell {
+                    radio,
+                    mcc,
+                    mnc,
+                    key,
+                }) {
+                    Lookup::Learned(st) => return Some((radio, Some(st))),
+                    Lookup::Blocked => return Some((radio, None)),
+                    Lookup::Unknown => {}
+                }
+            }
             if let Some(st) = db.cell(radio, mcc, mnc, obs.lac, obs.cid) {
-                return Some((radio, st));
+                return Some((radio, Some(*st)));
             }
         }
     }

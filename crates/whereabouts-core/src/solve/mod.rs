@@ -18,7 +18,10 @@ mod wifi;
 
 pub use query::{Answer, CellObs, Fallback, Options, Query, Source, WifiObs};
 
-use crate::store::Database;
+use std::sync::{Arc, RwLock};
+
+use crate::learn::overlay::Overlay;
+use crate::store::{Database, Manifest, StoreError};
 
 /// The confidence of every reported accuracy radius: the Android convention
 /// (one standard deviation of a 2-D normal holds 39%, so this is wider: about 1.5 sigma).
@@ -44,10 +47,13 @@ pub trait IpFallback: Send + Sync {
 /// a cell or WiFi answer is never this far out at sea unless its data is wrong.
 const BORDER_SEARCH_M: f64 = 200_000.0;
 
-/// An opened engine: the station database plus optional land and IP data.
-/// Shared across threads; every method takes `&self`.
+/// An opened engine: the station database, the learned-station overlay, and
+/// optional land and IP data. Shared across threads; every method takes `&self`.
 pub struct Locator {
-    db: Database,
+    /// The generation being read; [`Locator::reload`] swaps it while lookups in
+    /// flight keep their own reference to the old one.
+    db: RwLock<Arc<Database>>,
+    overlay: Overlay,
     border: Option<Box<dyn Border>>,
     ip: Option<Box<dyn IpFallback>>,
     /// Unix seconds used for the `aged` rule; None: the clock at each call.
@@ -57,7 +63,8 @@ pub struct Locator {
 impl Locator {
     pub fn new(db: Database) -> Locator {
         Locator {
-            db,
+            db: RwLock::new(Arc::new(db)),
+            overlay: Overlay::none(),
             border: None,
             ip: None,
             now: None,
@@ -80,8 +87,35 @@ impl Locator {
         self
     }
 
-    pub fn database(&self) -> &Database {
-        &self.db
+    /// Consults `overlay` before the database on every lookup.
+    pub fn with_overlay(mut self, overlay: Overlay) -> Locator {
+        self.overlay = overlay;
+        self
+    }
+
+    /// The generation being read now.
+    pub fn database(&self) -> Arc<Database> {
+        Arc::clone(&self.db.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub fn overlay(&self) -> &Overlay {
+        &self.overlay
+    }
+
+    /// Switches to the newest generation of the directory's manifest; true when it
+    /// changed. Lookups in flight finish on the generation they started with, whose
+    /// files stay mapped until the last of them lets go.
+    pub fn reload(&self) -> Result<bool, StoreError> {
+        let current = self.database();
+        let dir = current.dir();
+        let newest = Manifest::read(dir)?.map(|m| m.generation);
+        if newest.is_none_or(|g| g == current.manifest().generation) {
+            return Ok(false);
+        }
+        // A commit may unlink the files of the manifest just read: read it again then.
+        let db = Database::open(dir).or_else(|_| Database::open(dir))?;
+        *self.db.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(db);
+        Ok(true)
     }
 
     pub fn has_ip(&self) -> bool {
@@ -113,16 +147,19 @@ impl Locator {
             cells: Default::default(),
             wifi: Default::default(),
         };
-        lookup::resolve(&self.db, q.cells, q.wifi, opts.scf, &mut seen);
+        let db = self.database();
+        let overlay = self.overlay.view();
+        lookup::resolve(&db, overlay.as_ref(), q.cells, q.wifi, opts.scf, &mut seen);
+        drop(overlay);
 
         let mut answer = if opts.lacf == 2 {
-            cells::area_answer(&self.db, q.cells)
+            cells::area_answer(&db, q.cells)
         } else {
             let from_cells = cells::solve(&seen.cells, now);
             let from_wifi = wifi::solve(&seen.wifi, now);
             let mut best = choose(from_wifi, from_cells, &seen.cells);
             if best.is_none() && opts.lacf == 1 {
-                best = cells::area_answer(&self.db, q.cells);
+                best = cells::area_answer(&db, q.cells);
             }
             best
         };

@@ -433,7 +433,7 @@ fn take_lock(lock: &Path) -> Result<(), StoreError> {
                     p != std::process::id() && Path::new(&format!("/proc/{p}")).exists()
                 });
                 if alive {
-                    return Err(StoreError::Invalid(format!(
+                    return Err(StoreError::Busy(format!(
                         "another import (pid {}) is writing to this database; remove {} if it is not",
                         pid.unwrap_or(0),
                         lock.display()

@@ -30,6 +30,9 @@ pub enum StoreError {
     Corrupt(String),
     /// The caller broke an ordering or other contract of the builder.
     Invalid(String),
+    /// Another live process holds the directory's `.import.lock` (an import, a
+    /// learn run, a compaction): try again later.
+    Busy(String),
 }
 
 impl StoreError {
@@ -44,7 +47,7 @@ impl fmt::Display for StoreError {
             StoreError::NotFound(m) => write!(f, "{m}"),
             StoreError::Io(m) => write!(f, "I/O error: {m}"),
             StoreError::Corrupt(m) => write!(f, "corrupt station database: {m}"),
-            StoreError::Invalid(m) => write!(f, "{m}"),
+            StoreError::Invalid(m) | StoreError::Busy(m) => write!(f, "{m}"),
         }
     }
 }
