@@ -12,6 +12,7 @@
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
+//! - [`search`]: forward geocoding (free text to places) over GeoNames places.
 
 mod datafile;
 pub mod geo;
@@ -21,6 +22,7 @@ pub mod land;
 pub mod learn;
 pub mod places;
 pub mod radio;
+pub mod search;
 pub mod solve;
 pub mod store;
 pub mod timezone;
