@@ -9,12 +9,14 @@ import {
   defaultIpDatabases,
   landFile,
   placesFile,
+  searchFile,
   timezonesFile,
 } from './data-files.js';
 import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
+import { answerSearch, type SearchQuery, type SearchResponse } from './search.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
 /** Requests parsed and solved together inside one `processBatch` call. */
@@ -41,6 +43,11 @@ export interface EngineOptions {
   timezones?: string | false;
   /** Places for {@link Engine.reverse}; default: the embedded GeoNames places. `false` disables reverse geocoding. */
   places?: string | false;
+  /**
+   * Places for {@link Engine.search}; default: the embedded GeoNames places with alternate names.
+   * `false` disables forward geocoding. The word index is built on the first search (about a second).
+   */
+  search?: string | false;
 }
 
 /** What an open engine holds. */
@@ -65,6 +72,7 @@ export class Engine {
   readonly #wire = new WireBuffers();
   readonly #zoneNames: string[] | undefined;
   readonly #hasPlaces: boolean;
+  readonly #hasSearch: boolean;
   #closed = false;
 
   private constructor(
@@ -72,11 +80,13 @@ export class Engine {
     parse: ParseOptions,
     hasTimezones: boolean,
     hasPlaces: boolean,
+    hasSearch: boolean,
   ) {
     this.#native = nativeEngine;
     this.#parse = parse;
     this.#zoneNames = hasTimezones ? nativeEngine.timezoneNames() : undefined;
     this.#hasPlaces = hasPlaces;
+    this.#hasSearch = hasSearch;
   }
 
   /**
@@ -96,6 +106,10 @@ export class Engine {
       options.places === false
         ? undefined
         : (options.places ?? (existsSync(placesFile) ? placesFile : undefined));
+    const search =
+      options.search === false
+        ? undefined
+        : (options.search ?? (existsSync(searchFile) ? searchFile : undefined));
     const handle = native().NativeEngine.open({
       db: options.db ?? defaultDbDir,
       land,
@@ -104,8 +118,15 @@ export class Engine {
       now: now === undefined ? undefined : Math.floor(now),
       timezones,
       places,
+      search,
     });
-    return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined, places !== undefined);
+    return new Engine(
+      handle,
+      { maxCells: options.maxCells },
+      timezones !== undefined,
+      places !== undefined,
+      search !== undefined,
+    );
   }
 
   /**
@@ -187,6 +208,22 @@ export class Engine {
     return answerReverse(
       query,
       (lat, lon, zoom) => this.#native.reversePlace(lat, lon, zoom),
+      countryNamesFile,
+    );
+  }
+
+  /**
+   * Places matching free text (spec 4.2, 2.9): `{ status: 'ok', address: [...] }`, best first,
+   * `NO_MATCHES` when nothing matches, `INVALID_REQUEST` for a missing `q` or a bad `limit`,
+   * `countrycodes` or `viewbox` (formats in src/search.ts). Synchronous; the body of
+   * `/v2/search` without `balance`.
+   */
+  search(query: SearchQuery): SearchResponse {
+    this.#assertOpen();
+    if (!this.#hasSearch) return { status: 'error', message: 'UNKNOWN_ERROR' };
+    return answerSearch(
+      query,
+      (p) => this.#native.searchPlaces(p.q, p.limit, p.countries, p.viewbox),
       countryNamesFile,
     );
   }

@@ -23,6 +23,12 @@ export {
   type ReverseResponse,
 } from './reverse.js';
 export {
+  DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT,
+  MAX_LIMIT as SEARCH_MAX_LIMIT,
+  type SearchQuery,
+  type SearchResponse,
+} from './search.js';
+export {
   describeZone,
   type TimezoneObject,
   type TimezoneQuery,

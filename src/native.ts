@@ -15,6 +15,20 @@ export interface NativeOpenOptions {
   now?: number;
   timezones?: string;
   places?: string;
+  search?: string;
+}
+
+/** A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search). */
+export interface NativeSearchPlace {
+  lat: number;
+  lon: number;
+  name: string;
+  state?: string | null;
+  county?: string | null;
+  /** ISO 3166-1 alpha-2, upper case. */
+  countryCode: string;
+  population: number;
+  score: number;
 }
 
 /** A place found by {@link NativeEngine.reversePlace}; absent admin names may come as null. */
@@ -54,6 +68,13 @@ export interface NativeEngine {
   timezoneIndexAt(lat: number, lon: number): number;
   /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
   reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
+  /** Places matching free text, best first; `countries` upper-case alpha-2 codes restrict, `viewbox` [left, right, top, bottom] prefers. */
+  searchPlaces(
+    query: string,
+    limit: number,
+    countries: string[],
+    viewbox: number[] | null,
+  ): NativeSearchPlace[];
   stats(): NativeStats;
   close(): void;
 }
