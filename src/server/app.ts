@@ -23,6 +23,7 @@ import { registerHealth } from './health.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
 import { PROCESS_PATHS, registerProcess } from './process.js';
 import { registerReverse } from './reverse.js';
+import { registerSearch } from './search.js';
 import { registerTimezone } from './timezone.js';
 
 /** Largest request body accepted by default: room for the 1000 GPS fixes a request may carry. */
@@ -195,5 +196,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   registerHealth(app, options);
   registerTimezone(app, options);
   registerReverse(app, options);
+  registerSearch(app, options);
   return app;
 }
