@@ -18,19 +18,6 @@ export interface NativeOpenOptions {
   search?: string;
 }
 
-/** A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search). */
-export interface NativeSearchPlace {
-  lat: number;
-  lon: number;
-  name: string;
-  state?: string | null;
-  county?: string | null;
-  /** ISO 3166-1 alpha-2, upper case. */
-  countryCode: string;
-  population: number;
-  score: number;
-}
-
 /** A place found by {@link NativeEngine.reversePlace}; absent admin names may come as null. */
 export interface NativePlace {
   lat: number;
@@ -43,6 +30,9 @@ export interface NativePlace {
   population: number;
   distanceM: number;
 }
+
+/** A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search). */
+export type NativeSearchPlace = Omit<NativePlace, 'distanceM'> & { score: number };
 
 /** Counts reported by an open database. */
 export interface NativeStats {

@@ -16,6 +16,11 @@
 //!   alpha-2 code). Each qualifier word that matches none of them costs a lot, so
 //!   "paris texas" ranks Paris, Texas over Paris, France. With commas the name is taken from
 //!   the first part only and later parts are qualifiers ("city, region, country").
+//! - A query word that is itself an indexed word is read as a typo of another word only to
+//!   complete a name other words found; of the names a query meets, at most
+//!   [`MAX_CANDIDATES`] (those using the most query words) are weighed: both keep queries of
+//!   common words ("san josé de ...") fast. A name set aside uses fewer query words (or
+//!   has more edits) than 2,000 others; it could only have won through qualifiers.
 //! - `countries` restricts to ISO 3166-1 alpha-2 codes; a `viewbox` prefers places inside it
 //!   without excluding any other.
 //!
@@ -57,6 +62,10 @@ pub const QUALIFIER_EDIT_COST: f64 = 0.05;
 pub const ORDER_COST: f64 = 0.02;
 pub const ALTERNATE_COST: f64 = 0.01;
 pub const MIN_QUALITY: f64 = 0.5;
+/// Names whose qualifiers are weighed, at most: a query of common words ("san", "de", "la")
+/// meets tens of thousands of names; those using the most query words, with the fewest
+/// edits, of the largest places are kept.
+pub const MAX_CANDIDATES: usize = 2000;
 /// Query words beyond this many are ignored (they fit a 16-bit mask).
 pub const MAX_QUERY_WORDS: usize = 16;
 
@@ -123,8 +132,6 @@ type Phrases = Vec<Vec<Vec<char>>>;
 
 struct Index {
     vocab: Vocab,
-    /// Phrases of each state and county string.
-    admin: FxHashMap<u32, Phrases>,
     /// Phrases of each country (its names, alpha-3 and alpha-2 codes), by alpha-2.
     countries: FxHashMap<[u8; 2], Phrases>,
 }
@@ -179,33 +186,15 @@ impl SearchIndex {
 
     fn index(&self) -> &Index {
         self.index.get_or_init(|| {
-            let names: Vec<Vec<Vec<String>>> = self
-                .file
-                .places
-                .iter()
-                .map(|r| {
-                    self.file
-                        .strings
-                        .get(r.names)
-                        .split('\n')
-                        .map(tokens)
-                        .collect()
-                })
-                .collect();
-            let vocab = Vocab::build(names.iter().enumerate().flat_map(|(p, ns)| {
-                ns.iter()
+            let strings = &self.file.strings;
+            let vocab = Vocab::build(self.file.places.iter().enumerate().flat_map(|(p, r)| {
+                strings
+                    .get(r.names)
+                    .split('\n')
                     .enumerate()
                     .take(u16::MAX as usize)
-                    .map(move |(n, words)| (words.as_slice(), p as u32, n as u16))
+                    .map(move |(n, name)| (name, p as u32, n as u16))
             }));
-            let mut admin = FxHashMap::default();
-            for r in &self.file.places {
-                for s in [r.state, r.county] {
-                    if s != NONE && !admin.contains_key(&s) {
-                        admin.insert(s, self.phrases(s));
-                    }
-                }
-            }
             let countries = self
                 .file
                 .countries
@@ -219,11 +208,7 @@ impl SearchIndex {
                     (code, p)
                 })
                 .collect();
-            Index {
-                vocab,
-                admin,
-                countries,
-            }
+            Index { vocab, countries }
         })
     }
 
@@ -260,13 +245,24 @@ impl SearchIndex {
         let allowed =
             |r: &Record| options.countries.is_empty() || options.countries.contains(&r.country);
 
+        // A word that is itself an indexed word is not also read as a typo of another word
+        // except to complete a name other words found: an exact match outranks any typo
+        // anyway, and the typo neighbours of a common word ("santa": santo, sant, sante,
+        // ...) would otherwise bring thousands of names that could only rank below it.
         let mut found: FxHashMap<(u32, u16), SmallVec<[Hit; 4]>> = FxHashMap::default();
+        let mut completing: Vec<(u8, u32, u8)> = Vec::new();
         for (qi, w) in words.iter().enumerate() {
             if name_words & (1 << qi) == 0 {
                 continue;
             }
             let text: String = w.chars.iter().collect();
-            for (v, d) in index.vocab.lookup(&text, w.edits) {
+            let matches = index.vocab.lookup(&text, w.edits);
+            let exact = matches.iter().any(|&(_, d)| d == 0);
+            for (v, d) in matches {
+                if exact && d > 0 {
+                    completing.push((qi as u8, v, d));
+                    continue;
+                }
                 for p in index.vocab.postings(v) {
                     if allowed(&self.file.places[p.place as usize]) {
                         found
@@ -277,19 +273,42 @@ impl SearchIndex {
                 }
             }
         }
+        for (qi, v, d) in completing {
+            for p in index.vocab.postings(v) {
+                if let Some(hits) = found.get_mut(&(p.place, p.name)) {
+                    hits.push((qi, p.pos, d, p.len));
+                }
+            }
+        }
 
         let mut qualifiers = Qualifiers {
             words: &words,
-            admin: &index.admin,
+            search: self,
             countries: &index.countries,
             cache: FxHashMap::default(),
         };
+        let mut named: Vec<(u32, u16, u16, f64)> = found
+            .iter()
+            .map(|(&(place, name), hits)| {
+                let (used, cost) = name_match(hits);
+                (place, name, used, cost)
+            })
+            .filter(|c| c.2 != 0)
+            .collect();
+        if named.len() > MAX_CANDIDATES {
+            // names made of the most query words, then the closest, then the biggest places
+            let key = |c: &(u32, u16, u16, f64)| {
+                (
+                    std::cmp::Reverse(c.2.count_ones()),
+                    (c.3 * 1000.0) as u32,
+                    std::cmp::Reverse(self.file.places[c.0 as usize].population),
+                )
+            };
+            named.select_nth_unstable_by_key(MAX_CANDIDATES, key);
+            named.truncate(MAX_CANDIDATES);
+        }
         let mut best: FxHashMap<u32, f64> = FxHashMap::default();
-        for (&(place, name), hits) in &found {
-            let (used, cost) = name_match(hits);
-            if used == 0 {
-                continue;
-            }
+        for (place, name, used, cost) in named {
             let r = &self.file.places[place as usize];
             let mut quality = 1.0 - cost - if name > 0 { ALTERNATE_COST } else { 0.0 };
             let leftover = all & !used;
@@ -386,7 +405,8 @@ fn name_match(hits: &[Hit]) -> (u16, f64) {
 /// answers for the query (many candidates share a state or a country).
 struct Qualifiers<'a> {
     words: &'a [Word],
-    admin: &'a FxHashMap<u32, Phrases>,
+    /// States and counties are folded when a candidate first needs them.
+    search: &'a SearchIndex,
     countries: &'a FxHashMap<[u8; 2], Phrases>,
     cache: FxHashMap<(u8, u32, u16), (u16, u32)>,
 }
@@ -405,12 +425,13 @@ impl Qualifiers<'_> {
             let (m, e) = match self.cache.get(&(kind, key, left)) {
                 Some(&v) => v,
                 None => {
-                    let phrases = if kind == 1 {
-                        self.countries.get(&r.country)
+                    let v = if kind == 1 {
+                        self.countries
+                            .get(&r.country)
+                            .map_or((0, 0), |p| best_phrase(self.words, p, left))
                     } else {
-                        self.admin.get(&key)
+                        best_phrase(self.words, &self.search.phrases(key), left)
                     };
-                    let v = phrases.map_or((0, 0), |p| best_phrase(self.words, p, left));
                     self.cache.insert((kind, key, left), v);
                     v
                 }

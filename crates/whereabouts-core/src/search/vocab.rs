@@ -16,6 +16,8 @@
 
 use rustc_hash::FxHashMap;
 
+use super::normalize::tokens;
+
 /// Words shorter than this (in characters) are matched exactly only.
 pub const MIN_TYPO_CHARS: usize = 4;
 /// Words of this many characters or more may carry two edits.
@@ -41,7 +43,10 @@ pub struct Posting {
 
 /// Sorted distinct words with their postings and deletion table.
 pub struct Vocab {
-    words: Vec<Box<str>>,
+    /// The words, sorted, back to back: word `w` is `text[starts[w]..starts[w + 1]]` (one
+    /// buffer rather than 400,000 small allocations).
+    text: String,
+    starts: Vec<u32>,
     /// `postings[at[w]..at[w + 1]]` are the occurrences of word `w`.
     at: Vec<u32>,
     postings: Vec<Posting>,
@@ -50,15 +55,23 @@ pub struct Vocab {
 }
 
 impl Vocab {
-    /// Builds the vocabulary from (folded name words, place, name index) triples.
-    pub fn build<'a>(names: impl Iterator<Item = (&'a [String], u32, u16)>) -> Vocab {
-        let mut ids: FxHashMap<&'a str, u32> = FxHashMap::default();
+    /// Builds the vocabulary from (name, place, name index) triples; names are folded into
+    /// words here, one at a time, so no copy of every name's words is held at once.
+    pub fn build<'a>(names: impl Iterator<Item = (&'a str, u32, u16)>) -> Vocab {
+        let mut ids: FxHashMap<Box<str>, u32> = FxHashMap::default();
         let mut occurrences: Vec<(u32, Posting)> = Vec::new();
-        for (words, place, name) in names {
+        for (text, place, name) in names {
+            let words = tokens(text);
             let len = words.len().min(u8::MAX as usize) as u8;
-            for (pos, w) in words.iter().take(u8::MAX as usize).enumerate() {
-                let next = ids.len() as u32;
-                let id = *ids.entry(w.as_str()).or_insert(next);
+            for (pos, w) in words.into_iter().take(u8::MAX as usize).enumerate() {
+                let id = match ids.get(w.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = ids.len() as u32;
+                        ids.insert(w.into_boxed_str(), id);
+                        id
+                    }
+                };
                 occurrences.push((
                     id,
                     Posting {
@@ -70,14 +83,15 @@ impl Vocab {
                 ));
             }
         }
+        occurrences.shrink_to_fit();
         // renumber the words in sorted order, so exact lookups are a binary search
-        let mut sorted: Vec<(&str, u32)> = ids.into_iter().collect();
+        let mut sorted: Vec<(Box<str>, u32)> = ids.into_iter().collect();
         sorted.sort_unstable();
         let mut rank = vec![0u32; sorted.len()];
-        for (r, &(_, id)) in sorted.iter().enumerate() {
-            rank[id as usize] = r as u32;
+        for (r, (_, id)) in sorted.iter().enumerate() {
+            rank[*id as usize] = r as u32;
         }
-        occurrences.sort_by_key(|&(id, p)| (rank[id as usize], p.place, p.name, p.pos));
+        occurrences.sort_unstable_by_key(|&(id, p)| (rank[id as usize], p.place, p.name, p.pos));
         let mut at = vec![0u32; sorted.len() + 1];
         for &(id, _) in &occurrences {
             at[rank[id as usize] as usize + 1] += 1;
@@ -85,21 +99,32 @@ impl Vocab {
         for i in 1..at.len() {
             at[i] += at[i - 1];
         }
-        let words: Vec<Box<str>> = sorted.iter().map(|&(w, _)| Box::from(w)).collect();
+        let postings: Vec<Posting> = occurrences.into_iter().map(|(_, p)| p).collect();
+        let mut text = String::with_capacity(sorted.iter().map(|(w, _)| w.len()).sum());
+        let mut starts = Vec::with_capacity(sorted.len() + 1);
         let mut deletes = Vec::new();
-        for (i, w) in words.iter().enumerate() {
+        for (i, (w, _)) in sorted.into_iter().enumerate() {
+            starts.push(text.len() as u32);
+            text.push_str(&w);
             if w.chars().count() >= MIN_TYPO_CHARS {
-                for_each_deletion(w, 1, &mut |h| deletes.push((h, i as u32)));
+                for_each_deletion(&w, 1, &mut |h| deletes.push((h, i as u32)));
             }
         }
+        starts.push(text.len() as u32);
         deletes.sort_unstable();
         deletes.dedup();
+        deletes.shrink_to_fit();
         Vocab {
-            words,
+            text,
+            starts,
             at,
-            postings: occurrences.into_iter().map(|(_, p)| p).collect(),
+            postings,
             deletes,
         }
+    }
+
+    fn word(&self, w: u32) -> &str {
+        &self.text[self.starts[w as usize] as usize..self.starts[w as usize + 1] as usize]
     }
 
     /// The occurrences of word `w`.
@@ -110,8 +135,8 @@ impl Vocab {
     /// Indexed words within `max_edits` of `word` (folded), with their distance.
     pub fn lookup(&self, word: &str, max_edits: u8) -> Vec<(u32, u8)> {
         let mut out: Vec<(u32, u8)> = Vec::new();
-        if let Ok(i) = self.words.binary_search_by(|w| (**w).cmp(word)) {
-            out.push((i as u32, 0));
+        if let Some(i) = self.find(word) {
+            out.push((i, 0));
         }
         if max_edits == 0 {
             return out;
@@ -130,7 +155,7 @@ impl Vocab {
         candidates.sort_unstable();
         candidates.dedup();
         for w in candidates {
-            let cand: Vec<char> = self.words[w as usize].chars().collect();
+            let cand: Vec<char> = self.word(w).chars().collect();
             if let Some(d) = distance(&query, &cand, max_edits) {
                 if d > 0 {
                     out.push((w, d));
@@ -138,6 +163,22 @@ impl Vocab {
             }
         }
         out
+    }
+}
+
+impl Vocab {
+    /// The id of `word` when it is indexed.
+    fn find(&self, word: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0u32, (self.starts.len() - 1) as u32);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.word(mid).cmp(word) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
     }
 }
 
@@ -243,20 +284,14 @@ mod tests {
     }
 
     fn vocab(words: &[&str]) -> Vocab {
-        let names: Vec<Vec<String>> = words.iter().map(|w| vec![w.to_string()]).collect();
-        Vocab::build(
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.as_slice(), i as u32, 0)),
-        )
+        Vocab::build(words.iter().enumerate().map(|(i, n)| (*n, i as u32, 0)))
     }
 
     fn found(v: &Vocab, word: &str) -> Vec<(String, u8)> {
         let mut r: Vec<(String, u8)> = v
             .lookup(word, max_edits(word))
             .into_iter()
-            .map(|(w, d)| (v.words[w as usize].to_string(), d))
+            .map(|(w, d)| (v.word(w).to_string(), d))
             .collect();
         r.sort();
         r
@@ -291,16 +326,7 @@ mod tests {
 
     #[test]
     fn lists_where_each_word_occurs() {
-        let names = [
-            vec!["new".to_string(), "york".to_string()],
-            vec!["york".to_string()],
-        ];
-        let v = Vocab::build(
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.as_slice(), i as u32, 0)),
-        );
+        let v = vocab(&["New York", "York"]);
         let york = v.lookup("york", 0)[0].0;
         let p: Vec<(u32, u8, u8)> = v
             .postings(york)
