@@ -79,7 +79,8 @@ for (const line of fs.readFileSync(source, 'utf8').split('\n')) {
   if (f.length < 15) continue;
   const [id, name, , alternates, lat, lon, , featureCode, country, , a1, a2] = f;
   const population = Number(f[14]);
-  if (population < MIN_POPULATION || DROPPED.has(featureCode) || !/^[A-Z]{2}$/.test(country) || !name) continue;
+  if (population < MIN_POPULATION || DROPPED.has(featureCode) || !/^[A-Z]{2}$/.test(country) || !name)
+    continue;
   // the state carries its code where the code is letters (US "TX", GB "ENG"): "paris, tx"
   const stateName = a1 ? admin1.get(`${country}.${a1}`) : undefined;
   const state = stateName && /^[A-Z]{2,3}$/.test(a1) ? `${stateName}\n${a1}` : stateName;
