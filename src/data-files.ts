@@ -22,6 +22,9 @@ export const timezonesFile = join(packageRoot, 'data', 'timezones.bin');
 /** GeoNames places with admin names, for reverse geocoding (scripts/build-places.mjs). */
 export const placesFile = join(packageRoot, 'data', 'places.bin');
 
+/** GeoNames places with alternate names, for forward geocoding (scripts/build-search.mjs). */
+export const searchFile = join(packageRoot, 'data', 'search.bin');
+
 /** Country names by language from i18n-iso-countries (scripts/build-places.mjs). */
 export const countryNamesFile = join(packageRoot, 'data', 'country-names.json');
 

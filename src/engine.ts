@@ -9,6 +9,7 @@ import {
   defaultIpDatabases,
   landFile,
   placesFile,
+  searchFile,
   timezonesFile,
 } from './data-files.js';
 import {
@@ -31,6 +32,7 @@ import { type RemoteOptions, RemotePolicy, type RemoteStatus } from './remote/in
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
+import { answerSearch, type SearchQuery, type SearchResponse } from './search.js';
 import { type BackgroundSyncOptions, SyncScheduler, type SyncState } from './sync/scheduler.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
@@ -76,6 +78,11 @@ export interface EngineOptions {
    * {@link Engine.compact}. Learning needs `db`: the overlay lives in `DIR/learned.sqlite`.
    */
   compaction?: { stations?: number; ageSeconds?: number } | false;
+  /**
+   * Places for {@link Engine.search}; default: the embedded GeoNames places with alternate names.
+   * `false` disables forward geocoding. The word index is built on the first search (about a second).
+   */
+  search?: string | false;
 }
 
 /** A query of {@link Engine.stationChanges}: stations with `since <= updated < until` (unix seconds). */
@@ -118,6 +125,7 @@ export class Engine {
   readonly #hasPlaces: boolean;
   readonly #remote: RemotePolicy | undefined;
   #sync: SyncScheduler | undefined;
+  readonly #hasSearch: boolean;
   #closed = false;
 
   private constructor(
@@ -126,12 +134,14 @@ export class Engine {
     hasTimezones: boolean,
     hasPlaces: boolean,
     remote: RemotePolicy | undefined,
+    hasSearch: boolean,
   ) {
     this.#native = nativeEngine;
     this.#parse = parse;
     this.#zoneNames = hasTimezones ? nativeEngine.timezoneNames() : undefined;
     this.#hasPlaces = hasPlaces;
     this.#remote = remote;
+    this.#hasSearch = hasSearch;
   }
 
   /**
@@ -154,6 +164,10 @@ export class Engine {
       options.places === false
         ? undefined
         : (options.places ?? (existsSync(placesFile) ? placesFile : undefined));
+    const search =
+      options.search === false
+        ? undefined
+        : (options.search ?? (existsSync(searchFile) ? searchFile : undefined));
     const handle = native().NativeEngine.open({
       db: options.db ?? defaultDbDir,
       land,
@@ -165,6 +179,7 @@ export class Engine {
       learned: options.db !== undefined,
       compactStations: options.compaction === false ? 0 : options.compaction?.stations,
       compactAgeSeconds: options.compaction === false ? 0 : options.compaction?.ageSeconds,
+      search,
     });
     const engine = new Engine(
       handle,
@@ -172,6 +187,7 @@ export class Engine {
       timezones !== undefined,
       places !== undefined,
       remote,
+      search !== undefined,
     );
     if (options.sync) {
       try {
@@ -315,6 +331,22 @@ export class Engine {
     return answerReverse(
       query,
       (lat, lon, zoom) => this.#native.reversePlace(lat, lon, zoom),
+      countryNamesFile,
+    );
+  }
+
+  /**
+   * Places matching free text (spec 4.2, 2.9): `{ status: 'ok', address: [...] }`, best first,
+   * `NO_MATCHES` when nothing matches, `INVALID_REQUEST` for a missing `q` or a bad `limit`,
+   * `countrycodes` or `viewbox` (formats in src/search.ts). Synchronous; the body of
+   * `/v2/search` without `balance`.
+   */
+  search(query: SearchQuery): SearchResponse {
+    this.#assertOpen();
+    if (!this.#hasSearch) return { status: 'error', message: 'UNKNOWN_ERROR' };
+    return answerSearch(
+      query,
+      (p) => this.#native.searchPlaces(p.q, p.limit, p.countries, p.viewbox),
       countryNamesFile,
     );
   }

@@ -40,6 +40,12 @@ export {
   type ReverseQuery,
   type ReverseResponse,
 } from './reverse.js';
+export {
+  DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT,
+  MAX_LIMIT as SEARCH_MAX_LIMIT,
+  type SearchQuery,
+  type SearchResponse,
+} from './search.js';
 export type { SyncProgress } from './sync/progress.js';
 export { type SyncOptions, type SyncOutcome, syncDatabase } from './sync/run.js';
 export type { BackgroundSyncOptions, SyncState } from './sync/scheduler.js';

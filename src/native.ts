@@ -21,6 +21,8 @@ export interface NativeOpenOptions {
   /** Compaction thresholds; 0 disables the automatic compaction. */
   compactStations?: number;
   compactAgeSeconds?: number;
+  /** Places for forward geocoding (data/search.bin). */
+  search?: string;
 }
 
 /** The outcome of a compaction. */
@@ -46,6 +48,9 @@ export interface NativePlace {
   population: number;
   distanceM: number;
 }
+
+/** A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search). */
+export type NativeSearchPlace = Omit<NativePlace, 'distanceM'> & { score: number };
 
 /** Counts reported by an open database. */
 export interface NativeStats {
@@ -101,6 +106,13 @@ export interface NativeEngine {
   timezoneIndexAt(lat: number, lon: number): number;
   /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
   reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
+  /** Places matching free text, best first; `countries` upper-case alpha-2 codes restrict, `viewbox` [left, right, top, bottom] prefers. */
+  searchPlaces(
+    query: string,
+    limit: number,
+    countries: string[],
+    viewbox: number[] | null,
+  ): NativeSearchPlace[];
   stats(): NativeStats;
   /** Learns a batch of submissions into the overlay; resolves after its commit. */
   learn(submissions: NativeSubmission[]): Promise<LearnCounts>;

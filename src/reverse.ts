@@ -90,7 +90,7 @@ export function parseZoom(zoom: unknown): number | undefined {
 
 /** Builds the Address object of a place at `zoom` in language `lang`. */
 export function shapeAddress(
-  place: NativePlace,
+  place: Pick<NativePlace, 'lat' | 'lon' | 'name' | 'state' | 'county' | 'countryCode'>,
   query: { lat: number; lon: number },
   zoom: number,
   countryName: string | undefined,
@@ -117,6 +117,22 @@ export function shapeAddress(
   return address;
 }
 
+/**
+ * Country names in the first language of `acceptLanguage` that data/country-names.json has
+ * (else English): a function of an alpha-2 code, either case.
+ */
+export function countryNameFor(
+  namesFile: string,
+  acceptLanguage: string | undefined,
+): (countryCode: string) => string | undefined {
+  const table = countryNames(namesFile);
+  const lang = pickLanguage(acceptLanguage, (c) => table[c] !== undefined);
+  return (code) => {
+    const cc = code.toUpperCase();
+    return table[lang]?.[cc] ?? table.en?.[cc];
+  };
+}
+
 /** Validates the query, asks `find` (the core) for the place and shapes the answer. */
 export function answerReverse(
   query: ReverseQuery,
@@ -130,9 +146,6 @@ export function answerReverse(
     return { status: 'error', message: 'INVALID_REQUEST' };
   const place = find(p.lat, p.lon, zoom);
   if (!place) return { status: 'error', message: 'NO_MATCHES' };
-  const table = countryNames(namesFile);
-  const lang = pickLanguage(query.acceptLanguage, (c) => table[c] !== undefined);
-  const cc = place.countryCode.toUpperCase();
-  const countryName = table[lang]?.[cc] ?? table.en?.[cc];
+  const countryName = countryNameFor(namesFile, query.acceptLanguage)(place.countryCode);
   return { status: 'ok', address: shapeAddress(place, p, zoom, countryName) };
 }

@@ -6,6 +6,7 @@ import { runImport } from './import.js';
 import { runLearn } from './learn.js';
 import { runLocate } from './locate.js';
 import { runReverse } from './reverse.js';
+import { runSearch } from './search.js';
 import { runServe } from './serve.js';
 import { runSync } from './sync.js';
 import { runTimezone } from './timezone.js';
@@ -43,7 +44,7 @@ Usage:
       also does this by itself (docs/learning.md). Prints the new generation.
   whereabouts serve --db DIR [--store DIR2] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
-      GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
+      /v2/search, GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
       core (--workers 0: one process). Tokens and GPS submissions live in DIR, or
       DIR2 with --store (see "whereabouts token"). SIGTERM/SIGINT finish requests in
       flight, then exit 0.
@@ -60,6 +61,12 @@ Usage:
   whereabouts reverse --lat X --lon Y [--zoom Z] [--accept-language L] [--places FILE]
       Prints the address at a point: country (zoom 0-4), state (5-7), county (8-9),
       city (10-18) from GeoNames places; NO_MATCHES 50 km or more from every place.
+  whereabouts search [--limit N] [--countrycodes de,fr] [--viewbox L,R,T,B]
+                     [--accept-language L] [--search FILE] QUERY...
+      Prints the places matching QUERY ("münchen", "paris, texas", "londn"), best first:
+      names in many languages, typos and "city, region, country" understood. --limit 1-50
+      (default 10); --countrycodes restricts; --viewbox prefers places inside west,east,
+      north,south longitudes/latitudes. NO_MATCHES (exit 1) when nothing matches.
   whereabouts --help | --version
 
 Common options of locate:
@@ -105,6 +112,8 @@ export async function main(argv: string[]): Promise<number> {
         return await runReverse(rest);
       case 'sync':
         return await runSync(rest);
+      case 'search':
+        return await runSearch(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

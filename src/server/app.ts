@@ -25,6 +25,7 @@ import { registerHealth } from './health.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
 import { PROCESS_PATHS, registerProcess } from './process.js';
 import { registerReverse } from './reverse.js';
+import { registerSearch } from './search.js';
 import { registerSync } from './sync.js';
 import { registerTimezone } from './timezone.js';
 
@@ -203,5 +204,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   registerTimezone(app, options);
   registerReverse(app, options);
   registerSync(app, options);
+  registerSearch(app, options);
   return app;
 }

@@ -41,6 +41,50 @@ pub(crate) fn f64_at(b: &[u8], o: usize) -> f64 {
     f64::from_le_bytes(a)
 }
 
+/// A string table as the build scripts write it (scripts/datafile.mjs): `n + 1` u32 offsets
+/// into a UTF-8 blob. `places.rs` still reads its own copy of this layout.
+pub(crate) struct Strings {
+    text: String,
+    offsets: Vec<u32>,
+}
+
+impl Strings {
+    /// Reads `n` strings: offsets at `b[at..]`, then the blob of `blob_len` bytes.
+    pub(crate) fn read(b: &[u8], at: usize, n: usize, blob_len: usize) -> Result<Strings, String> {
+        let blob_at = n
+            .checked_add(1)
+            .and_then(|k| k.checked_mul(4))
+            .and_then(|k| k.checked_add(at))
+            .filter(|&k| k.checked_add(blob_len).is_some_and(|end| end <= b.len()))
+            .ok_or("the string table is out of bounds")?;
+        let offsets: Vec<u32> = (0..=n).map(|i| u32_at(b, at + i * 4)).collect();
+        if offsets[0] != 0
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || offsets[n] as usize > blob_len
+        {
+            return Err("string offsets out of order".into());
+        }
+        let text = std::str::from_utf8(&b[blob_at..blob_at + offsets[n] as usize])
+            .map_err(|_| "strings are not UTF-8")?
+            .to_owned();
+        if offsets.iter().any(|&o| !text.is_char_boundary(o as usize)) {
+            return Err("a string offset splits a character".into());
+        }
+        Ok(Strings { text, offsets })
+    }
+
+    /// Number of strings.
+    pub(crate) fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// The `i`-th string; callers have checked `i < len()`.
+    pub(crate) fn get(&self, i: u32) -> &str {
+        let (a, z) = (self.offsets[i as usize], self.offsets[i as usize + 1]);
+        &self.text[a as usize..z as usize]
+    }
+}
+
 /// 32-bit FNV-1a over little-endian u32 words.
 pub(crate) fn fnv1a_words(b: &[u8]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;

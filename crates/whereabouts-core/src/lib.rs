@@ -13,6 +13,7 @@
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
+//! - [`search`]: forward geocoding (free text to places) over GeoNames places.
 //! - [`sync`]: pages of changed stations in the import formats, for database sync.
 
 mod datafile;
@@ -23,6 +24,7 @@ pub mod land;
 pub mod learn;
 pub mod places;
 pub mod radio;
+pub mod search;
 pub mod solve;
 pub mod store;
 pub mod sync;

@@ -68,6 +68,21 @@ pub struct OpenOptions {
     pub compact_stations: Option<f64>,
     /// ... or once the oldest has waited this many seconds (0: never by itself).
     pub compact_age_seconds: Option<f64>,
+    /// Places for forward geocoding (data/search.bin).
+    pub search: Option<String>,
+}
+
+/// A place answered by `searchPlaces`, with its score in [0, 1] (whereabouts-core's `search`).
+#[napi(object)]
+pub struct SearchPlace {
+    pub lat: f64,
+    pub lon: f64,
+    pub name: String,
+    pub state: Option<String>,
+    pub county: Option<String>,
+    pub country_code: String,
+    pub population: f64,
+    pub score: f64,
 }
 
 /// A place answered by `reversePlace`; admin names only when the data has them.
@@ -114,6 +129,7 @@ pub struct NativeEngine {
     auto_compact: bool,
     timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
     places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
+    search: Option<Arc<whereabouts_core::search::SearchIndex>>,
 }
 
 #[napi]
@@ -163,12 +179,19 @@ impl NativeEngine {
                 )),
                 None => None,
             };
+            let search = match &options.search {
+                Some(p) => Some(Arc::new(
+                    whereabouts_core::search::SearchIndex::open(&PathBuf::from(p)).map_err(err)?,
+                )),
+                None => None,
+            };
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
                 compactor: Arc::new(Compactor::new(thresholds)),
                 auto_compact,
                 timezones,
                 places,
+                search,
             })
         })
     }
@@ -353,11 +376,71 @@ impl NativeEngine {
         })
     }
 
+    /// The places matching free text `query`, best first, at most `limit`; `countries`
+    /// (alpha-2, upper case) restrict, `viewbox` ([left, right, top, bottom] in degrees)
+    /// prefers. The word index is built on the first call. Fails when no search file was
+    /// opened.
+    #[napi]
+    pub fn search_places(
+        &self,
+        query: String,
+        limit: u32,
+        countries: Vec<String>,
+        viewbox: Option<Vec<f64>>,
+    ) -> Result<Vec<SearchPlace>> {
+        guarded("search", || {
+            self.locator()?;
+            let index = self
+                .search
+                .as_deref()
+                .ok_or_else(|| Error::new(Status::GenericFailure, "no search data is loaded"))?;
+            let countries = countries
+                .iter()
+                .map(|c| match c.as_bytes() {
+                    &[a, b] if a.is_ascii_uppercase() && b.is_ascii_uppercase() => Ok([a, b]),
+                    _ => Err(err(format!(
+                        "not an upper-case alpha-2 country code: {c:?}"
+                    ))),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let viewbox = match viewbox.as_deref() {
+                None => None,
+                Some(&[left, right, top, bottom]) => Some(whereabouts_core::search::ViewBox {
+                    left,
+                    right,
+                    top,
+                    bottom,
+                }),
+                Some(_) => return Err(err("a viewbox is four numbers")),
+            };
+            let options = whereabouts_core::search::SearchOptions {
+                limit: limit as usize,
+                countries,
+                viewbox,
+            };
+            Ok(index
+                .search(&query, &options)
+                .into_iter()
+                .map(|h| SearchPlace {
+                    lat: h.lat,
+                    lon: h.lon,
+                    name: h.name.to_owned(),
+                    state: h.state.map(str::to_owned),
+                    county: h.county.map(str::to_owned),
+                    country_code: h.country_code.to_owned(),
+                    population: h.population as f64,
+                    score: h.score,
+                })
+                .collect())
+        })
+    }
+
     /// Releases the maps; later calls fail with "the engine is closed".
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
         self.timezones = None;
         self.places = None;
+        self.search = None;
     }
 }

@@ -1,0 +1,475 @@
+//! Forward geocoding over GeoNames places: free text ("münchen", "paris, texas",
+//! "londn") to ranked places, built by `scripts/build-search.mjs` into `data/search.bin`
+//! (format in [`file`]).
+//!
+//! # Matching
+//! - Text is folded the same way on both sides ([`normalize`]): case, accents, punctuation
+//!   and white space do not matter.
+//! - Every name and alternate name of a place is indexed by its words ([`vocab`]); a query
+//!   word matches a name word exactly or with a typo (1 edit from 4 characters, 2 from 8).
+//! - A place's name matches when query words cover its words, in any order
+//!   ("baviera monaco di" finds Munich, at a small cost); name words left uncovered cost more
+//!   ("frankfurt" still finds "Frankfurt (Oder)", below a place called "Frankfurt").
+//! - The query words the name does not use are qualifiers: they are matched against the
+//!   place's state (admin1 name, and its code where it is letters: "TX"), county (admin2)
+//!   and country (every name in every language i18n-iso-countries has, the alpha-3 and the
+//!   alpha-2 code). Each qualifier word that matches none of them costs a lot, so
+//!   "paris texas" ranks Paris, Texas over Paris, France. With commas the name is taken from
+//!   the first part only and later parts are qualifiers ("city, region, country").
+//! - A query word that is itself an indexed word is read as a typo of another word only to
+//!   complete a name other words found; of the names a query meets, at most
+//!   [`MAX_CANDIDATES`] (those using the most query words) are weighed: both keep queries of
+//!   common words ("san josé de ...") fast. A name set aside uses fewer query words (or
+//!   has more edits) than 2,000 others; it could only have won through qualifiers.
+//! - `countries` restricts to ISO 3166-1 alpha-2 codes; a `viewbox` prefers places inside it
+//!   without excluding any other.
+//!
+//! # Scores
+//! Each hit carries `score` in [0, 1], documented so that candidates from another source
+//! (street addresses) can be merged into one ranking:
+//! `score = 0.9 * quality + 0.05 * importance + 0.05 * (1 inside the viewbox, else 0)`.
+//! - `quality` in [0, 1] is how well the text matches, 1 for a name matched exactly with
+//!   every other word matched as a qualifier. It loses [`EDIT_COST`] per edit in the name,
+//!   [`MISSING_WORD_COST`] per name word not in the query, [`UNMATCHED_WORD_COST`] per query
+//!   word matched nowhere, [`QUALIFIER_EDIT_COST`] per edit in a qualifier, [`ORDER_COST`]
+//!   when the name's words came in another order and [`ALTERNATE_COST`] when an alternate
+//!   name matched rather than the main one. Hits under [`MIN_QUALITY`] are dropped.
+//! - `importance` in [0, 1]: `0.8 * min(1, log10(population + 1) / 7.5)` plus 0.2 for a
+//!   capital, 0.12 for the seat of a first-level division, 0.05 for a lower seat.
+//!
+//! One edit costs 0.09 of score, more than importance and viewbox together can give, so the
+//! match decides first and importance orders equal matches, as users expect ("londn" is
+//! London, GB; "paris" is Paris, France; "springfield" is the largest Springfield).
+
+pub(crate) mod file;
+pub mod normalize;
+pub mod vocab;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use file::{Record, SearchFile, NONE};
+use normalize::tokens;
+use vocab::{distance, max_edits, Vocab};
+
+pub const EDIT_COST: f64 = 0.1;
+pub const MISSING_WORD_COST: f64 = 0.12;
+pub const UNMATCHED_WORD_COST: f64 = 0.3;
+pub const QUALIFIER_EDIT_COST: f64 = 0.05;
+pub const ORDER_COST: f64 = 0.02;
+pub const ALTERNATE_COST: f64 = 0.01;
+pub const MIN_QUALITY: f64 = 0.5;
+/// Names whose qualifiers are weighed, at most: a query of common words ("san", "de", "la")
+/// meets tens of thousands of names; those using the most query words, with the fewest
+/// edits, of the largest places are kept.
+pub const MAX_CANDIDATES: usize = 2000;
+/// Query words beyond this many are ignored (they fit a 16-bit mask).
+pub const MAX_QUERY_WORDS: usize = 16;
+
+/// A preferred area: longitudes `left` (west) to `right` (east), latitudes `bottom` to `top`.
+/// `left > right` is a box across the antimeridian; top and bottom may come in either order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ViewBox {
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub bottom: f64,
+}
+
+impl ViewBox {
+    /// True when the point lies in the box (edges included).
+    pub fn contains(&self, lat: f64, lon: f64) -> bool {
+        let (s, n) = (self.top.min(self.bottom), self.top.max(self.bottom));
+        let in_lon = if self.left <= self.right {
+            (self.left..=self.right).contains(&lon)
+        } else {
+            lon >= self.left || lon <= self.right
+        };
+        (s..=n).contains(&lat) && in_lon
+    }
+}
+
+/// What a search may return.
+#[derive(Clone, Debug, Default)]
+pub struct SearchOptions {
+    /// Most hits answered.
+    pub limit: usize,
+    /// ISO 3166-1 alpha-2 codes (upper case); empty: anywhere.
+    pub countries: Vec<[u8; 2]>,
+    pub viewbox: Option<ViewBox>,
+}
+
+/// A place found by [`SearchIndex::search`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchHit<'a> {
+    pub lat: f64,
+    pub lon: f64,
+    /// The place's GeoNames name (whichever of its names matched).
+    pub name: &'a str,
+    pub state: Option<&'a str>,
+    pub county: Option<&'a str>,
+    /// ISO 3166-1 alpha-2, upper case.
+    pub country_code: &'a str,
+    pub population: u32,
+    /// 0 place, 1 lower admin seat, 2 first-level admin seat, 3 capital.
+    pub kind: u8,
+    /// In [0, 1], as the module documents.
+    pub score: f64,
+}
+
+/// The places of a search file; the word index is built on the first search (about a
+/// second), so opening an engine that never searches costs only reading the file.
+pub struct SearchIndex {
+    file: SearchFile,
+    index: OnceLock<Index>,
+}
+
+/// Folded word lists: one per name variant of an admin area or country.
+type Phrases = Vec<Vec<Vec<char>>>;
+
+struct Index {
+    vocab: Vocab,
+    /// Phrases of each country (its names, alpha-3 and alpha-2 codes), by alpha-2.
+    countries: FxHashMap<[u8; 2], Phrases>,
+}
+
+struct Word {
+    chars: Vec<char>,
+    edits: u8,
+}
+
+/// A query word met in a name: (query word, position in the name, edits, name length).
+type Hit = (u8, u8, u8, u8);
+
+impl SearchIndex {
+    /// Reads and validates a search file.
+    pub fn open(path: &Path) -> Result<SearchIndex, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("search: {e}"))?;
+        SearchIndex::from_bytes(&bytes)
+    }
+
+    /// Validates the bytes of a search file; any inconsistency is an error.
+    pub fn from_bytes(b: &[u8]) -> Result<SearchIndex, String> {
+        let file = file::read(b).map_err(|m| format!("search file is corrupt: {m}"))?;
+        Ok(SearchIndex {
+            file,
+            index: OnceLock::new(),
+        })
+    }
+
+    /// Number of places.
+    pub fn len(&self) -> usize {
+        self.file.places.len()
+    }
+
+    /// True when the file holds no places.
+    pub fn is_empty(&self) -> bool {
+        self.file.places.is_empty()
+    }
+
+    fn string(&self, i: u32) -> Option<&str> {
+        (i != NONE).then(|| self.file.strings.get(i))
+    }
+
+    fn phrases(&self, s: u32) -> Phrases {
+        self.file
+            .strings
+            .get(s)
+            .split('\n')
+            .map(|p| tokens(p).iter().map(|w| w.chars().collect()).collect())
+            .filter(|p: &Vec<Vec<char>>| !p.is_empty())
+            .collect()
+    }
+
+    fn index(&self) -> &Index {
+        self.index.get_or_init(|| {
+            let strings = &self.file.strings;
+            let vocab = Vocab::build(self.file.places.iter().enumerate().flat_map(|(p, r)| {
+                strings
+                    .get(r.names)
+                    .split('\n')
+                    .enumerate()
+                    .take(u16::MAX as usize)
+                    .map(move |(n, name)| (name, p as u32, n as u16))
+            }));
+            let countries = self
+                .file
+                .countries
+                .iter()
+                .map(|&(code, names)| {
+                    let mut p = self.phrases(names);
+                    p.push(vec![code
+                        .iter()
+                        .map(|c| c.to_ascii_lowercase() as char)
+                        .collect()]);
+                    (code, p)
+                })
+                .collect();
+            Index { vocab, countries }
+        })
+    }
+
+    /// Builds the word index now rather than at the first search.
+    pub fn prepare(&self) {
+        self.index();
+    }
+
+    /// The places matching `query`, best first (module docs); empty when nothing matches.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Vec<SearchHit<'_>> {
+        let index = self.index();
+        // words with the comma-separated part they came from
+        let mut words: Vec<Word> = Vec::new();
+        let mut parts: Vec<usize> = Vec::new();
+        for (part, text) in query.split(',').enumerate() {
+            for w in tokens(text) {
+                if words.len() < MAX_QUERY_WORDS {
+                    words.push(Word {
+                        edits: max_edits(&w),
+                        chars: w.chars().collect(),
+                    });
+                    parts.push(part);
+                }
+            }
+        }
+        if words.is_empty() || options.limit == 0 {
+            return Vec::new();
+        }
+        let all: u16 = ((1u32 << words.len()) - 1) as u16;
+        // with commas, the name comes from the first part and the rest qualifies it
+        let name_words: u16 = (0..words.len())
+            .filter(|&i| parts[i] == parts[0])
+            .fold(0, |m, i| m | 1 << i);
+        let allowed =
+            |r: &Record| options.countries.is_empty() || options.countries.contains(&r.country);
+
+        // A word that is itself an indexed word is not also read as a typo of another word
+        // except to complete a name other words found: an exact match outranks any typo
+        // anyway, and the typo neighbours of a common word ("santa": santo, sant, sante,
+        // ...) would otherwise bring thousands of names that could only rank below it.
+        let mut found: FxHashMap<(u32, u16), SmallVec<[Hit; 4]>> = FxHashMap::default();
+        let mut completing: Vec<(u8, u32, u8)> = Vec::new();
+        for (qi, w) in words.iter().enumerate() {
+            if name_words & (1 << qi) == 0 {
+                continue;
+            }
+            let text: String = w.chars.iter().collect();
+            let matches = index.vocab.lookup(&text, w.edits);
+            let exact = matches.iter().any(|&(_, d)| d == 0);
+            for (v, d) in matches {
+                if exact && d > 0 {
+                    completing.push((qi as u8, v, d));
+                    continue;
+                }
+                for p in index.vocab.postings(v) {
+                    if allowed(&self.file.places[p.place as usize]) {
+                        found
+                            .entry((p.place, p.name))
+                            .or_default()
+                            .push((qi as u8, p.pos, d, p.len));
+                    }
+                }
+            }
+        }
+        for (qi, v, d) in completing {
+            for p in index.vocab.postings(v) {
+                if let Some(hits) = found.get_mut(&(p.place, p.name)) {
+                    hits.push((qi, p.pos, d, p.len));
+                }
+            }
+        }
+
+        let mut qualifiers = Qualifiers {
+            words: &words,
+            search: self,
+            countries: &index.countries,
+            cache: FxHashMap::default(),
+        };
+        let mut named: Vec<(u32, u16, u16, f64)> = found
+            .iter()
+            .map(|(&(place, name), hits)| {
+                let (used, cost) = name_match(hits);
+                (place, name, used, cost)
+            })
+            .filter(|c| c.2 != 0)
+            .collect();
+        if named.len() > MAX_CANDIDATES {
+            // names made of the most query words, then the closest, then the biggest places
+            let key = |c: &(u32, u16, u16, f64)| {
+                (
+                    std::cmp::Reverse(c.2.count_ones()),
+                    (c.3 * 1000.0) as u32,
+                    std::cmp::Reverse(self.file.places[c.0 as usize].population),
+                )
+            };
+            named.select_nth_unstable_by_key(MAX_CANDIDATES, key);
+            named.truncate(MAX_CANDIDATES);
+        }
+        let mut best: FxHashMap<u32, f64> = FxHashMap::default();
+        for (place, name, used, cost) in named {
+            let r = &self.file.places[place as usize];
+            let mut quality = 1.0 - cost - if name > 0 { ALTERNATE_COST } else { 0.0 };
+            let leftover = all & !used;
+            if leftover != 0 {
+                let (matched, edits) = qualifiers.matched(r, leftover);
+                quality -= UNMATCHED_WORD_COST * (leftover & !matched).count_ones() as f64
+                    + QUALIFIER_EDIT_COST * edits as f64;
+            }
+            if quality >= MIN_QUALITY {
+                let b = best.entry(place).or_insert(0.0);
+                *b = b.max(quality);
+            }
+        }
+
+        let mut hits: Vec<SearchHit<'_>> = best
+            .into_iter()
+            .map(|(place, quality)| self.hit(place, quality, options.viewbox))
+            .collect();
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(b.population.cmp(&a.population))
+                .then(a.name.cmp(b.name))
+                .then(a.lat.total_cmp(&b.lat))
+        });
+        hits.truncate(options.limit);
+        hits
+    }
+
+    fn hit(&self, place: u32, quality: f64, viewbox: Option<ViewBox>) -> SearchHit<'_> {
+        let r = &self.file.places[place as usize];
+        let (lat, lon) = (r.lat as f64 * 1e-5, r.lon as f64 * 1e-5);
+        let inside = viewbox.is_some_and(|v| v.contains(lat, lon));
+        let score = 0.9 * quality
+            + 0.05 * importance(r.population, r.kind)
+            + if inside { 0.05 } else { 0.0 };
+        SearchHit {
+            lat,
+            lon,
+            name: first_line(self.file.strings.get(r.names)),
+            state: self.string(r.state).map(first_line),
+            county: self.string(r.county),
+            // validated as two ASCII upper-case letters at load
+            country_code: std::str::from_utf8(&r.country).unwrap_or("??"),
+            population: r.population,
+            kind: r.kind,
+            score: score.clamp(0.0, 1.0),
+        }
+    }
+}
+
+/// The display form of a names string: its first line.
+fn first_line(s: &str) -> &str {
+    s.split('\n').next().unwrap_or(s)
+}
+
+/// How important a place is, in [0, 1] (module docs).
+pub fn importance(population: u32, kind: u8) -> f64 {
+    let size = ((population as f64 + 1.0).log10() / 7.5).min(1.0);
+    let seat = match kind {
+        3 => 0.2,
+        2 => 0.12,
+        1 => 0.05,
+        _ => 0.0,
+    };
+    (0.8 * size + seat).min(1.0)
+}
+
+/// Assigns query words to the words of one name: each name position takes the unused query
+/// word that met it with the fewest edits. Returns the query words used and the cost.
+fn name_match(hits: &[Hit]) -> (u16, f64) {
+    let len = hits.first().map_or(0, |h| h.3);
+    let (mut used, mut edits, mut covered, mut ordered, mut last) = (0u16, 0u32, 0u32, true, -1i32);
+    for pos in 0..len {
+        let pick = hits
+            .iter()
+            .filter(|h| h.1 == pos && used & (1 << h.0) == 0)
+            .min_by_key(|h| (h.2, h.0));
+        if let Some(&(qi, _, d, _)) = pick {
+            used |= 1 << qi;
+            edits += d as u32;
+            covered += 1;
+            ordered &= qi as i32 > last;
+            last = qi as i32;
+        }
+    }
+    let cost = EDIT_COST * edits as f64
+        + MISSING_WORD_COST * (len as u32 - covered) as f64
+        + if ordered { 0.0 } else { ORDER_COST };
+    (used, cost)
+}
+
+/// Matches leftover query words against states, counties and countries, remembering the
+/// answers for the query (many candidates share a state or a country).
+struct Qualifiers<'a> {
+    words: &'a [Word],
+    /// States and counties are folded when a candidate first needs them.
+    search: &'a SearchIndex,
+    countries: &'a FxHashMap<[u8; 2], Phrases>,
+    cache: FxHashMap<(u8, u32, u16), (u16, u32)>,
+}
+
+impl Qualifiers<'_> {
+    /// The query words among `free` that the place's state, country and county account
+    /// for, and the edits that took.
+    fn matched(&mut self, r: &Record, free: u16) -> (u16, u32) {
+        let (mut mask, mut edits) = (0u16, 0u32);
+        let country = u32::from(r.country[0]) << 8 | u32::from(r.country[1]);
+        for (kind, key) in [(0u8, r.state), (1, country), (2, r.county)] {
+            let left = free & !mask;
+            if left == 0 || key == NONE {
+                continue;
+            }
+            let (m, e) = match self.cache.get(&(kind, key, left)) {
+                Some(&v) => v,
+                None => {
+                    let v = if kind == 1 {
+                        self.countries
+                            .get(&r.country)
+                            .map_or((0, 0), |p| best_phrase(self.words, p, left))
+                    } else {
+                        best_phrase(self.words, &self.search.phrases(key), left)
+                    };
+                    self.cache.insert((kind, key, left), v);
+                    v
+                }
+            };
+            mask |= m;
+            edits += e;
+        }
+        (mask, edits)
+    }
+}
+
+/// The phrase that accounts for the most `free` query words (then the fewest edits): every
+/// word of a phrase must meet a distinct free query word within that word's edits.
+fn best_phrase(words: &[Word], phrases: &Phrases, free: u16) -> (u16, u32) {
+    let mut best = (0u16, 0u32);
+    for phrase in phrases {
+        let (mut used, mut edits, mut ok) = (0u16, 0u32, true);
+        for pw in phrase {
+            let pick = (0..words.len())
+                .filter(|&i| free & !used & (1 << i) != 0)
+                .filter_map(|i| distance(&words[i].chars, pw, words[i].edits).map(|d| (d, i)))
+                .min();
+            match pick {
+                Some((d, i)) => {
+                    used |= 1 << i;
+                    edits += d as u32;
+                }
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        let better = used.count_ones() > best.0.count_ones()
+            || (used.count_ones() == best.0.count_ones() && edits < best.1);
+        if ok && better {
+            best = (used, edits);
+        }
+    }
+    best
+}
