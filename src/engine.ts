@@ -13,9 +13,11 @@ import {
   timezonesFile,
 } from './data-files.js';
 import {
+  LearnBatcher,
   type LearnCounts,
   type LearnSummary,
   type NativeSubmission,
+  remoteSubmission,
   toSubmission,
   withoutOptedOut,
 } from './learning.js';
@@ -28,7 +30,12 @@ import {
   native,
   WireBuffers,
 } from './native.js';
-import { type RemoteOptions, RemotePolicy, type RemoteStatus } from './remote/index.js';
+import {
+  type RemoteAnswerHook,
+  type RemoteOptions,
+  RemotePolicy,
+  type RemoteStatus,
+} from './remote/index.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
@@ -151,7 +158,13 @@ export class Engine {
    */
   static async open(options: EngineOptions = {}): Promise<Engine> {
     // Checked first: a bad setting should not cost a database mapping.
-    const remote = options.remote === undefined ? undefined : new RemotePolicy(options.remote);
+    let learner: LearnBatcher | undefined;
+    const remote =
+      options.remote === undefined
+        ? undefined
+        : new RemotePolicy(
+            learningFromRemote(options.remote, options.db !== undefined, (o) => learner?.submit(o)),
+          );
     const land =
       options.land === false ? undefined : (options.land ?? (existsSync(landFile) ? landFile : undefined));
     const ipDatabases = options.ipDatabases === false ? [] : (options.ipDatabases ?? defaultIpDatabases());
@@ -189,6 +202,7 @@ export class Engine {
       remote,
       search !== undefined,
     );
+    if (remote !== undefined) learner = new LearnBatcher((batch) => engine.learnSubmissions(batch));
     if (options.sync) {
       try {
         if (options.db === undefined)
@@ -433,4 +447,24 @@ export class Engine {
   #assertOpen(): void {
     if (this.#closed) throw new Error('the engine is closed');
   }
+}
+
+/**
+ * The remote options with the engine's learning put in front of the caller's own hook: fresh
+ * located remote answers become low-weight observations (docs/remote.md) when the engine has a
+ * database to learn into and `remote.learn` is not false. A failed learning batch costs nothing
+ * but that batch: the answer has already been given.
+ */
+function learningFromRemote(
+  options: RemoteOptions,
+  hasDb: boolean,
+  submit: (submission: NativeSubmission) => Promise<void> | undefined,
+): RemoteOptions {
+  if (!hasDb || options.learn === false) return options;
+  const own = options.onRemoteAnswer;
+  const hook: RemoteAnswerHook = (request, observation) => {
+    submit(remoteSubmission(observation))?.catch(() => undefined);
+    own?.(request, observation);
+  };
+  return { ...options, onRemoteAnswer: hook };
 }

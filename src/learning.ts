@@ -3,6 +3,7 @@
  * into its overlay (crates/whereabouts-core/src/learn/overlay.rs), and the batcher the server
  * feeds them through. Rules and thresholds: docs/learning.md.
  */
+import type { RemoteObservation } from './remote/index.js';
 import type { GpsObservation, LocateRequest } from './request.js';
 
 /** A submission as the core reads it: the same JSON columns as observations.sqlite (docs/tokens.md). */
@@ -73,6 +74,19 @@ export function toSubmission(
     cells: JSON.stringify(request.cells),
     wifi: JSON.stringify(request.wifi),
   };
+}
+
+/**
+ * A remote service's located answer as a submission: its position stands for the device's, with
+ * the remote's accuracy radius as the fix accuracy, which is what makes it a low-weight
+ * observation beside real GPS fixes (docs/remote.md).
+ */
+export function remoteSubmission(observation: RemoteObservation): NativeSubmission {
+  const { cells, wifi, lat, lon, accuracy, receivedAt } = observation;
+  return toSubmission(
+    { cells: [...cells], wifi: [...wifi], gps: [{ lat, lon, accuracy, source: 'remote' }] },
+    receivedAt,
+  );
 }
 
 /**

@@ -69,12 +69,16 @@ afterAll(async () => {
   await remote?.close();
 });
 
-/** A local engine over the fixture database with `remote` options. */
-async function open(options: Partial<RemoteOptions>): Promise<Engine> {
+/**
+ * A local engine over the fixture database with `remote` options. Learning from the remote is
+ * off unless asked for: the engines share one database, and a learned station would change what
+ * the next test's engine knows.
+ */
+async function open(options: Partial<RemoteOptions>, db = localDb): Promise<Engine> {
   const engine = await Engine.open({
-    db: localDb,
+    db,
     now: NOW,
-    remote: { urls: [`${remote.base}/v2`], token: remoteToken, backoffMs: 1, ...options },
+    remote: { urls: [`${remote.base}/v2`], token: remoteToken, backoffMs: 1, learn: false, ...options },
   });
   engines.push(engine);
   return engine;
@@ -472,6 +476,31 @@ describe('cache and hook', () => {
       url: `${remote.base}/v2/process`,
     });
     expect(request.cells).toBe(observation.cells);
+  });
+
+  it('learns a fresh remote answer into the engine, so the station is then known locally', async () => {
+    const engine = await open({ mode: 'fallback', learn: true }, fixtureDb());
+    expect(engine.process(onlyRemote)).toMatchObject({ status: 'error', message: 'No matches found' });
+    const r = await engine.locate(onlyRemote);
+    expect(r).toMatchObject({ status: 'ok', lat: 52.52, lon: 13.45 });
+    // the batch is learned off the answer's path: wait until the overlay holds it
+    for (let i = 0; i < 200 && engine.stats().overlayCells === 0; i++)
+      await new Promise((d) => setTimeout(d, 10));
+    expect(engine.stats().overlayCells).toBe(1);
+    const local = engine.process(onlyRemote);
+    expect(local).toMatchObject({ status: 'ok' });
+    expect(Math.abs((local as { lat: number }).lat - 52.52)).toBeLessThan(0.001);
+    expect(Math.abs((local as { lon: number }).lon - 13.45)).toBeLessThan(0.001);
+  });
+
+  it('learns nothing without a database of its own or with learn: false', async () => {
+    const engine = await open({ mode: 'fallback', learn: false }, fixtureDb());
+    await engine.locate(onlyRemote);
+    await new Promise((d) => setTimeout(d, 50));
+    expect(engine.stats().overlayCells).toBe(0);
+    await expect(open({ mode: 'fallback', learn: 'yes' as unknown as boolean })).rejects.toThrow(
+      /remote.learn must be true or false/,
+    );
   });
 
   it('does not tell the hook of answers a fallback made', async () => {

@@ -49,6 +49,13 @@ export interface RemoteOptions {
   maxResponseBytes?: number;
   /** Called with each fresh located remote answer (see {@link RemoteAnswerHook}). */
   onRemoteAnswer?: RemoteAnswerHook;
+  /**
+   * Learn from fresh located remote answers as low-weight observations of the request's stations
+   * (the engine's overlay, docs/learning.md); default true when the engine has a `db` to learn
+   * into. The observation's GPS accuracy is the remote's accuracy radius, so it weighs about
+   * (10 m / accuracy)^2 of a GPS fix: 1/2,500 for a 500 m answer.
+   */
+  learn?: boolean;
   /** Clock in ms (tests); default `Date.now`. */
   now?: () => number;
 }
@@ -123,6 +130,9 @@ export function remoteSettings(options: RemoteOptions): RemoteSettings {
   const threshold = options.accuracyThreshold ?? 2000;
   if (typeof threshold !== 'number' || !(threshold >= 0)) {
     throw new RangeError('remote.accuracyThreshold must be a number of metres, 0 or more');
+  }
+  if (options.learn !== undefined && typeof options.learn !== 'boolean') {
+    throw new RangeError('remote.learn must be true or false');
   }
   if (options.onRemoteAnswer !== undefined && typeof options.onRemoteAnswer !== 'function') {
     throw new RangeError('remote.onRemoteAnswer must be a function');
