@@ -12,7 +12,9 @@
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
+//! - [`addresses`]: street-level addresses and roads (OpenAddresses, OpenStreetMap).
 
+pub mod addresses;
 mod datafile;
 pub mod geo;
 pub mod import;
