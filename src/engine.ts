@@ -2,6 +2,8 @@
  * The engine facade: the public library API over the native core.
  */
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ADDRESS_FILE_NAME, type AddressMatch, searchAddresses, streetFields } from './addresses.js';
 import {
   countriesFile,
   countryNamesFile,
@@ -41,6 +43,12 @@ export interface EngineOptions {
   timezones?: string | false;
   /** Places for {@link Engine.reverse}; default: the embedded GeoNames places. `false` disables reverse geocoding. */
   places?: string | false;
+  /**
+   * Street-level address file (from `whereabouts import` of OpenAddresses or OpenStreetMap
+   * files) for {@link Engine.reverse} at zoom 16-18 and {@link Engine.searchAddresses}.
+   * Default: `addresses.bin` in the `db` directory when there is one. `false` disables it.
+   */
+  addresses?: string | false;
 }
 
 /** What an open engine holds. */
@@ -96,6 +104,12 @@ export class Engine {
       options.places === false
         ? undefined
         : (options.places ?? (existsSync(placesFile) ? placesFile : undefined));
+    const defaultAddresses = options.db === undefined ? undefined : join(options.db, ADDRESS_FILE_NAME);
+    const addresses =
+      options.addresses === false
+        ? undefined
+        : (options.addresses ??
+          (defaultAddresses !== undefined && existsSync(defaultAddresses) ? defaultAddresses : undefined));
     const handle = native().NativeEngine.open({
       db: options.db ?? defaultDbDir,
       land,
@@ -104,6 +118,7 @@ export class Engine {
       now: now === undefined ? undefined : Math.floor(now),
       timezones,
       places,
+      addresses,
     });
     return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined, places !== undefined);
   }
@@ -184,11 +199,24 @@ export class Engine {
   reverse(query: ReverseQuery): ReverseResponse {
     this.#assertOpen();
     if (!this.#hasPlaces) return { status: 'error', message: 'UNKNOWN_ERROR' };
+    const native = this.#native;
     return answerReverse(
       query,
-      (lat, lon, zoom) => this.#native.reversePlace(lat, lon, zoom),
+      (lat, lon, zoom) => native.reversePlace(lat, lon, zoom),
       countryNamesFile,
+      native.hasAddresses() ? (lat, lon, zoom) => streetFields(native, lat, lon, zoom) : undefined,
     );
+  }
+
+  /**
+   * House-number search over the address file: `'10 Downing St, London'` gives matching
+   * addresses, best first, each with a score in [0, 1] (see src/addresses.ts). Empty
+   * without an address file. Synchronous.
+   */
+  searchAddresses(q: string, limit = 10): AddressMatch[] {
+    this.#assertOpen();
+    if (typeof q !== 'string' || !this.#native.hasAddresses()) return [];
+    return searchAddresses(this.#native, q, limit);
   }
 
   /** The address of a located point, from the same places as {@link Engine.reverse}. */

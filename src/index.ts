@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+export { type AddressMatch, type AddressQuery, parseAddressQuery } from './addresses.js';
 export { Engine, type EngineOptions, type EngineStats } from './engine.js';
 export { GeoMessage } from './errors.js';
 export {

@@ -15,6 +15,7 @@ export interface NativeOpenOptions {
   now?: number;
   timezones?: string;
   places?: string;
+  addresses?: string;
 }
 
 /** A place found by {@link NativeEngine.reversePlace}; absent admin names may come as null. */
@@ -27,6 +28,29 @@ export interface NativePlace {
   /** ISO 3166-1 alpha-2, upper case. */
   countryCode: string;
   population: number;
+  distanceM: number;
+}
+
+/** An address from the address file (nearest or searched); absent parts may come as null. */
+export interface NativeAddress {
+  lat: number;
+  lon: number;
+  houseNumber: string;
+  road: string;
+  postcode?: string | null;
+  city?: string | null;
+  suburb?: string | null;
+  /** Metres from the query point (0 for search results). */
+  distanceM: number;
+  /** Search results only: 0 to 1. */
+  score?: number | null;
+}
+
+/** The nearest named road and the nearest point on it. */
+export interface NativeRoad {
+  name: string;
+  lat: number;
+  lon: number;
   distanceM: number;
 }
 
@@ -54,6 +78,15 @@ export interface NativeEngine {
   timezoneIndexAt(lat: number, lon: number): number;
   /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
   reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
+  /** Whether an address file is loaded. */
+  hasAddresses(): boolean;
+  addressStats(): { addresses: number; roads: number; bytes: number };
+  /** The nearest address within `radiusM` metres; null if none (or a bad coordinate). */
+  nearestAddress(lat: number, lon: number, radiusM: number): NativeAddress | null;
+  /** The nearest named road within `radiusM` metres; null if none (or a bad coordinate). */
+  nearestRoad(lat: number, lon: number, radiusM: number): NativeRoad | null;
+  /** Addresses matching a number, street and city (free text), best first, at most `limit`. */
+  searchAddresses(number: string, street: string, city: string, limit: number): NativeAddress[];
   stats(): NativeStats;
   close(): void;
 }
@@ -75,6 +108,14 @@ interface NativeBinding {
     options: Record<string, unknown>,
     progress: (p: NativeImportProgress) => void,
   ) => Promise<unknown>;
+  importAddresses?: (
+    out: string,
+    files: string[],
+    options: { replace?: boolean },
+    progress: (p: NativeImportProgress) => void,
+  ) => Promise<unknown>;
+  /** `OpenAddressesCsv` or `OsmPbf` for an address file, null for any other file. */
+  addressFileKind?: (path: string) => string | null;
 }
 
 let binding: NativeBinding | undefined;

@@ -5,6 +5,7 @@
 // clippy --all-targets checks) the exported types look unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod addresses;
 mod import;
 mod learn;
 mod progress;
@@ -21,7 +22,7 @@ use whereabouts_core::solve::Locator;
 use whereabouts_core::store::Database;
 
 /// Runs `f`, turning a panic into a JS error instead of aborting Node.
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
@@ -38,7 +39,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
-fn err(e: impl std::fmt::Display) -> Error {
+pub(crate) fn err(e: impl std::fmt::Display) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
 }
 
@@ -58,6 +59,8 @@ pub struct OpenOptions {
     pub timezones: Option<String>,
     /// Places for reverse geocoding (data/places.bin).
     pub places: Option<String>,
+    /// Street-level addresses and roads (an `addresses.bin` from the address importer).
+    pub addresses: Option<String>,
 }
 
 /// A place answered by `reversePlace`; admin names only when the data has them.
@@ -92,6 +95,7 @@ pub struct NativeEngine {
     inner: Option<Arc<Locator>>,
     timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
     places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
+    addresses: Option<Arc<whereabouts_core::addresses::AddressIndex>>,
 }
 
 #[napi]
@@ -130,15 +134,23 @@ impl NativeEngine {
                 )),
                 None => None,
             };
+            let addresses = match &options.addresses {
+                Some(p) => Some(Arc::new(
+                    whereabouts_core::addresses::AddressIndex::open(&PathBuf::from(p))
+                        .map_err(err)?,
+                )),
+                None => None,
+            };
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
                 timezones,
                 places,
+                addresses,
             })
         })
     }
 
-    fn locator(&self) -> Result<&Locator> {
+    pub(crate) fn locator(&self) -> Result<&Locator> {
         self.inner
             .as_deref()
             .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))
@@ -250,5 +262,6 @@ impl NativeEngine {
         self.inner = None;
         self.timezones = None;
         self.places = None;
+        self.addresses = None;
     }
 }
