@@ -7,13 +7,13 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use crate::import::FileReport;
-use crate::progress::{bad_lines, send, ProgressFn};
+use crate::import::{file_reports, FileReport};
+use crate::progress::{forward_import, ProgressFn};
 use crate::{err, guarded, NativeEngine};
 use whereabouts_core::addresses::{
     detect, import_address_files, Address, AddressImportOptions, AddressImportReport, AddressIndex,
 };
-use whereabouts_core::import::{Progress, SourceKind};
+use whereabouts_core::import::SourceKind;
 
 #[napi(object)]
 pub struct AddressImportFileOptions {
@@ -86,18 +86,7 @@ impl Task for AddressImportTask {
     type JsValue = AddressImportSummary;
 
     fn compute(&mut self) -> Result<AddressImportReport> {
-        let progress = self.progress.as_ref();
-        let mut report = |p: &Progress| {
-            send(
-                progress,
-                &p.file,
-                p.bytes_done,
-                p.bytes_total,
-                p.rows,
-                p.phase,
-            );
-            true
-        };
+        let mut report = forward_import(self.progress.as_ref());
         let (out, files, options) = (&self.out, &self.files, &self.options);
         guarded("address import", move || {
             import_address_files(out, files, options, &mut report)
@@ -107,18 +96,7 @@ impl Task for AddressImportTask {
 
     fn resolve(&mut self, _env: Env, r: AddressImportReport) -> Result<AddressImportSummary> {
         Ok(AddressImportSummary {
-            files: r
-                .files
-                .into_iter()
-                .map(|f| FileReport {
-                    file: f.file,
-                    kind: format!("{:?}", f.kind),
-                    rows: f.rows as f64,
-                    accepted: f.accepted as f64,
-                    rejected: f.rejected as f64,
-                    bad_lines: bad_lines(f.bad_lines),
-                })
-                .collect(),
+            files: file_reports(r.files),
             addresses: r.addresses as f64,
             roads: r.roads as f64,
             merged_duplicates: r.merged_duplicates as f64,

@@ -173,36 +173,20 @@ pub(crate) fn read(
     let mut points: Vec<(i32, i32)> = Vec::new();
     each_block(path, &counter, |block| {
         block.for_each_element(|e| match e {
-            Element::Node(n) => {
-                nodes.set(n.id(), n.decimicro_lat(), n.decimicro_lon());
-                let t = Tags::read(n.tags());
-                if let Some((number, street)) = t.address() {
-                    report.rows += 1;
-                    report.accepted += 1;
-                    set.add_address(
-                        n.decimicro_lat(),
-                        n.decimicro_lon(),
-                        number,
-                        street,
-                        t.extra(),
-                    );
-                }
-            }
-            Element::DenseNode(n) => {
-                nodes.set(n.id(), n.decimicro_lat(), n.decimicro_lon());
-                let t = Tags::read(n.tags());
-                if let Some((number, street)) = t.address() {
-                    report.rows += 1;
-                    report.accepted += 1;
-                    set.add_address(
-                        n.decimicro_lat(),
-                        n.decimicro_lon(),
-                        number,
-                        street,
-                        t.extra(),
-                    );
-                }
-            }
+            Element::Node(n) => add_node(
+                (&mut nodes, &mut report, set),
+                n.id(),
+                n.decimicro_lat(),
+                n.decimicro_lon(),
+                Tags::read(n.tags()),
+            ),
+            Element::DenseNode(n) => add_node(
+                (&mut nodes, &mut report, set),
+                n.id(),
+                n.decimicro_lat(),
+                n.decimicro_lon(),
+                Tags::read(n.tags()),
+            ),
             Element::Way(w) => {
                 let t = Tags::read(w.tags());
                 let (address, road) = (t.address(), t.road());
@@ -247,6 +231,22 @@ pub(crate) fn read(
     let rows = report.rows;
     reporter.report(true, || progress(rows))?;
     Ok(report)
+}
+
+/// A node of either encoding: its location if a way needs it, its address if it has one.
+fn add_node(
+    (nodes, report, set): (&mut Locations, &mut FileReport, &mut AddressSet),
+    id: i64,
+    lat: i32,
+    lon: i32,
+    t: Tags,
+) {
+    nodes.set(id, lat, lon);
+    if let Some((number, street)) = t.address() {
+        report.rows += 1;
+        report.accepted += 1;
+        set.add_address(lat, lon, number, street, t.extra());
+    }
 }
 
 /// The mean of a way's vertices (a closed way's repeated first vertex counted once).

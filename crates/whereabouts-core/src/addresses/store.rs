@@ -29,7 +29,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use super::AddressError;
-use crate::datafile::{check_envelope, u32_at};
+use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
 use crate::geo::{LocalFrame, EARTH_RADIUS_M};
 
 pub(super) const MAGIC: &[u8; 8] = b"WBADDRS1";
@@ -37,7 +37,7 @@ pub(super) const HEADER: usize = 40;
 pub(super) const ADDRESS_BYTES: usize = 28;
 pub(super) const ROAD_BYTES: usize = 12;
 pub(super) const POINT_BYTES: usize = 8;
-pub(super) const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = NO_STRING;
 
 /// Address grid cell, degrees: about 110 m, so a 100 m search touches a few cells.
 const CELL_DEG: f64 = 0.001;
@@ -144,10 +144,11 @@ pub struct AddressStats {
 /// An address file in memory with its indexes.
 pub struct AddressIndex {
     pub(super) addresses: Vec<AddressRec>,
+    /// The grid cell of each address: binary searches compare these, not coordinates.
+    keys: Vec<u64>,
     pub(super) roads: Vec<RoadRec>,
     pub(super) points: Vec<(i32, i32)>,
-    strings: String,
-    offsets: Vec<u32>,
+    strings: StringTable,
     /// (road cell key, index of the segment's first point), sorted.
     segments: Vec<(u64, u32)>,
     pub(super) search: OnceLock<super::search::StreetIndex>,
@@ -182,28 +183,13 @@ impl AddressIndex {
         if blob_at.checked_add(blob_len) != Some(body) {
             return Err(corrupt("section sizes do not add up"));
         }
-        let offsets: Vec<u32> = (0..=n_strings)
-            .map(|i| u32_at(b, offsets_at + i * 4))
-            .collect();
-        if offsets[0] != 0
-            || offsets.windows(2).any(|w| w[0] > w[1])
-            || offsets[n_strings] as usize > blob_len
-        {
-            return Err(corrupt("string offsets out of order"));
-        }
-        let strings = std::str::from_utf8(&b[blob_at..blob_at + offsets[n_strings] as usize])
-            .map_err(|_| corrupt("strings are not UTF-8"))?
-            .to_owned();
-        if offsets
-            .iter()
-            .any(|o| !strings.is_char_boundary(*o as usize))
-        {
-            return Err(corrupt("a string offset splits a character"));
-        }
+        let strings = StringTable::read(b, offsets_at, n_strings, blob_at, blob_len)
+            .map_err(AddressError::Corrupt)?;
         let valid_lat = |v: i32| (-900_000_000..=900_000_000).contains(&v);
         let valid_lon = |v: i32| (-1_800_000_000..=1_800_000_000).contains(&v);
         let opt = |s: u32| s == NONE || (s as usize) < n_strings;
         let mut addresses = Vec::with_capacity(n_addr);
+        let mut keys = Vec::with_capacity(n_addr);
         let mut last_key = 0u64;
         for i in 0..n_addr {
             let o = HEADER + i * ADDRESS_BYTES;
@@ -231,6 +217,7 @@ impl AddressIndex {
                 return Err(corrupt("addresses are not in grid order"));
             }
             last_key = key;
+            keys.push(key);
             addresses.push(r);
         }
         let mut points = Vec::with_capacity(n_points);
@@ -268,10 +255,10 @@ impl AddressIndex {
         let segments = segment_grid(&roads, &points);
         Ok(AddressIndex {
             addresses,
+            keys,
             roads,
             points,
             strings,
-            offsets,
             segments,
             search: OnceLock::new(),
             bytes: b.len() as u64,
@@ -288,18 +275,11 @@ impl AddressIndex {
     }
 
     pub(super) fn string(&self, i: u32) -> Option<&str> {
-        if i == NONE {
-            return None;
-        }
-        let (a, b) = (
-            *self.offsets.get(i as usize)? as usize,
-            *self.offsets.get(i as usize + 1)? as usize,
-        );
-        self.strings.get(a..b)
+        self.strings.get(i)
     }
 
     pub(super) fn strings_len(&self) -> usize {
-        self.offsets.len() - 1
+        self.strings.len()
     }
 
     pub(super) fn address(&self, i: usize, distance_m: f64) -> Address<'_> {
@@ -328,13 +308,9 @@ impl AddressIndex {
         for row in rows {
             for &(c0, c1) in &spans {
                 let (k0, k1) = (row * COLS + c0, row * COLS + c1);
-                let start = self
-                    .addresses
-                    .partition_point(|r| cell_key(r.lat, r.lon) < k0);
-                for (i, r) in self.addresses[start..].iter().enumerate() {
-                    if cell_key(r.lat, r.lon) > k1 {
-                        break;
-                    }
+                let start = self.keys.partition_point(|&k| k < k0);
+                let end = start + self.keys[start..].partition_point(|&k| k <= k1);
+                for (i, r) in self.addresses[start..end].iter().enumerate() {
                     let (x, y) = frame.to_xy(r.lat as f64 * 1e-7, r.lon as f64 * 1e-7);
                     let d = x.hypot(y);
                     if d <= radius_m && best.is_none_or(|(bd, _)| d < bd) {
