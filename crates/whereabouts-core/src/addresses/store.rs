@@ -28,6 +28,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+use smallvec::{smallvec, SmallVec};
+
 use super::AddressError;
 use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
 use crate::geo::{LocalFrame, EARTH_RADIUS_M};
@@ -42,6 +44,8 @@ pub(super) const NONE: u32 = NO_STRING;
 /// Address grid cell, degrees: about 110 m, so a 100 m search touches a few cells.
 const CELL_DEG: f64 = 0.001;
 const COLS: u64 = 360_000;
+/// Address grid rows (the row of latitude 90 included).
+const ROWS: usize = 180_001;
 /// Road segment grid cell, degrees: about 1.1 km; a segment is listed in every cell its box touches.
 const ROAD_CELL_DEG: f64 = 0.01;
 const ROAD_COLS: u64 = 36_000;
@@ -85,7 +89,7 @@ fn cells_around(
     radius_m: f64,
     cell: f64,
     cols: u64,
-) -> (std::ops::RangeInclusive<u64>, Vec<(u64, u64)>) {
+) -> (std::ops::RangeInclusive<u64>, SmallVec<[(u64, u64); 2]>) {
     let m_per_deg = EARTH_RADIUS_M.to_radians();
     let dlat = radius_m / m_per_deg;
     let cos = (lat.abs() + dlat).min(90.0).to_radians().cos().max(1e-6);
@@ -93,16 +97,16 @@ fn cells_around(
     let (r0, _) = cell_of((lat - dlat).max(-90.0), lon, cell, cols);
     let (r1, _) = cell_of((lat + dlat).min(90.0), lon, cell, cols);
     let spans = if dlon >= 180.0 {
-        vec![(0, cols - 1)]
+        smallvec![(0, cols - 1)]
     } else {
         let (w, e) = (lon - dlon, lon + dlon);
         let col = |x: f64| cell_of(0.0, x, cell, cols).1;
         if w < -180.0 {
-            vec![(0, col(e)), (col(w + 360.0), cols - 1)]
+            smallvec![(0, col(e)), (col(w + 360.0), cols - 1)]
         } else if e > 180.0 {
-            vec![(col(w), cols - 1), (0, col(e - 360.0))]
+            smallvec![(col(w), cols - 1), (0, col(e - 360.0))]
         } else {
-            vec![(col(w), col(e))]
+            smallvec![(col(w), col(e))]
         }
     };
     (r0..=r1, spans)
@@ -146,6 +150,10 @@ pub struct AddressIndex {
     pub(super) addresses: Vec<AddressRec>,
     /// The grid cell of each address: binary searches compare these, not coordinates.
     keys: Vec<u64>,
+    /// `row_start[r]..row_start[r + 1]` are the addresses of grid row `r` (720 KB): a
+    /// lookup then binary-searches a row's few thousand keys, not the whole file's, which
+    /// cost most of its time in cache misses.
+    row_start: Vec<u32>,
     pub(super) roads: Vec<RoadRec>,
     pub(super) points: Vec<(i32, i32)>,
     strings: StringTable,
@@ -253,9 +261,17 @@ impl AddressIndex {
             return Err(corrupt("road points do not add up"));
         }
         let segments = segment_grid(&roads, &points);
+        let mut row_start = vec![0u32; ROWS + 1];
+        for &k in &keys {
+            row_start[(k / COLS) as usize + 1] += 1;
+        }
+        for r in 0..ROWS {
+            row_start[r + 1] += row_start[r];
+        }
         Ok(AddressIndex {
             addresses,
             keys,
+            row_start,
             roads,
             points,
             strings,
@@ -308,8 +324,13 @@ impl AddressIndex {
         for row in rows {
             for &(c0, c1) in &spans {
                 let (k0, k1) = (row * COLS + c0, row * COLS + c1);
-                let start = self.keys.partition_point(|&k| k < k0);
-                let end = start + self.keys[start..].partition_point(|&k| k <= k1);
+                let (from, to) = (
+                    self.row_start[row as usize] as usize,
+                    self.row_start[row as usize + 1] as usize,
+                );
+                let keys = &self.keys[from..to];
+                let start = from + keys.partition_point(|&k| k < k0);
+                let end = from + keys.partition_point(|&k| k <= k1);
                 for (i, r) in self.addresses[start..end].iter().enumerate() {
                     let (x, y) = frame.to_xy(r.lat as f64 * 1e-7, r.lon as f64 * 1e-7);
                     let d = x.hypot(y);
