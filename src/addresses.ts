@@ -115,7 +115,8 @@ export function searchAddresses(
 ): AddressMatch[] {
   const { number, street, city } = parseAddressQuery(q);
   if (!street) return [];
-  return addresses.searchAddresses(number, street, city, Math.max(0, Math.floor(limit))).map((a) => {
+  const n = Number.isFinite(limit) ? Math.min(Math.max(0, Math.floor(limit)), 0xffff_ffff) : 10;
+  return addresses.searchAddresses(number, street, city, n).map((a) => {
     const f = fieldsOf(a);
     const line = [streetLine(f), f.suburb, f.city, f.postcode].filter((p): p is string => !!p);
     return {

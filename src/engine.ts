@@ -216,7 +216,7 @@ export class Engine {
   searchAddresses(q: string, limit = 10): AddressMatch[] {
     this.#assertOpen();
     if (typeof q !== 'string' || !this.#native.hasAddresses()) return [];
-    return searchAddresses(this.#native, q, limit);
+    return searchAddresses(this.#native, q, Number.isFinite(limit) ? limit : 10);
   }
 
   /** The address of a located point, from the same places as {@link Engine.reverse}. */

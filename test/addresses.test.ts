@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAddressQuery } from '../src/addresses.js';
 import { Engine } from '../src/engine.js';
-import { cli, fixtures } from './helpers.js';
+import { cli, fixtures, startTestServer } from './helpers.js';
 
 const OA = [
   'LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH',
@@ -140,6 +140,30 @@ describe('engine.reverse and searchAddresses with an address file', () => {
     ).toEqual(['10', '11']);
     expect(engine.searchAddresses('10 Abbey Road')).toEqual([]);
     expect(engine.searchAddresses('10 Downing St', 0)).toEqual([]);
+  });
+});
+
+describe('GET /v2/reverse with an address file', () => {
+  it('answers the house at zoom 18 over HTTP', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wb-addr-'));
+    const db = join(dir, 'db');
+    const r = cli(['import', '--quiet', '--db', db, join(fixtures, 'streets.osm.pbf')]);
+    expect(r.code, r.stderr).toBe(0);
+    const server = await startTestServer({ engine: { addresses: join(db, 'addresses.bin') } });
+    try {
+      const token = server.tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:reverse'] }).token;
+      const res = await fetch(`${server.base}/v2/reverse?token=${token}&lat=51.5034&lon=-0.1277&zoom=18`);
+      const body = (await res.json()) as { status: string; address: Record<string, string> };
+      expect(res.status).toBe(200);
+      expect(body.status).toBe('ok');
+      expect(body.address).toMatchObject({
+        house_number: '10',
+        road: 'Downing Street',
+        postcode: 'SW1A 2AA',
+      });
+    } finally {
+      await server.close();
+    }
   });
 });
 
