@@ -98,31 +98,25 @@ pub(crate) fn read(
         phase: Phase::Reading,
     };
     reporter.report(true, || progress(0))?;
-    let mut line = String::new();
+    let mut line: Vec<u8> = Vec::new();
     let mut line_no = 0u64;
     let mut cols: Option<Columns> = None;
     loop {
         line.clear();
-        let n = match reader.read_line(&mut line) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                // Not UTF-8: count it and go on with the next line.
-                line_no += 1;
-                report.rows += 1;
-                keep_bad(&mut report, max_bad, line_no, || "not UTF-8".into());
-                let mut skip = Vec::new();
-                reader
-                    .read_until(b'\n', &mut skip)
-                    .map_err(|e| io_err(path, e))?;
-                continue;
-            }
-            Err(e) => return Err(io_err(path, e)),
-        };
-        if n == 0 {
+        if reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| io_err(path, e))?
+            == 0
+        {
             break;
         }
         line_no += 1;
-        let text = line.trim_end_matches(['\n', '\r']);
+        let Ok(text) = std::str::from_utf8(&line) else {
+            report.rows += 1;
+            keep_bad(&mut report, max_bad, line_no, || "not UTF-8".into());
+            continue;
+        };
+        let text = text.trim_end_matches(['\n', '\r']);
         if text.trim().is_empty() {
             continue;
         }

@@ -130,6 +130,18 @@ fn openaddresses_rows_are_read_by_column_name_and_bad_rows_reported_by_line() {
 }
 
 #[test]
+fn a_line_that_is_not_utf8_is_one_bad_row_and_the_next_line_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = b"LON,LAT,NUMBER,STREET\n-0.1,51.5,1,Bad \xff Road\n".to_vec();
+    bytes.extend_from_slice(b"-0.1,51.6,2,Good Road\n");
+    let csv = write(dir.path(), "latin1.csv", &bytes);
+    let r = import(&dir.path().join(FILE_NAME), &[csv], false);
+    let f = &r.files[0];
+    assert_eq!((f.rows, f.accepted, f.rejected), (2, 1, 1));
+    assert_eq!(f.bad_lines, vec![(2, "not UTF-8".to_string())]);
+}
+
+#[test]
 fn gzip_and_upper_case_headers_are_read_and_other_files_are_not_address_files() {
     let dir = tempfile::tempdir().unwrap();
     let text = oa_csv().replacen(OA_HEADER, &OA_HEADER.to_uppercase(), 1);
