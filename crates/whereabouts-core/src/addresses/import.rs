@@ -15,6 +15,7 @@ use crate::import::source::{io_err, open_text, read_full};
 use crate::import::{
     peak_rss_bytes, FileReport, ImportError, Phase, Progress, Reporter, SourceKind,
 };
+use crate::store::builder::take_lock;
 
 /// How an address import runs.
 #[derive(Clone, Debug)]
@@ -75,6 +76,42 @@ pub fn detect(path: &Path) -> Result<Option<SourceKind>, ImportError> {
     }
 }
 
+/// The lock of an address file's import, removed on every way out.
+struct Lock(PathBuf);
+
+impl Lock {
+    /// Takes `.NAME.lock` beside `out` (one import at a time: two would each merge into the
+    /// old file and the last rename would drop the other's addresses), then removes what a
+    /// killed import left (`.NAME.tmp-*`).
+    fn take(out: &Path) -> Result<Lock, ImportError> {
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(d) = dir {
+            std::fs::create_dir_all(d).map_err(|e| io_err(d, e))?;
+        }
+        let lock = out.with_file_name(format!(".{name}.lock"));
+        take_lock(&lock)?;
+        let stale = format!(".{name}.tmp-");
+        if let Ok(entries) = std::fs::read_dir(dir.unwrap_or(Path::new("."))) {
+            for e in entries.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&stale) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        Ok(Lock(lock))
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Imports address `files` into the address file `out`, merging with the one there unless
 /// `opts.replace`. `progress` is called at most about ten times a second; returning `false`
 /// cancels and leaves the previous file intact.
@@ -105,6 +142,7 @@ pub fn import_address_files(
             ))
         })?);
     }
+    let _lock = Lock::take(out)?;
     let mut set = AddressSet::new();
     if !opts.replace && out.exists() {
         let old = AddressIndex::open(out).map_err(|e| ImportError::Format(format!(

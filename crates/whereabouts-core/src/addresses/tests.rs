@@ -303,3 +303,19 @@ fn a_damaged_file_is_refused_and_a_cancelled_import_keeps_the_old_one() {
         .contains("checksum"));
     assert!(AddressIndex::from_bytes(&before[..40]).is_err());
 }
+
+#[test]
+fn one_import_at_a_time_and_a_killed_imports_leftovers_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(FILE_NAME);
+    let a = write(dir.path(), "a.csv", oa_csv().as_bytes());
+    let leftover = write(dir.path(), ".addresses.bin.tmp-99999999", b"half a file");
+    import(&out, std::slice::from_ref(&a), false);
+    assert!(!leftover.exists());
+    assert!(!dir.path().join(".addresses.bin.lock").exists());
+    // pid 1 is alive: its lock stands
+    std::fs::write(dir.path().join(".addresses.bin.lock"), "1\n").unwrap();
+    let err = import_address_files(&out, &[a], &AddressImportOptions::default(), &mut |_| true)
+        .unwrap_err();
+    assert!(err.to_string().contains("another import"), "{err}");
+}
