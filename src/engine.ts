@@ -2,6 +2,8 @@
  * The engine facade: the public library API over the native core.
  */
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ADDRESS_FILE_NAME, type AddressMatch, searchAddresses, streetFields } from './addresses.js';
 import {
   countriesFile,
   countryNamesFile,
@@ -39,7 +41,13 @@ import {
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
-import { answerSearch, type SearchQuery, type SearchResponse } from './search.js';
+import {
+  answerSearch,
+  type ParsedSearch,
+  type ScoredAddress,
+  type SearchQuery,
+  type SearchResponse,
+} from './search.js';
 import { type BackgroundSyncOptions, SyncScheduler, type SyncState } from './sync/scheduler.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
@@ -90,6 +98,12 @@ export interface EngineOptions {
    * `false` disables forward geocoding. The word index is built on the first search (about a second).
    */
   search?: string | false;
+  /**
+   * Street-level address file (from `whereabouts import` of OpenAddresses or OpenStreetMap
+   * files) for {@link Engine.reverse} at zoom 16-18 and {@link Engine.searchAddresses}.
+   * Default: `addresses.bin` in the `db` directory when there is one. `false` disables it.
+   */
+  addresses?: string | false;
 }
 
 /** A query of {@link Engine.stationChanges}: stations with `since <= updated < until` (unix seconds). */
@@ -181,6 +195,12 @@ export class Engine {
       options.search === false
         ? undefined
         : (options.search ?? (existsSync(searchFile) ? searchFile : undefined));
+    const defaultAddresses = options.db === undefined ? undefined : join(options.db, ADDRESS_FILE_NAME);
+    const addresses =
+      options.addresses === false
+        ? undefined
+        : (options.addresses ??
+          (defaultAddresses !== undefined && existsSync(defaultAddresses) ? defaultAddresses : undefined));
     const handle = native().NativeEngine.open({
       db: options.db ?? defaultDbDir,
       land,
@@ -193,6 +213,7 @@ export class Engine {
       compactStations: options.compaction === false ? 0 : options.compaction?.stations,
       compactAgeSeconds: options.compaction === false ? 0 : options.compaction?.ageSeconds,
       search,
+      addresses,
     });
     const engine = new Engine(
       handle,
@@ -342,10 +363,12 @@ export class Engine {
   reverse(query: ReverseQuery): ReverseResponse {
     this.#assertOpen();
     if (!this.#hasPlaces) return { status: 'error', message: 'UNKNOWN_ERROR' };
+    const native = this.#native;
     return answerReverse(
       query,
-      (lat, lon, zoom) => this.#native.reversePlace(lat, lon, zoom),
+      (lat, lon, zoom) => native.reversePlace(lat, lon, zoom),
       countryNamesFile,
+      native.hasAddresses() ? (lat, lon, zoom) => streetFields(native, lat, lon, zoom) : undefined,
     );
   }
 
@@ -362,7 +385,36 @@ export class Engine {
       query,
       (p) => this.#native.searchPlaces(p.q, p.limit, p.countries, p.viewbox),
       countryNamesFile,
+      this.#native.hasAddresses() ? (p) => this.#streetHits(p, query.acceptLanguage) : undefined,
     );
+  }
+
+  /**
+   * House-number hits of a search as whole Address objects: each house is reverse geocoded at
+   * zoom 18, which names the house itself (it is the nearest address to its own point) and adds
+   * the city, state and country that the address file lacks.
+   */
+  #streetHits(p: ParsedSearch, acceptLanguage: string | undefined): ScoredAddress[] {
+    const hits: ScoredAddress[] = [];
+    for (const m of searchAddresses(this.#native, p.q, p.limit)) {
+      const r = this.reverse({ lat: m.address.lat, lon: m.address.lon, zoom: 18, acceptLanguage });
+      const address = r.status === 'ok' ? r.address : m.address;
+      const cc = (address as { country_code?: string }).country_code?.toUpperCase();
+      if (p.countries.length > 0 && (cc === undefined || !p.countries.includes(cc))) continue;
+      hits.push({ address, score: m.score });
+    }
+    return hits;
+  }
+
+  /**
+   * House-number search over the address file: `'10 Downing St, London'` gives matching
+   * addresses, best first, each with a score in [0, 1] (see src/addresses.ts). Empty
+   * without an address file. Synchronous.
+   */
+  searchAddresses(q: string, limit = 10): AddressMatch[] {
+    this.#assertOpen();
+    if (typeof q !== 'string' || !this.#native.hasAddresses()) return [];
+    return searchAddresses(this.#native, q, Number.isFinite(limit) ? limit : 10);
   }
 
   /** The address of a located point, from the same places as {@link Engine.reverse}. */

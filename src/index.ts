@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+export { type AddressMatch, type AddressQuery, parseAddressQuery } from './addresses.js';
 export {
   type CompactSummary,
   Engine,

@@ -23,6 +23,8 @@ export interface NativeOpenOptions {
   compactAgeSeconds?: number;
   /** Places for forward geocoding (data/search.bin). */
   search?: string;
+  /** Street-level addresses and roads (an addresses.bin). */
+  addresses?: string;
 }
 
 /** The outcome of a compaction. */
@@ -51,6 +53,28 @@ export interface NativePlace {
 
 /** A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search). */
 export type NativeSearchPlace = Omit<NativePlace, 'distanceM'> & { score: number };
+/** An address from the address file (nearest or searched); absent parts may come as null. */
+export interface NativeAddress {
+  lat: number;
+  lon: number;
+  houseNumber: string;
+  road: string;
+  postcode?: string | null;
+  city?: string | null;
+  suburb?: string | null;
+  /** Metres from the query point (0 for search results). */
+  distanceM: number;
+  /** Search results only: 0 to 1. */
+  score?: number | null;
+}
+
+/** The nearest named road and the nearest point on it. */
+export interface NativeRoad {
+  name: string;
+  lat: number;
+  lon: number;
+  distanceM: number;
+}
 
 /** Counts reported by an open database. */
 export interface NativeStats {
@@ -113,6 +137,15 @@ export interface NativeEngine {
     countries: string[],
     viewbox: number[] | null,
   ): NativeSearchPlace[];
+  /** Whether an address file is loaded. */
+  hasAddresses(): boolean;
+  addressStats(): { addresses: number; roads: number; bytes: number };
+  /** The nearest address within `radiusM` metres; null if none (or a bad coordinate). */
+  nearestAddress(lat: number, lon: number, radiusM: number): NativeAddress | null;
+  /** The nearest named road within `radiusM` metres; null if none (or a bad coordinate). */
+  nearestRoad(lat: number, lon: number, radiusM: number): NativeRoad | null;
+  /** Addresses matching a number, street and city (free text), best first, at most `limit`. */
+  searchAddresses(number: string, street: string, city: string, limit: number): NativeAddress[];
   stats(): NativeStats;
   /** Learns a batch of submissions into the overlay; resolves after its commit. */
   learn(submissions: NativeSubmission[]): Promise<LearnCounts>;
@@ -142,6 +175,14 @@ interface NativeBinding {
     options: Record<string, unknown>,
     progress: (p: NativeImportProgress) => void,
   ) => Promise<unknown>;
+  importAddresses?: (
+    out: string,
+    files: string[],
+    options: { replace?: boolean },
+    progress: (p: NativeImportProgress) => void,
+  ) => Promise<unknown>;
+  /** `OpenAddressesCsv` or `OsmPbf` for an address file, null for any other file. */
+  addressFileKind?: (path: string) => string | null;
 }
 
 let binding: NativeBinding | undefined;

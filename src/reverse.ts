@@ -2,14 +2,16 @@
  * Reverse geocoding's Address object (spec 4.3, 2.9) from the place the core found.
  *
  * A thin, honest version: the data is GeoNames populated places with their admin1 (state)
- * and admin2 (county) names, so the answer never holds a road, suburb, postcode or house
- * number. `zoom` chooses how much of what we have is shown:
- * 0-4 country, 5-7 + state, 8-9 + county, 10 and above + city. The country is the chosen
+ * and admin2 (county) names; road, house number, suburb and postcode come only from an
+ * address file (src/addresses.ts), when one is loaded. `zoom` chooses how much of what we
+ * have is shown: 0-4 country, 5-7 + state, 8-9 + county, 10 and above + city, 16 + road,
+ * 17-18 + house number, suburb and postcode. The country is the chosen
  * place's country (no country polygons yet). Country names are i18n-iso-countries' in the
  * language `accept-language` asks for (data/country-names.json); place and admin names are
  * GeoNames' names (mostly local names in Latin script) whatever the language.
  */
 import { readFileSync } from 'node:fs';
+import { type StreetFields, streetLine } from './addresses.js';
 import { numberOf, parseLatLon } from './geocoding/coordinates.js';
 import type { NativePlace } from './native.js';
 
@@ -18,11 +20,15 @@ export interface AddressObject {
   lat: string;
   lon: string;
   display_name: string;
+  house_number?: string;
+  road?: string;
+  suburb?: string;
   city?: string;
   county?: string;
   state?: string;
   country?: string;
   country_code?: string;
+  postcode?: string;
 }
 
 /** Input of `engine.reverse`: numbers or decimal strings, as a query string has them. */
@@ -88,20 +94,33 @@ export function parseZoom(zoom: unknown): number | undefined {
   return z;
 }
 
-/** Builds the Address object of a place at `zoom` in language `lang`. */
+/**
+ * Builds the Address object of a place at `zoom` in language `lang`; `street` (from the
+ * address file, zoom 16 to 18) adds house number, road, suburb and postcode, and its city
+ * and point override the place's.
+ */
 export function shapeAddress(
   place: Pick<NativePlace, 'lat' | 'lon' | 'name' | 'state' | 'county' | 'countryCode'>,
   query: { lat: number; lon: number },
   zoom: number,
   countryName: string | undefined,
+  street?: StreetFields,
 ): AddressObject {
-  const city = zoom >= 10 ? place.name : undefined;
+  const city = street?.city ?? (zoom >= 10 ? place.name : undefined);
   const county = zoom >= 8 ? (place.county ?? undefined) : undefined;
   const state = zoom >= 5 ? (place.state ?? undefined) : undefined;
   // a city answer stands at the place it names; coarser answers at the query point, as no
   // point of a state or country (centroid, seat) is in the data
-  const at = city === undefined ? query : place;
-  const parts = [city, county, state, countryName].filter((p): p is string => !!p);
+  const at = street?.at ?? (city === undefined ? query : place);
+  const parts = [
+    street && streetLine(street),
+    street?.suburb,
+    city,
+    county,
+    state,
+    street?.postcode,
+    countryName,
+  ].filter((p): p is string => !!p);
   // GeoNames often names a city and its county alike ("Paris, Paris"): say it once
   const unique = parts.filter((p, i) => i === 0 || p !== parts[i - 1]);
   const address: AddressObject = {
@@ -109,11 +128,15 @@ export function shapeAddress(
     lon: String(Math.round(at.lon * 1e5) / 1e5),
     display_name: unique.join(', '),
   };
+  if (street?.house_number) address.house_number = street.house_number;
+  if (street?.road) address.road = street.road;
+  if (street?.suburb) address.suburb = street.suburb;
   if (city) address.city = city;
   if (county) address.county = county;
   if (state) address.state = state;
   if (countryName) address.country = countryName;
   address.country_code = place.countryCode.toLowerCase();
+  if (street?.postcode) address.postcode = street.postcode;
   return address;
 }
 
@@ -133,11 +156,15 @@ export function countryNameFor(
   };
 }
 
-/** Validates the query, asks `find` (the core) for the place and shapes the answer. */
+/**
+ * Validates the query, asks `find` (the core) for the place, and `findStreet` (when an
+ * address file is loaded) for the street part, and shapes the answer.
+ */
 export function answerReverse(
   query: ReverseQuery,
   find: (lat: number, lon: number, zoom: number) => NativePlace | null,
   namesFile: string,
+  findStreet?: (lat: number, lon: number, zoom: number) => StreetFields | undefined,
 ): ReverseResponse {
   const p = parseLatLon(query?.lat, query?.lon);
   const zoom = parseZoom(query?.zoom);
@@ -147,5 +174,6 @@ export function answerReverse(
   const place = find(p.lat, p.lon, zoom);
   if (!place) return { status: 'error', message: 'NO_MATCHES' };
   const countryName = countryNameFor(namesFile, query.acceptLanguage)(place.countryCode);
-  return { status: 'ok', address: shapeAddress(place, p, zoom, countryName) };
+  const street = findStreet?.(p.lat, p.lon, zoom);
+  return { status: 'ok', address: shapeAddress(place, p, zoom, countryName, street) };
 }

@@ -91,14 +91,30 @@ export function answerSearch(
   query: SearchQuery,
   find: (parsed: ParsedSearch) => NativeSearchPlace[],
   namesFile: string,
+  findStreets?: StreetSearch,
 ): SearchResponse {
   const parsed = parseSearch(query);
   if (!parsed) return { status: 'error', message: 'INVALID_REQUEST' };
-  const places = find(parsed);
-  if (places.length === 0) return { status: 'error', message: 'NO_MATCHES' };
   const countryName = countryNameFor(namesFile, query.acceptLanguage);
-  return {
-    status: 'ok',
-    address: places.map((p) => shapeAddress(p, p, 18, countryName(p.countryCode))),
-  };
+  const places: ScoredAddress[] = find(parsed).map((p) => ({
+    address: shapeAddress(p, p, 18, countryName(p.countryCode)),
+    score: p.score,
+  }));
+  // Street hits first at an equal score (the sort is stable): a house that matches is more
+  // precise than the place it lies in.
+  const hits = [...(findStreets?.(parsed) ?? []), ...places].sort((a, b) => b.score - a.score);
+  if (hits.length === 0) return { status: 'error', message: 'NO_MATCHES' };
+  return { status: 'ok', address: hits.slice(0, parsed.limit).map((h) => h.address) };
 }
+
+/** An Address object with its score in [0, 1], the scale places and street hits share. */
+export interface ScoredAddress {
+  address: AddressObject;
+  score: number;
+}
+
+/**
+ * Street-level hits of a search (house numbers from an address file), each a whole Address
+ * object already restricted to `countries`; merged with the place hits by score.
+ */
+export type StreetSearch = (parsed: ParsedSearch) => ScoredAddress[];

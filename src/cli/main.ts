@@ -24,6 +24,8 @@ Usage:
       Imports OpenCelliD/MLS cell exports (CSV, plain or .gz), WiFi station CSVs
       (bssid,lat,lon,range,samples,created,updated) and SQLite "cells" tables into DIR.
       Merges with the database already in DIR unless --replace.
+      Address files (OpenAddresses CSV, plain or .gz; OpenStreetMap .osm.pbf), told
+      apart by content, go to DIR/addresses.bin instead (see docs/geocoding.md).
   whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...
       Learns station positions from GPS-tagged observations: OpenCelliD measurement
       CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs
@@ -59,8 +61,10 @@ Usage:
   whereabouts timezone --lat X --lon Y [--timezones FILE]
       Prints the timezone at a point (name, short_name, offset_sec, now_in_dst).
   whereabouts reverse --lat X --lon Y [--zoom Z] [--accept-language L] [--places FILE]
+                     [--addresses FILE]
       Prints the address at a point: country (zoom 0-4), state (5-7), county (8-9),
       city (10-18) from GeoNames places; NO_MATCHES 50 km or more from every place.
+      With an address file: road (16-18), house number, suburb, postcode (17-18).
   whereabouts search [--limit N] [--countrycodes de,fr] [--viewbox L,R,T,B]
                      [--accept-language L] [--search FILE] QUERY...
       Prints the places matching QUERY ("münchen", "paris, texas", "londn"), best first:

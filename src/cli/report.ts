@@ -42,7 +42,9 @@ export function writeFileOutcomes(files: readonly FileOutcome[], skippedWhy = 's
         (f.skipped ? `, ${n(f.skipped)} ${skippedWhy}` : '') +
         '\n',
     );
-    for (const b of f.badLines) process.stderr.write(`  line ${b.line}: ${b.reason}\n`);
+    // OSM elements have ids, not lines, and their reasons name them
+    for (const b of f.badLines)
+      process.stderr.write(f.kind === 'OsmPbf' ? `  ${b.reason}\n` : `  line ${b.line}: ${b.reason}\n`);
     if (f.rejected > f.badLines.length)
       process.stderr.write(`  ... and ${n(f.rejected - f.badLines.length)} more\n`);
   }

@@ -1,6 +1,6 @@
 /**
- * `whereabouts reverse --lat X --lon Y [--zoom Z] [--accept-language L]`: prints the
- * `/reverse` body (without `balance`).
+ * `whereabouts reverse --lat X --lon Y [--zoom Z] [--accept-language L] [--addresses FILE]`:
+ * prints the `/reverse` body (without `balance`).
  */
 import { Engine } from '../engine.js';
 import { joinNegativeValues } from './timezone.js';
@@ -13,6 +13,7 @@ export async function runReverse(argv: string[]): Promise<number> {
     zoom: { type: 'string' },
     'accept-language': { type: 'string' },
     places: { type: 'string' },
+    addresses: { type: 'string' },
   });
   if (positionals.length > 0) throw new UsageError('reverse takes no positional arguments');
   if (values.lat === undefined || values.lon === undefined)
@@ -21,6 +22,7 @@ export async function runReverse(argv: string[]): Promise<number> {
   const engine = await Engine.open({
     timezones: false,
     ...(values.places === undefined ? {} : { places: values.places }),
+    ...(values.addresses === undefined ? {} : { addresses: values.addresses }),
   });
   try {
     const response = engine.reverse({

@@ -29,6 +29,59 @@ pub(crate) fn check_envelope(
     Ok(())
 }
 
+/// The string table of a data file: `n + 1` u32 offsets into a UTF-8 blob.
+pub(crate) struct StringTable {
+    strings: String,
+    offsets: Vec<u32>,
+}
+
+/// The string index that means "none".
+pub(crate) const NO_STRING: u32 = u32::MAX;
+
+impl StringTable {
+    /// Reads `n` strings whose offsets start at byte `offsets_at` of `b` and whose blob of
+    /// `blob_len` bytes starts at `blob_at`; the reason when they are not sound.
+    pub(crate) fn read(
+        b: &[u8],
+        offsets_at: usize,
+        n: usize,
+        blob_at: usize,
+        blob_len: usize,
+    ) -> Result<StringTable, String> {
+        let offsets: Vec<u32> = (0..=n).map(|i| u32_at(b, offsets_at + i * 4)).collect();
+        if offsets[0] != 0
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || offsets[n] as usize > blob_len
+        {
+            return Err("string offsets out of order".into());
+        }
+        let strings = std::str::from_utf8(&b[blob_at..blob_at + offsets[n] as usize])
+            .map_err(|_| "strings are not UTF-8".to_string())?
+            .to_owned();
+        if offsets
+            .iter()
+            .any(|o| !strings.is_char_boundary(*o as usize))
+        {
+            return Err("a string offset splits a character".into());
+        }
+        Ok(StringTable { strings, offsets })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// String `i`; `None` for [`NO_STRING`] or an index out of range.
+    pub(crate) fn get(&self, i: u32) -> Option<&str> {
+        if i == NO_STRING {
+            return None;
+        }
+        let a = *self.offsets.get(i as usize)? as usize;
+        let z = *self.offsets.get(i as usize + 1)? as usize;
+        Some(&self.strings[a..z])
+    }
+}
+
 /// The u32 at byte `o`; callers have checked the bounds.
 pub(crate) fn u32_at(b: &[u8], o: usize) -> u32 {
     u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])

@@ -13,9 +13,11 @@
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
+//! - [`addresses`]: street-level addresses and roads (OpenAddresses, OpenStreetMap).
 //! - [`search`]: forward geocoding (free text to places) over GeoNames places.
 //! - [`sync`]: pages of changed stations in the import formats, for database sync.
 
+pub mod addresses;
 mod datafile;
 pub mod geo;
 pub mod import;

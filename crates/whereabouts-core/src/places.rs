@@ -45,13 +45,13 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::datafile::{check_envelope, u32_at};
+use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
 use crate::geo::{distance_m, EARTH_RADIUS_M};
 
 const MAGIC: &[u8; 8] = b"WBPLACE1";
 const HEADER: usize = 32;
 const RECORD: usize = 28;
-const NONE: u32 = u32::MAX;
+const NONE: u32 = NO_STRING;
 
 /// Farther than this from every place, a point has no answer.
 pub const MAX_DISTANCE_M: f64 = 50_000.0;
@@ -116,9 +116,7 @@ pub struct Place<'a> {
 pub struct PlaceIndex {
     /// Sorted by grid cell.
     places: Vec<Record>,
-    strings: String,
-    /// Byte ranges of the strings in `strings`.
-    offsets: Vec<u32>,
+    strings: StringTable,
     /// `cells[c]..cells[c + 1]` are the places of cell `c` (row-major from the south-west).
     cells: Vec<u32>,
 }
@@ -157,23 +155,8 @@ impl PlaceIndex {
         if blob_at.checked_add(blob_len) != Some(body.len()) {
             return Err(corrupt("section sizes do not add up"));
         }
-        let offsets: Vec<u32> = (0..=n_strings)
-            .map(|i| u32_at(b, offsets_at + i * 4))
-            .collect();
-        if offsets[0] != 0
-            || offsets.windows(2).any(|w| w[0] > w[1])
-            || offsets[n_strings] as usize > blob_len
-        {
-            return Err(corrupt("string offsets out of order"));
-        }
-        let strings = std::str::from_utf8(&b[blob_at..blob_at + offsets[n_strings] as usize])
-            .map_err(|_| corrupt("strings are not UTF-8"))?
-            .to_owned();
-        for w in &offsets {
-            if !strings.is_char_boundary(*w as usize) {
-                return Err(corrupt("a string offset splits a character"));
-            }
-        }
+        let strings = StringTable::read(b, offsets_at, n_strings, blob_at, blob_len)
+            .map_err(PlacesError::Corrupt)?;
         let mut places = Vec::with_capacity(n);
         for i in 0..n {
             let o = HEADER + i * RECORD;
@@ -214,7 +197,6 @@ impl PlaceIndex {
         Ok(PlaceIndex {
             places,
             strings,
-            offsets,
             cells,
         })
     }
@@ -235,11 +217,7 @@ impl PlaceIndex {
     }
 
     fn string(&self, i: u32) -> Option<&str> {
-        if i == NONE {
-            return None;
-        }
-        let (a, z) = (self.offsets[i as usize], self.offsets[i as usize + 1]);
-        Some(&self.strings[a as usize..z as usize])
+        self.strings.get(i)
     }
 
     fn place(&self, i: usize, distance_m: f64) -> Place<'_> {

@@ -7,10 +7,8 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use crate::progress::{bad_lines, send, ProgressFn};
-use whereabouts_core::import::{
-    import_files as core_import, ImportOptions, ImportReport, Progress,
-};
+use crate::progress::{bad_lines, forward_import, ProgressFn};
+use whereabouts_core::import::{import_files as core_import, ImportOptions, ImportReport};
 use whereabouts_core::radio::Radio;
 
 #[napi(object)]
@@ -44,6 +42,21 @@ pub struct ImportSummary {
     pub peak_rss_bytes: Option<f64>,
 }
 
+/// The core's per-file reports (station or address imports) as JS objects.
+pub fn file_reports(files: Vec<whereabouts_core::import::FileReport>) -> Vec<FileReport> {
+    files
+        .into_iter()
+        .map(|f| FileReport {
+            file: f.file,
+            kind: format!("{:?}", f.kind),
+            rows: f.rows as f64,
+            accepted: f.accepted as f64,
+            rejected: f.rejected as f64,
+            bad_lines: bad_lines(f.bad_lines),
+        })
+        .collect()
+}
+
 pub struct ImportTask {
     db: PathBuf,
     files: Vec<PathBuf>,
@@ -56,18 +69,7 @@ impl Task for ImportTask {
     type JsValue = ImportSummary;
 
     fn compute(&mut self) -> Result<ImportReport> {
-        let progress = self.progress.as_ref();
-        let mut report = |p: &Progress| {
-            send(
-                progress,
-                &p.file,
-                p.bytes_done,
-                p.bytes_total,
-                p.rows,
-                p.phase,
-            );
-            true
-        };
+        let mut report = forward_import(self.progress.as_ref());
         let (db, files, options) = (&self.db, &self.files, &self.options);
         crate::guarded("import", move || {
             core_import(db, files, options, &mut report)
@@ -77,18 +79,7 @@ impl Task for ImportTask {
 
     fn resolve(&mut self, _env: Env, r: ImportReport) -> Result<ImportSummary> {
         Ok(ImportSummary {
-            files: r
-                .files
-                .into_iter()
-                .map(|f| FileReport {
-                    file: f.file,
-                    kind: format!("{:?}", f.kind),
-                    rows: f.rows as f64,
-                    accepted: f.accepted as f64,
-                    rejected: f.rejected as f64,
-                    bad_lines: bad_lines(f.bad_lines),
-                })
-                .collect(),
+            files: file_reports(r.files),
             cells: r.cells as f64,
             wifi: r.wifi as f64,
             merged_duplicates: r.merged_duplicates as f64,

@@ -5,6 +5,7 @@
 // clippy --all-targets checks) the exported types look unused.
 #![cfg_attr(test, allow(dead_code))]
 
+mod addresses;
 mod import;
 mod learn;
 mod live;
@@ -25,7 +26,7 @@ use whereabouts_core::solve::Locator;
 use whereabouts_core::store::Database;
 
 /// Runs `f`, turning a panic into a JS error instead of aborting Node.
-fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(p) => {
@@ -42,7 +43,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     }
 }
 
-fn err(e: impl std::fmt::Display) -> Error {
+pub(crate) fn err(e: impl std::fmt::Display) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
 }
 
@@ -70,6 +71,8 @@ pub struct OpenOptions {
     pub compact_age_seconds: Option<f64>,
     /// Places for forward geocoding (data/search.bin).
     pub search: Option<String>,
+    /// Street-level addresses and roads (an `addresses.bin` from the address importer).
+    pub addresses: Option<String>,
 }
 
 /// A place answered by `searchPlaces`, with its score in [0, 1] (whereabouts-core's `search`).
@@ -130,6 +133,7 @@ pub struct NativeEngine {
     timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
     places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
     search: Option<Arc<whereabouts_core::search::SearchIndex>>,
+    addresses: Option<Arc<whereabouts_core::addresses::AddressIndex>>,
 }
 
 #[napi]
@@ -185,6 +189,13 @@ impl NativeEngine {
                 )),
                 None => None,
             };
+            let addresses = match &options.addresses {
+                Some(p) => Some(Arc::new(
+                    whereabouts_core::addresses::AddressIndex::open(&PathBuf::from(p))
+                        .map_err(err)?,
+                )),
+                None => None,
+            };
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
                 compactor: Arc::new(Compactor::new(thresholds)),
@@ -192,6 +203,7 @@ impl NativeEngine {
                 timezones,
                 places,
                 search,
+                addresses,
             })
         })
     }
@@ -209,7 +221,7 @@ impl NativeEngine {
         })
     }
 
-    fn locator(&self) -> Result<&Arc<Locator>> {
+    pub(crate) fn locator(&self) -> Result<&Arc<Locator>> {
         self.inner
             .as_ref()
             .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))
@@ -442,5 +454,6 @@ impl NativeEngine {
         self.timezones = None;
         self.places = None;
         self.search = None;
+        self.addresses = None;
     }
 }

@@ -49,6 +49,23 @@ pub fn send(
     }
 }
 
+/// Forwards an import's progress (stations or addresses) to JS; never asks to cancel.
+pub fn forward_import(
+    progress: Option<&ProgressFn>,
+) -> impl FnMut(&whereabouts_core::import::Progress) -> bool + '_ {
+    move |p| {
+        send(
+            progress,
+            &p.file,
+            p.bytes_done,
+            p.bytes_total,
+            p.rows,
+            p.phase,
+        );
+        true
+    }
+}
+
 pub fn bad_lines(lines: Vec<(u64, String)>) -> Vec<BadLine> {
     lines
         .into_iter()

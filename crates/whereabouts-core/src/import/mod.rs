@@ -10,10 +10,10 @@
 
 mod csv;
 mod merge;
-mod parse;
+pub(crate) mod parse;
 mod rec;
 mod runs;
-mod source;
+pub(crate) mod source;
 
 use std::fmt;
 use std::fs;
@@ -95,6 +95,10 @@ pub enum SourceKind {
     CellCsv,
     WifiCsv,
     SqliteCells,
+    /// Addresses in the OpenAddresses CSV layout (see [`crate::addresses`]).
+    OpenAddressesCsv,
+    /// Addresses and named roads from an OpenStreetMap `.osm.pbf` extract.
+    OsmPbf,
 }
 
 /// Per-file outcome. `rows = accepted + rejected`; blank lines and headers are not rows.
@@ -165,7 +169,14 @@ pub(crate) struct Reporter<'a> {
 
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
-impl Reporter<'_> {
+impl<'a> Reporter<'a> {
+    pub(crate) fn new(callback: &'a mut dyn FnMut(&Progress) -> bool) -> Reporter<'a> {
+        Reporter {
+            callback,
+            last: None,
+        }
+    }
+
     /// `force` is for phase and file boundaries, which callers want to see even
     /// when the previous report was a moment ago.
     pub(crate) fn report(
@@ -229,7 +240,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn file_label(p: &Path) -> String {
+pub(crate) fn file_label(p: &Path) -> String {
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| p.display().to_string())

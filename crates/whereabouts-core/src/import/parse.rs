@@ -417,7 +417,7 @@ fn split_fields<'a>(line: &'a [u8], out: &mut [&'a [u8]; MAX_FIELDS]) -> usize {
 }
 
 /// RFC 4180 fields, for the rare line that quotes.
-fn split_quoted(line: &[u8]) -> Result<Vec<Vec<u8>>, Reject> {
+pub(crate) fn split_quoted(line: &[u8]) -> Result<Vec<Vec<u8>>, Reject> {
     let mut fields = Vec::new();
     let mut cur = Vec::new();
     let mut in_quotes = false;

@@ -1,10 +1,10 @@
 //! Reading one input file: detecting what it is, then feeding its rows to the runs.
 
-use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
 use rusqlite::types::ValueRef;
@@ -20,23 +20,51 @@ use super::{FileReport, ImportError, ImportOptions, Phase, Progress, Reporter, S
 use crate::radio::Radio;
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Counts bytes read from the file itself (compressed bytes for gzip).
-struct Counting<R> {
-    inner: R,
-    n: Rc<Cell<u64>>,
+/// Counts bytes read from the file itself (compressed bytes for gzip), for progress.
+/// The count is shared through an atomic so that the reader may move to another thread.
+pub(crate) struct Counting<R> {
+    pub(crate) inner: R,
+    pub(crate) n: Arc<AtomicU64>,
 }
 
 impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let k = self.inner.read(buf)?;
-        self.n.set(self.n.get() + k as u64);
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
         Ok(k)
     }
 }
 
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+/// An opened input: its (inflated) bytes, the count of bytes read from disk, the file size.
+pub(crate) type OpenedText = (Box<dyn Read + Send>, Arc<AtomicU64>, u64);
+
+/// A text file as a stream of its (inflated, if gzip) bytes, with a counter of the bytes
+/// read from disk and the file's size, for progress.
+pub(crate) fn open_text(path: &Path) -> Result<OpenedText, ImportError> {
+    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    let total = file.metadata().map_err(|e| io_err(path, e))?.len();
+    let mut magic = [0u8; 2];
+    let got = read_full(&mut file, &mut magic).map_err(|e| io_err(path, e))?;
+    file.seek(SeekFrom::Start(0)).map_err(|e| io_err(path, e))?;
+    let n = Arc::new(AtomicU64::new(0));
+    let counting = Counting {
+        inner: file,
+        n: n.clone(),
+    };
+    let reader: Box<dyn Read + Send> = if magic[..got] == GZIP_MAGIC {
+        Box::new(MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 18,
+            counting,
+        )))
+    } else {
+        Box::new(counting)
+    };
+    Ok((reader, n, total))
+}
+
+pub(crate) fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
@@ -58,7 +86,7 @@ pub struct Ctx<'a, 'b> {
     pub tmp: &'a Path,
 }
 
-fn io_err(path: &Path, e: io::Error) -> ImportError {
+pub(crate) fn io_err(path: &Path, e: io::Error) -> ImportError {
     ImportError::Io(format!("{}: {e}", path.display()))
 }
 
@@ -90,7 +118,7 @@ pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError
         drop(file);
         return read_sqlite(path, &name, total, mtime, ctx);
     }
-    let counter = Rc::new(Cell::new(0u64));
+    let counter = Arc::new(AtomicU64::new(0));
     let counting = Counting {
         inner: file,
         n: counter.clone(),
@@ -110,10 +138,22 @@ pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError
             return r;
         }
         let mut reader = io::Cursor::new(head[..got].to_vec()).chain(gz);
-        return read_csv(&mut reader, &name, total, &|| counter.get(), ctx);
+        return read_csv(
+            &mut reader,
+            &name,
+            total,
+            &|| counter.load(Ordering::Relaxed),
+            ctx,
+        );
     }
     let mut reader = counting;
-    read_csv(&mut reader, &name, total, &|| counter.get(), ctx)
+    read_csv(
+        &mut reader,
+        &name,
+        total,
+        &|| counter.load(Ordering::Relaxed),
+        ctx,
+    )
 }
 
 /// The first `\n`, eight bytes at a time: lines average 80 bytes, so a bytewise
@@ -141,7 +181,12 @@ pub(super) fn find_newline(hay: &[u8]) -> Option<usize> {
         .map(|i| base + i)
 }
 
-fn keep_bad(report: &mut FileReport, max: usize, line: u64, why: impl FnOnce() -> String) {
+pub(crate) fn keep_bad(
+    report: &mut FileReport,
+    max: usize,
+    line: u64,
+    why: impl FnOnce() -> String,
+) {
     report.rejected += 1;
     if report.bad_lines.len() < max {
         report.bad_lines.push((line, why()));

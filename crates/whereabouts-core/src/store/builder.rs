@@ -418,7 +418,8 @@ fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-fn take_lock(lock: &Path) -> Result<(), StoreError> {
+/// Takes an import lock file holding our pid; a lock whose process is gone is taken over.
+pub(crate) fn take_lock(lock: &Path) -> Result<(), StoreError> {
     for _ in 0..2 {
         match OpenOptions::new().write(true).create_new(true).open(lock) {
             Ok(mut f) => {
