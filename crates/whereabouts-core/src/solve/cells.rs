@@ -9,18 +9,20 @@ use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
 use crate::store::Database;
 
-/// Accuracy of a cell answer: the cells' signal-weighted range times
-/// `ACCURACY_SPREAD + ACCURACY_ESTIMATE / sqrt(samples)`. The first term is where a
-/// device can be inside the coverage, the second the standard error of a crowd mean
-/// of `samples` sightings (median over the cells). Chosen on both evaluation sets
-/// (bench/accuracy.ts, the simulator; bench/cork.ts, real drive tests) to keep the share
-/// of true positions inside near [`super::CONFIDENCE`]: the simulator alone favours no
-/// floor, but stations learned from thousands of real sightings then claim a tenth of
-/// their range and hold only a fifth of the positions.
-pub const ACCURACY_SPREAD: f64 = 0.3;
-pub const ACCURACY_ESTIMATE: f64 = 1.5;
+/// Accuracy of a single cell's answer: the device is somewhere in the cell's coverage, about
+/// `SINGLE_SPREAD` of its range from the crowd estimate at [`super::CONFIDENCE`], plus the
+/// standard error of a crowd mean of `samples` sightings (`ESTIMATE_ERROR` range / sqrt(samples)),
+/// added in quadrature as independent errors.
+pub const SINGLE_SPREAD: f64 = 0.55;
+pub const ESTIMATE_ERROR: f64 = 0.5;
+/// Accuracy of several cells' answer: `SPREAD_SCALE` times the weighted spread S of their
+/// estimates around the answer, inflated by sqrt(S / range). Cells whose estimates lie far
+/// apart for their ranges barely share coverage, and a weighted mean then interpolates poorly
+/// between them: with the spread alone the radius held 84% in dense urban networks and 51% in
+/// sparse rural ones; with the inflation both sit near 68% (bench/accuracy.ts, docs/positioning.md).
+pub const SPREAD_SCALE: f64 = 1.0;
 /// A position from a timing advance and a mast is tighter than the cells' ranges say.
-const TA_ACCURACY_SCALE: f64 = 0.6;
+const TA_ACCURACY_SCALE: f64 = 0.7;
 /// Scale from an area's covering radius (90% of its cells' reach) to the accuracy radius.
 pub const AREA_ACCURACY_FACTOR: f64 = 0.45;
 /// The least a cell answer claims: cell positions are crowd estimates.
@@ -55,7 +57,7 @@ fn weight(c: &SeenCell) -> f64 {
 pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
-    let (mut sw, mut sx, mut sy, mut sr) = (0.0, 0.0, 0.0, 0.0);
+    let (mut sw, mut sx, mut sy, mut sr, mut s2) = (0.0, 0.0, 0.0, 0.0, 0.0);
     for c in cells {
         let (x, y) = frame.to_xy(c.lat, c.lon);
         let w = weight(c);
@@ -63,13 +65,21 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         sx += w * x;
         sy += w * y;
         sr += w * range_of(c);
+        s2 += w * (x * x + y * y);
     }
     let (mut px, mut py) = (sx / sw, sy / sw);
     let mut samples: smallvec::SmallVec<[u32; 8]> =
         cells.iter().map(|c| c.samples.max(1)).collect();
     samples.sort_unstable();
-    let median_samples = samples[samples.len() / 2] as f64;
-    let mut accuracy = sr / sw * (ACCURACY_SPREAD + ACCURACY_ESTIMATE / median_samples.sqrt());
+    let median_samples = samples[samples.len() / 2];
+    // The frame's origin is the first cell, so the coordinates are a few kilometres at most
+    // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
+    let spread = (s2 / sw - (px * px + py * py)).max(0.0).sqrt();
+    let mut accuracy = if cells.len() == 1 {
+        single_cell_accuracy(range_of(first), median_samples)
+    } else {
+        cells_accuracy(spread, sr / sw, median_samples)
+    };
 
     // A timing advance is a distance from the mast, not from the crowd estimate: use
     // it only where the mast is known, in the direction the evidence points to.
@@ -107,6 +117,21 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     })
 }
 
+/// The 68% radius of a single cell's answer: its coverage spread and the standard error of
+/// its crowd estimate, in quadrature.
+fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
+    range_m
+        * (SINGLE_SPREAD * SINGLE_SPREAD + ESTIMATE_ERROR * ESTIMATE_ERROR / samples as f64).sqrt()
+}
+
+/// The 68% radius of a multi-cell answer from the weighted spread of the cells' estimates
+/// around it, their weighted range and median samples.
+fn cells_accuracy(spread_m: f64, range_m: f64, samples: u32) -> f64 {
+    let between = SPREAD_SCALE * spread_m * (spread_m / range_m.max(1.0)).sqrt();
+    let estimate = ESTIMATE_ERROR * range_m / (samples as f64).sqrt();
+    between.hypot(estimate)
+}
+
 /// The LAC/TAC area of the first observed cell whose area is known.
 pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
     for obs in cells {
@@ -132,4 +157,29 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_cell_radius_is_its_spread_once_the_estimate_is_well_sampled() {
+        assert!((single_cell_accuracy(1_000.0, 1_000_000) - 550.0).abs() < 0.2);
+        // One sighting: the estimate's own error, half the range, adds in quadrature.
+        assert!((single_cell_accuracy(1_000.0, 1) - 0.55f64.hypot(0.5) * 1_000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cells_far_apart_for_their_ranges_claim_more_than_their_spread() {
+        let well_sampled = 1_000_000;
+        // Estimates as far apart as the cells reach: the spread itself.
+        assert!((cells_accuracy(500.0, 500.0, well_sampled) - 500.0).abs() < 1.0);
+        // Overlapping coverage (spread a quarter of the range): half the spread.
+        assert!((cells_accuracy(500.0, 2_000.0, well_sampled) - 250.0).abs() < 1.0);
+        // Barely overlapping (spread four times the range): twice the spread.
+        assert!((cells_accuracy(500.0, 125.0, well_sampled) - 1_000.0).abs() < 1.0);
+        // Co-located estimates still carry the crowd means' error.
+        assert!((cells_accuracy(0.0, 1_000.0, 25) - 100.0).abs() < 1e-9);
+    }
 }
