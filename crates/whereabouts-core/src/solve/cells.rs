@@ -24,7 +24,7 @@ pub const SPREAD_SCALE: f64 = 1.0;
 /// A position from a timing advance and a mast is tighter than the cells' ranges say.
 const TA_ACCURACY_SCALE: f64 = 0.7;
 /// Scale from an area's covering radius (90% of its cells' reach) to the accuracy radius.
-pub const AREA_ACCURACY_FACTOR: f64 = 0.45;
+pub const AREA_ACCURACY_FACTOR: f64 = 0.5;
 /// The least a cell answer claims: cell positions are crowd estimates.
 const MIN_CELL_ACCURACY_M: f64 = 50.0;
 /// Cells with no published range are treated as this wide.
