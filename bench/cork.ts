@@ -2,7 +2,7 @@
  * Cell positioning learned from real drive tests: the Cork 5G/LTE traces (G-NetTrack Pro,
  * 2019/2020; ../shared/data/ucc-5g-cork, GPL-3.0, read in place and never copied here).
  *
- *   npx tsx bench/cork.ts [--json]
+ *   npx tsx bench/cork.ts [--json] [--zip PATH]
  *
  * The zip is unpacked into a temp directory (the __MACOSX copies skipped), its 83 trace files
  * sorted by path, and three of every four (index % 4 != 3) learned with `learnFiles`, as
@@ -23,10 +23,13 @@ import { nativeLearn } from '../src/cli/learn.js';
 import { Engine } from '../src/engine.js';
 import { ErrorStats } from './metrics.js';
 
-const { values } = parseArgs({ options: { json: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { json: { type: 'boolean', default: false }, zip: { type: 'string' } },
+});
 
 const root = join(import.meta.dirname, '..');
-const zip = join(root, '..', 'shared', 'data', 'ucc-5g-cork', '5G-production-dataset.zip');
+// --zip: a checkout whose ../shared is elsewhere (a git worktree) names the archive directly.
+const zip = values.zip ?? join(root, '..', 'shared', 'data', 'ucc-5g-cork', '5G-production-dataset.zip');
 if (!existsSync(zip)) {
   process.stderr.write(
     `bench/cork.ts: the Cork traces are not at ${zip}.\n` +

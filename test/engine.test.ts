@@ -27,8 +27,8 @@ const gsm = (cid: number, extra: Record<string, unknown> = {}) => ({
 describe('Engine.process', () => {
   it('answers a known cell with the spec response shape', () => {
     const r = engine.process({ token: 't', cells: [gsm(1)], address: 0 });
-    // 1000 m range x (0.3 + 1.5 / sqrt(20 samples)): docs/positioning.md
-    expect(r).toEqual({ status: 'ok', lat: 52.5, lon: 13.4, accuracy: 635 });
+    // 1000 m range x sqrt(0.55^2 + 0.5^2 / 20 samples): docs/positioning.md
+    expect(r).toEqual({ status: 'ok', lat: 52.5, lon: 13.4, accuracy: 561 });
   });
 
   it('includes the address text by default (spec default address=1), and its components with address=2', () => {

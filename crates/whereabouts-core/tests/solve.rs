@@ -122,8 +122,8 @@ fn a_single_cell_answers_with_its_position_and_a_range_based_radius() {
     let (_d, l) = locator();
     let a = l.locate(&q(&[gsm(10, 1, None)], &[])).unwrap();
     assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
-    // 1000 m range x (0.3 + 1.5 / sqrt(20 samples))
-    assert_eq!(a.accuracy_m, 635.0);
+    // 1000 m range x sqrt(0.55^2 + 0.5^2 / 20 samples)
+    assert_eq!(a.accuracy_m, 561.0);
     assert_eq!(a.fallback, Fallback::None);
     assert!(!a.aged);
     assert_eq!(a.source, Source::Cells);
@@ -220,6 +220,25 @@ fn unknown_cell_falls_back_to_its_lac_area() {
     let mut off = q(&unknown, &[]);
     off.options.lacf = 0;
     assert!(l.locate(&off).is_none());
+}
+
+#[test]
+fn two_equal_cells_answer_between_them_with_a_radius_from_their_spread() {
+    let (_d, l) = locator();
+    let a = l
+        .locate(&q(&[gsm(10, 1, Some(-80.0)), gsm(10, 2, Some(-80.0))], &[]))
+        .unwrap();
+    // Equal weights: the midpoint of (52.50, 13.40) and (52.51, 13.40).
+    assert!(distance_m(a.lat, a.lon, 52.505, 13.40) < 1.0);
+    // Spread S = half the 1112 m between them; range 1000 m, 20 samples:
+    // hypot(S * sqrt(S / 1000), 0.5 * 1000 / sqrt(20)) = hypot(414.6, 111.8).
+    let s = distance_m(52.50, 13.40, 52.51, 13.40) / 2.0;
+    let expected = (s * (s / 1000.0).sqrt()).hypot(500.0 / 20f64.sqrt());
+    assert!(
+        (a.accuracy_m - expected).abs() <= 1.0,
+        "{} vs {expected}",
+        a.accuracy_m
+    );
 }
 
 #[test]

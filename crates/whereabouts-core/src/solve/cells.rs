@@ -9,20 +9,22 @@ use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
 use crate::store::Database;
 
-/// Accuracy of a cell answer: the cells' signal-weighted range times
-/// `ACCURACY_SPREAD + ACCURACY_ESTIMATE / sqrt(samples)`. The first term is where a
-/// device can be inside the coverage, the second the standard error of a crowd mean
-/// of `samples` sightings (median over the cells). Chosen on both evaluation sets
-/// (bench/accuracy.ts, the simulator; bench/cork.ts, real drive tests) to keep the share
-/// of true positions inside near [`super::CONFIDENCE`]: the simulator alone favours no
-/// floor, but stations learned from thousands of real sightings then claim a tenth of
-/// their range and hold only a fifth of the positions.
-pub const ACCURACY_SPREAD: f64 = 0.3;
-pub const ACCURACY_ESTIMATE: f64 = 1.5;
+/// Accuracy of a single cell's answer: the device is somewhere in the cell's coverage, about
+/// `SINGLE_SPREAD` of its range from the crowd estimate at [`super::CONFIDENCE`], plus the
+/// standard error of a crowd mean of `samples` sightings (`ESTIMATE_ERROR` range / sqrt(samples)),
+/// added in quadrature as independent errors.
+pub const SINGLE_SPREAD: f64 = 0.55;
+pub const ESTIMATE_ERROR: f64 = 0.5;
+/// Accuracy of several cells' answer: `SPREAD_SCALE` times the weighted spread S of their
+/// estimates around the answer, inflated by sqrt(S / range). Cells whose estimates lie far
+/// apart for their ranges barely share coverage, and a weighted mean then interpolates poorly
+/// between them: with the spread alone the radius held 84% in dense urban networks and 51% in
+/// sparse rural ones; with the inflation both sit near 68% (bench/accuracy.ts, docs/positioning.md).
+pub const SPREAD_SCALE: f64 = 1.0;
 /// A position from a timing advance and a mast is tighter than the cells' ranges say.
-const TA_ACCURACY_SCALE: f64 = 0.6;
+const TA_ACCURACY_SCALE: f64 = 0.7;
 /// Scale from an area's covering radius (90% of its cells' reach) to the accuracy radius.
-pub const AREA_ACCURACY_FACTOR: f64 = 0.45;
+pub const AREA_ACCURACY_FACTOR: f64 = 0.5;
 /// The least a cell answer claims: cell positions are crowd estimates.
 const MIN_CELL_ACCURACY_M: f64 = 50.0;
 /// Cells with no published range are treated as this wide.
@@ -30,6 +32,22 @@ const DEFAULT_RANGE_M: f64 = 1_000.0;
 /// Crowd estimates from few sightings are noisy: a cell's weight grows with its
 /// samples and saturates around this many.
 const SAMPLES_HALF_WEIGHT: f64 = 20.0;
+/// A cell whose estimate lies far from the others' consensus, for its coverage, was heard
+/// through favourable shadowing or has a poor estimate: the mean is refined by this many
+/// rounds of reweighting under a Cauchy loss on the distance in units of this many ranges.
+/// 2 ranges and 3 rounds: medians 2-6% lower in every multi-cell simulated scenario, on
+/// both seeds (docs/positioning.md); 1 range cut too much, 3 too little.
+const ROBUST_SCALE_RANGES: f64 = 2.0;
+const ROBUST_ROUNDS: usize = 3;
+
+/// A cell's estimate in the local frame with its weight and range.
+#[derive(Clone, Copy)]
+struct Anchor {
+    x: f64,
+    y: f64,
+    w: f64,
+    range: f64,
+}
 
 fn range_of(c: &SeenCell) -> f64 {
     if c.range_m > 0.0 {
@@ -55,21 +73,37 @@ fn weight(c: &SeenCell) -> f64 {
 pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
-    let (mut sw, mut sx, mut sy, mut sr) = (0.0, 0.0, 0.0, 0.0);
+    let (mut sw, mut sx, mut sy, mut sr, mut s2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
     for c in cells {
         let (x, y) = frame.to_xy(c.lat, c.lon);
         let w = weight(c);
+        let range = range_of(c);
         sw += w;
         sx += w * x;
         sy += w * y;
-        sr += w * range_of(c);
+        sr += w * range;
+        s2 += w * (x * x + y * y);
+        anchors.push(Anchor { x, y, w, range });
     }
     let (mut px, mut py) = (sx / sw, sy / sw);
     let mut samples: smallvec::SmallVec<[u32; 8]> =
         cells.iter().map(|c| c.samples.max(1)).collect();
     samples.sort_unstable();
-    let median_samples = samples[samples.len() / 2] as f64;
-    let mut accuracy = sr / sw * (ACCURACY_SPREAD + ACCURACY_ESTIMATE / median_samples.sqrt());
+    let median_samples = samples[samples.len() / 2];
+    // The frame's origin is the first cell, so the coordinates are a few kilometres at most
+    // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
+    let spread = (s2 / sw - (px * px + py * py)).max(0.0).sqrt();
+    let mut accuracy = if cells.len() == 1 {
+        single_cell_accuracy(range_of(first), median_samples)
+    } else {
+        cells_accuracy(spread, sr / sw, median_samples)
+    };
+    // The radius models were fitted on the spread around the plain weighted mean, so the
+    // robust refinement moves only the position.
+    if anchors.len() > 1 {
+        (px, py) = robust_mean(&anchors, px, py);
+    }
 
     // A timing advance is a distance from the mast, not from the crowd estimate: use
     // it only where the mast is known, in the direction the evidence points to.
@@ -107,6 +141,41 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     })
 }
 
+/// Iteratively reweighted mean from (px, py): each anchor's weight divided by
+/// 1 + (distance / (ROBUST_SCALE_RANGES * range))^2.
+fn robust_mean(anchors: &[Anchor], mut px: f64, mut py: f64) -> (f64, f64) {
+    for _ in 0..ROBUST_ROUNDS {
+        let (mut sw, mut sx, mut sy) = (0.0, 0.0, 0.0);
+        for a in anchors {
+            let scale = ROBUST_SCALE_RANGES * a.range.max(1.0);
+            let u2 = ((a.x - px).powi(2) + (a.y - py).powi(2)) / (scale * scale);
+            let w = a.w / (1.0 + u2);
+            sw += w;
+            sx += w * a.x;
+            sy += w * a.y;
+        }
+        if sw > 0.0 {
+            (px, py) = (sx / sw, sy / sw);
+        }
+    }
+    (px, py)
+}
+
+/// The 68% radius of a single cell's answer: its coverage spread and the standard error of
+/// its crowd estimate, in quadrature.
+fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
+    range_m
+        * (SINGLE_SPREAD * SINGLE_SPREAD + ESTIMATE_ERROR * ESTIMATE_ERROR / samples as f64).sqrt()
+}
+
+/// The 68% radius of a multi-cell answer from the weighted spread of the cells' estimates
+/// around it, their weighted range and median samples.
+fn cells_accuracy(spread_m: f64, range_m: f64, samples: u32) -> f64 {
+    let between = SPREAD_SCALE * spread_m * (spread_m / range_m.max(1.0)).sqrt();
+    let estimate = ESTIMATE_ERROR * range_m / (samples as f64).sqrt();
+    between.hypot(estimate)
+}
+
 /// The LAC/TAC area of the first observed cell whose area is known.
 pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
     for obs in cells {
@@ -132,4 +201,48 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_far_from_the_consensus_for_its_range_pulls_less() {
+        let at = |x: f64| Anchor {
+            x,
+            y: 0.0,
+            w: 1.0,
+            range: 500.0,
+        };
+        let anchors = [at(0.0), at(0.0), at(10_000.0)];
+        // The plain mean is a third of the way to the far cell.
+        let (x, y) = robust_mean(&anchors, 10_000.0 / 3.0, 0.0);
+        assert_eq!(y, 0.0);
+        assert!(x < 100.0, "{x}");
+        // Anchors within their coverage of each other keep (nearly) the plain mean.
+        let near = [at(0.0), at(300.0)];
+        let (x, _) = robust_mean(&near, 150.0, 0.0);
+        assert!((x - 150.0).abs() < 1e-9, "{x}");
+    }
+
+    #[test]
+    fn a_single_cell_radius_is_its_spread_once_the_estimate_is_well_sampled() {
+        assert!((single_cell_accuracy(1_000.0, 1_000_000) - 550.0).abs() < 0.2);
+        // One sighting: the estimate's own error, half the range, adds in quadrature.
+        assert!((single_cell_accuracy(1_000.0, 1) - 0.55f64.hypot(0.5) * 1_000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cells_far_apart_for_their_ranges_claim_more_than_their_spread() {
+        let well_sampled = 1_000_000;
+        // Estimates as far apart as the cells reach: the spread itself.
+        assert!((cells_accuracy(500.0, 500.0, well_sampled) - 500.0).abs() < 1.0);
+        // Overlapping coverage (spread a quarter of the range): half the spread.
+        assert!((cells_accuracy(500.0, 2_000.0, well_sampled) - 250.0).abs() < 1.0);
+        // Barely overlapping (spread four times the range): twice the spread.
+        assert!((cells_accuracy(500.0, 125.0, well_sampled) - 1_000.0).abs() < 1.0);
+        // Co-located estimates still carry the crowd means' error.
+        assert!((cells_accuracy(0.0, 1_000.0, 25) - 100.0).abs() < 1e-9);
+    }
 }
