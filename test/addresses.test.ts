@@ -144,8 +144,8 @@ describe('engine.reverse and searchAddresses with an address file', () => {
 
   it('puts a matching house first in engine.search, with the place data around it', () => {
     const r = engine.search({ q: '10 Downing St, London', limit: 3 });
-    expect(r.status).toBe('ok');
-    const [first, ...rest] = (r as { address: Record<string, string>[] }).address;
+    if (r.status !== 'ok') throw new Error(`search failed: ${r.message}`);
+    const [first, ...rest] = r.address;
     expect(first).toMatchObject({
       house_number: '10',
       road: 'Downing Street',
