@@ -10,9 +10,12 @@
 //! - [`land`]: land polygons for border strictness (`bt`).
 //! - [`learn`]: station positions learned from GPS-tagged observation files.
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
+//! - [`polygons`]: labelled polygons in a quadtree, shared by timezones and countries.
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
+//! - [`countries`]: country of a point from Natural Earth admin-0 polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
 
+pub mod countries;
 mod datafile;
 pub mod geo;
 pub mod import;
@@ -20,6 +23,7 @@ pub mod ip;
 pub mod land;
 pub mod learn;
 pub mod places;
+pub mod polygons;
 pub mod radio;
 pub mod solve;
 pub mod store;

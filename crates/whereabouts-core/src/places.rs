@@ -1,15 +1,17 @@
 //! Places for reverse geocoding: GeoNames populated places (with population, admin1 and
 //! admin2 names) prepared by `scripts/build-places.mjs` into `data/places.bin`.
 //!
-//! [`PlaceIndex::reverse`] answers the place a point belongs to. This is a thin version:
-//! the country is the country code of the chosen place (no country polygons yet, so a point
-//! a few km across a border can take the neighbour's country), and there are no roads,
-//! suburbs or house numbers because the data has none.
+//! [`PlaceIndex::reverse_with`] answers the country a point is in, from the country polygons
+//! ([`crate::countries`]), and the place it belongs to in that country.
+//! [`PlaceIndex::reverse`] is the answer without polygons: the nearest place decides the
+//! country, so a point a few km across a border can take the neighbour's country. There are
+//! no roads, suburbs or house numbers because the data has none.
 //!
 //! # Choosing the place
 //! Only places within [`MAX_DISTANCE_M`] (50 km) of the point count: beyond that the point
-//! is at sea or in empty land and there is no honest answer (`None`).
-//! - The **nearest** place decides the country.
+//! is at sea or in empty land and there is no honest place to answer.
+//! - The country polygon containing the point decides the country (without polygons: the
+//!   **nearest** place).
 //! - Among places of that country, larger places win over tiny ones nearby: the lowest
 //!   `distance / w^k` wins, with `w = 1 + log10(population)` (4 for 1,000 people, 7.3 for
 //!   Paris). `k = 2` at zoom 10 to 12, where the caller wants the city an area belongs to
@@ -45,6 +47,7 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::countries::CountryIndex;
 use crate::datafile::{check_envelope, u32_at};
 use crate::geo::{distance_m, EARTH_RADIUS_M};
 
@@ -317,32 +320,72 @@ impl PlaceIndex {
         best.map(|(i, d)| self.place(i, d))
     }
 
-    /// The place answering a reverse lookup at `zoom` (0 to 18), as the module documents;
-    /// `None` for an invalid coordinate or a point 50 km or more from every place.
+    /// The place answering a reverse lookup at `zoom` (0 to 18) without country polygons:
+    /// the nearest place decides the country, as the module documents; `None` for an
+    /// invalid coordinate or a point 50 km or more from every place.
     pub fn reverse(&self, lat: f64, lon: f64, zoom: u8) -> Option<Place<'_>> {
         if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon) {
             return None;
         }
         // one walk of the grid serves both choices
+        let near = self.near(lat, lon);
+        // the first of equals, as `nearest` chooses
+        let &(ni, _) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        self.choose(&near, self.places[ni].country, zoom)
+    }
+
+    /// The reverse answer with the country from its polygons: the country containing the
+    /// point (or the nearest within [`SEA_MARGIN_M`](crate::countries::SEA_MARGIN_M) at
+    /// sea) and the place [`PlaceIndex::reverse`]'s ranking picks among that country's
+    /// places within 50 km, if any. `None` for an invalid coordinate or no country.
+    pub fn reverse_with(
+        &self,
+        countries: &CountryIndex,
+        lat: f64,
+        lon: f64,
+        zoom: u8,
+    ) -> Option<Reverse<'_>> {
+        let code = countries.country_at(lat, lon)?;
+        let country: [u8; 2] = code.as_bytes().try_into().ok()?;
+        let place = self.choose(&self.near(lat, lon), country, zoom);
+        Some(Reverse {
+            country_code: [country[0] as char, country[1] as char].iter().collect(),
+            place,
+        })
+    }
+
+    /// Every place within [`MAX_DISTANCE_M`] with its distance.
+    fn near(&self, lat: f64, lon: f64) -> Vec<(usize, f64)> {
         let mut near: Vec<(usize, f64)> = Vec::new();
         self.within(lat, lon, MAX_DISTANCE_M, |i, d| near.push((i, d)));
-        // the first of equals, as `nearest` chooses
-        let &(ni, nd) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        near
+    }
+
+    /// The ranking of the module notes among the places of `near` in `country`.
+    fn choose(&self, near: &[(usize, f64)], country: [u8; 2], zoom: u8) -> Option<Place<'_>> {
         let k = if (10..13).contains(&zoom) { 2 } else { 1 };
-        let country = self.places[ni].country;
-        let mut best = (ni, nd, f64::INFINITY);
-        for &(i, d) in &near {
+        let mut best: Option<(usize, f64, f64)> = None;
+        for &(i, d) in near {
             let r = &self.places[i];
             if r.country != country {
                 continue;
             }
             let score = d / weight(r.population).powi(k);
-            if score < best.2 {
-                best = (i, d, score);
+            if best.is_none_or(|b| score < b.2) {
+                best = Some((i, d, score));
             }
         }
-        Some(self.place(best.0, best.1))
+        best.map(|(i, d, _)| self.place(i, d))
     }
+}
+
+/// A reverse answer with the country from its polygons.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reverse<'a> {
+    /// ISO 3166-1 alpha-2, upper case.
+    pub country_code: String,
+    /// The place the ranking picks in that country; None when it has none within 50 km.
+    pub place: Option<Place<'a>>,
 }
 
 /// The size weight of the ranking: `1 + log10(population)`, at least 1.
