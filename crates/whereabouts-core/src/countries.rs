@@ -31,9 +31,14 @@ impl CountryIndex {
     }
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<CountryIndex, PolygonError> {
-        Ok(CountryIndex {
-            polygons: PolygonIndex::from_bytes(bytes, MAGIC, "country index")?,
-        })
+        let polygons = PolygonIndex::from_bytes(bytes, MAGIC, "country index")?;
+        let is_code = |c: &String| c.len() == 2 && c.bytes().all(|b| b.is_ascii_uppercase());
+        if let Some(bad) = polygons.names().iter().find(|c| !is_code(c)) {
+            return Err(PolygonError::Corrupt(format!(
+                "country label {bad:?} is not an ISO 3166-1 alpha-2 code"
+            )));
+        }
+        Ok(CountryIndex { polygons })
     }
 
     /// The ISO 3166-1 alpha-2 code (upper case) of the country at a point, as the module
