@@ -4,13 +4,14 @@
 import { existsSync } from 'node:fs';
 import {
   countriesFile,
-  countryNamesFile,
+  countryPolygonsFile,
   defaultDbDir,
   defaultIpDatabases,
   landFile,
   placesFile,
   timezonesFile,
 } from './data-files.js';
+import { ReverseLookup } from './geocoding/reverse-lookup.js';
 import { type NativeEngine, type NativeStats, native, WireBuffers } from './native.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
@@ -65,6 +66,7 @@ export class Engine {
   readonly #wire = new WireBuffers();
   readonly #zoneNames: string[] | undefined;
   readonly #hasPlaces: boolean;
+  readonly #reverseLookup: ReverseLookup;
   #closed = false;
 
   private constructor(
@@ -77,6 +79,7 @@ export class Engine {
     this.#parse = parse;
     this.#zoneNames = hasTimezones ? nativeEngine.timezoneNames() : undefined;
     this.#hasPlaces = hasPlaces;
+    this.#reverseLookup = new ReverseLookup(nativeEngine);
   }
 
   /**
@@ -104,6 +107,9 @@ export class Engine {
       now: now === undefined ? undefined : Math.floor(now),
       timezones,
       places,
+      // the countries serve reverse geocoding only: without places they are not needed
+      countryPolygons:
+        places !== undefined && existsSync(countryPolygonsFile) ? countryPolygonsFile : undefined,
     });
     return new Engine(handle, { maxCells: options.maxCells }, timezones !== undefined, places !== undefined);
   }
@@ -177,18 +183,15 @@ export class Engine {
 
   /**
    * The address at a point (spec 4.3, 2.9): `{ status: 'ok', address }` with the fields
-   * `zoom` asks for that the data has (see src/reverse.ts), `NO_MATCHES` 50 km or more from
-   * every place, `INVALID_REQUEST` for a bad coordinate or zoom. Synchronous; the body of
+   * `zoom` asks for that the data has (see src/reverse.ts), `NO_MATCHES` at sea more than
+   * 5 km from every country, `INVALID_REQUEST` for a bad coordinate or zoom. Synchronous; the body of
    * `/v2/reverse` without `balance`.
    */
   reverse(query: ReverseQuery): ReverseResponse {
     this.#assertOpen();
     if (!this.#hasPlaces) return { status: 'error', message: 'UNKNOWN_ERROR' };
-    return answerReverse(
-      query,
-      (lat, lon, zoom) => this.#native.reversePlace(lat, lon, zoom),
-      countryNamesFile,
-    );
+    const lookup = this.#reverseLookup;
+    return answerReverse(query, (lat, lon, zoom) => lookup.find(lat, lon, zoom));
   }
 
   /** The address of a located point, from the same places as {@link Engine.reverse}. */

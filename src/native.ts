@@ -15,9 +15,10 @@ export interface NativeOpenOptions {
   now?: number;
   timezones?: string;
   places?: string;
+  countryPolygons?: string;
 }
 
-/** A place found by {@link NativeEngine.reversePlace}; absent admin names may come as null. */
+/** A place as {@link NativeEngine.place} answers it; absent admin names may come as null. */
 export interface NativePlace {
   lat: number;
   lon: number;
@@ -27,7 +28,6 @@ export interface NativePlace {
   /** ISO 3166-1 alpha-2, upper case. */
   countryCode: string;
   population: number;
-  distanceM: number;
 }
 
 /** Counts reported by an open database. */
@@ -52,8 +52,18 @@ export interface NativeEngine {
   timezoneNames(): string[];
   /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
   timezoneIndexAt(lat: number, lon: number): number;
-  /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
-  reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
+  /**
+   * The country and place a reverse lookup at `zoom` answers, as three numbers in `out`: the
+   * country code's ASCII bytes as `256 * first + second`, the place id or -1 (no place of that
+   * country within 50 km), its distance in metres. False for a bad coordinate or no country
+   * (at sea beyond 5 km of every coast; without country polygons, 50 km or more from every
+   * place). See src/geocoding/reverse-lookup.ts.
+   */
+  reverseInto(lat: number, lon: number, zoom: number, out: Float64Array): boolean;
+  /** The place with an id from `reverseInto` or `nearestPlaceId`. */
+  place(id: number): NativePlace;
+  /** The id of the nearest place within 50 km by distance alone, or -1 (the baseline of bench/reverse.ts). */
+  nearestPlaceId(lat: number, lon: number): number;
   stats(): NativeStats;
   close(): void;
 }
