@@ -25,6 +25,7 @@ import { countryPolygonsFile, defaultDbDir, placesFile } from '../src/data-files
 import { Engine } from '../src/engine.js';
 import { ReverseLookup } from '../src/geocoding/reverse-lookup.js';
 import { native } from '../src/native.js';
+import { mulberry32 } from './random.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,15 +37,7 @@ const { values } = parseArgs({
 const n = Number(values.points);
 const zoom = Number(values.zoom);
 
-// mulberry32: reproducible points
-let state = Number(values.seed) >>> 0;
-function random(): number {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = mulberry32(Number(values.seed));
 
 const handle = native().NativeEngine.open({
   db: defaultDbDir,

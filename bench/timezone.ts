@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { defaultDbDir, timezonesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
 import { native } from '../src/native.js';
+import { mulberry32 } from './random.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,15 +53,7 @@ if (values.memory) {
 const geoTz = require('geo-tz') as { find(lat: number, lon: number): string[] };
 const root = join(import.meta.dirname, '..');
 
-// mulberry32: reproducible points
-let state = Number(values.seed) >>> 0;
-function random(): number {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = mulberry32(Number(values.seed));
 
 const n = Number(values.points);
 

@@ -678,6 +678,7 @@ re-running it gives byte-identical files.
 |---|---|---|
 | \`land.bin\` | Natural Earth 1:10m land (\`world-atlas\` \`land-10m.json\`) | Natural Earth: public domain; world-atlas packaging: ISC (Mike Bostock) |
 | \`countries.csv\` | Natural Earth 1:10m admin-0 countries (\`world-atlas\` \`countries-10m.json\`); alpha-2 codes and English names from \`i18n-iso-countries\` | Natural Earth: public domain; world-atlas: ISC; i18n-iso-countries: MIT |
+| \`countries.bin\` | Natural Earth 1:10m admin-0 countries (\`world-atlas\` \`countries-10m.json\`), labelled with ISO 3166-1 alpha-2 codes from \`i18n-iso-countries\`; built by \`node scripts/build-countries.mjs\` after \`data/places.bin\` | Natural Earth: public domain; world-atlas: ISC; i18n-iso-countries: MIT |
 
 Made with Natural Earth. Free vector and raster map data @ naturalearthdata.com.
 
@@ -692,10 +693,21 @@ Made with Natural Earth. Free vector and raster map data @ naturalearthdata.com.
   country's total area. Kosovo, which Natural Earth lists without an ISO number, is given \`XK\`;
   other Natural Earth units without an ISO number (Somaliland, Northern Cyprus, sovereign base areas...) are left out.
   Territories that share a number (Ashmore and Cartier Islands with Australia) are merged.
+- \`countries.bin\` (reverse geocoding's country): the same admin-0 polygons on a 1e-5 degree lattice,
+  unsimplified, in the labelled-polygon quadtree of \`crates/whereabouts-core/src/polygons.rs\`.
+  Units without an ISO number get the code of the country ISO 3166 puts their land in (Kosovo \`XK\`,
+  Northern Cyprus and the UN buffer zone \`CY\`, Somaliland \`SO\`, Siachen \`IN\`, Baikonur \`KZ\`, Guantanamo
+  \`CU\`, Akrotiri and Dhekelia \`GB\`, Australia's Indian Ocean and Coral Sea territories \`AU\`, Clipperton
+  \`FR\`); the uninhabited disputed reefs (Spratly Is., Scarborough Reef, Bajo Nuevo, Serranilla) are left
+  out. Polygons whose GeoNames places mostly carry another code take it when that code has no
+  Natural Earth unit of its own (France's overseas departments \`GF\`, \`GP\`, \`MQ\`, \`RE\`, \`YT\`; Caribbean
+  Netherlands \`BQ\`) or when at least 20 places say so (Crimea, drawn as Russia's, \`UA\` as in ISO 3166
+  and GeoNames). The build prints every such change.
 
 ## Rebuild
 \`\`\`
 node scripts/build-geodata.mjs
+node scripts/build-countries.mjs   # after scripts/build-places.mjs
 \`\`\`
 `;
 

@@ -61,6 +61,9 @@ export function hasCountryNames(code: string): boolean {
   return code === NATIVE || regionNames(code) !== null;
 }
 
+/** Names by `language code`: bounded by the languages ICU has times the ~250 codes. */
+const countryNameCache = new Map<string, string | undefined>();
+
 /**
  * The name of country `cc` (ISO 3166-1 alpha-2) in language `lang` (a code that
  * {@link hasCountryNames} accepts), or for {@link NATIVE} in the country's likely language
@@ -68,8 +71,13 @@ export function hasCountryNames(code: string): boolean {
  * when that language has no name for it; undefined for a code ICU does not know.
  */
 export function countryName(cc: string, lang: string): string | undefined {
+  const key = `${lang} ${cc}`;
+  // ICU's lookup costs more than the rest of a reverse answer: each name is asked once
+  if (countryNameCache.has(key)) return countryNameCache.get(key);
   const tag = lang === NATIVE ? new Intl.Locale(`und-${cc}`).maximize().toString() : lang;
-  return regionNames(tag)?.of(cc) ?? regionNames('en')?.of(cc);
+  const name = regionNames(tag)?.of(cc) ?? regionNames('en')?.of(cc);
+  countryNameCache.set(key, name);
+  return name;
 }
 
 /**
