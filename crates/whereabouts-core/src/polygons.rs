@@ -16,7 +16,7 @@
 //!
 //! # Geometry model
 //! Vertices sit on a lattice `x = (lon + 180) / q`, `y = (lat + 90) / q` (`q` from the
-//! header, 1e-5 degree by default). Edges are straight in lon/lat, as geo-tz takes them; a
+//! header: 1e-6 degree for timezones, 1e-5 for countries). Edges are straight in lon/lat, as geo-tz takes them; a
 //! point is inside a feature by the even-odd rule over all its rings. Where features
 //! overlap, the first in the leaf wins. A polygon cut by a quad keeps the cut as edges of
 //! its piece: for a point outside every polygon the distance to the nearest piece is the
