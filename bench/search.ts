@@ -11,12 +11,13 @@
  *
  *   npx tsx bench/search.ts [--seed S]
  */
+
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { countryNamesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
+import { countryName } from '../src/reverse.js';
 
 const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' } } });
 const require = createRequire(import.meta.url);
@@ -43,8 +44,8 @@ for (const line of readFileSync(dump, 'utf8').split('\n')) {
     population: Number(f[14]),
   });
 }
-const english = (JSON.parse(readFileSync(countryNamesFile, 'utf8')) as Record<string, Record<string, string>>)
-  .en as Record<string, string>;
+/** The English country name as the answers spell it (ICU, src/reverse.ts). */
+const english = (cc: string): string => countryName(cc, 'en') ?? cc;
 
 let seed = Number(values.seed) >>> 0 || 1;
 const random = () => {
@@ -81,7 +82,7 @@ for (let i = 0; i < 250; i++) queries.push(pick(accented).name);
 for (let i = 0; i < 250; i++) queries.push(typo(pick(towns.filter((p) => p.name.length >= 6)).name));
 for (let i = 0; i < 250; i++) {
   const p = pick(towns);
-  queries.push(`${p.name}, ${english[p.country] ?? p.country}`);
+  queries.push(`${p.name}, ${english(p.country)}`);
 }
 
 const rssBefore = process.memoryUsage().rss;
@@ -124,7 +125,7 @@ const big = places.filter((p) => p.population > 100_000);
 let hits = 0;
 const misses: string[] = [];
 for (const p of big) {
-  const q = `${p.name}, ${english[p.country] ?? p.country}`;
+  const q = `${p.name}, ${english(p.country)}`;
   const r = engine.search({ q, limit: 1 });
   const a = r.status === 'ok' ? r.address[0] : undefined;
   if (a && Math.abs(Number(a.lat) - p.lat) < 0.01 && Math.abs(Number(a.lon) - p.lon) < 0.01) hits++;

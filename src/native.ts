@@ -25,6 +25,8 @@ export interface NativeOpenOptions {
   search?: string;
   /** Street-level addresses and roads (an addresses.bin). */
   addresses?: string;
+  /** Country polygons for reverse geocoding (data/countries.bin). */
+  countryPolygons?: string;
 }
 
 /** The outcome of a compaction. */
@@ -38,7 +40,7 @@ export interface NativeCompactSummary {
   seconds: number;
 }
 
-/** A place found by {@link NativeEngine.reversePlace}; absent admin names may come as null. */
+/** A place as {@link NativeEngine.place} answers it; absent admin names may come as null. */
 export interface NativePlace {
   lat: number;
   lon: number;
@@ -48,7 +50,6 @@ export interface NativePlace {
   /** ISO 3166-1 alpha-2, upper case. */
   countryCode: string;
   population: number;
-  distanceM: number;
 }
 
 /** A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search). */
@@ -128,8 +129,18 @@ export interface NativeEngine {
   timezoneNames(): string[];
   /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
   timezoneIndexAt(lat: number, lon: number): number;
-  /** The place a reverse lookup at `zoom` answers; null for a bad coordinate or 50 km or more from every place. */
-  reversePlace(lat: number, lon: number, zoom: number): NativePlace | null;
+  /**
+   * The country and place a reverse lookup at `zoom` answers, as three numbers in `out`: the
+   * country code's ASCII bytes as `256 * first + second`, the place id or -1 (no place of that
+   * country within 50 km), its distance in metres. False for a bad coordinate or no country
+   * (at sea beyond 5 km of every coast; without country polygons, 50 km or more from every
+   * place). See src/geocoding/reverse-lookup.ts.
+   */
+  reverseInto(lat: number, lon: number, zoom: number, out: Float64Array): boolean;
+  /** The place with an id from `reverseInto` or `nearestPlaceId`. */
+  place(id: number): NativePlace;
+  /** The id of the nearest place within 50 km by distance alone, or -1 (the baseline of bench/reverse.ts). */
+  nearestPlaceId(lat: number, lon: number): number;
   /** Places matching free text, best first; `countries` upper-case alpha-2 codes restrict, `viewbox` [left, right, top, bottom] prefers. */
   searchPlaces(
     query: string,

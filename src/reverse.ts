@@ -1,19 +1,19 @@
 /**
  * Reverse geocoding's Address object (spec 4.3, 2.9) from the place the core found.
  *
- * A thin, honest version: the data is GeoNames populated places with their admin1 (state)
- * and admin2 (county) names; road, house number, suburb and postcode come only from an
- * address file (src/addresses.ts), when one is loaded. `zoom` chooses how much of what we
- * have is shown: 0-4 country, 5-7 + state, 8-9 + county, 10 and above + city, 16 + road,
- * 17-18 + house number, suburb and postcode. The country is the chosen
- * place's country (no country polygons yet). Country names are i18n-iso-countries' in the
- * language `accept-language` asks for (data/country-names.json); place and admin names are
- * GeoNames' names (mostly local names in Latin script) whatever the language.
+ * The data is GeoNames populated places with their admin1 (state) and admin2 (county) names;
+ * road, house number, suburb and postcode come only from an address file (src/addresses.ts),
+ * when one is loaded. `zoom` chooses how much of what we have is shown: 0-4 country,
+ * 5-7 + state, 8-9 + county, 10 and above + city, 16 + road, 17-18 + house number, suburb and
+ * postcode. The country comes from the
+ * country polygons (the core's `countries`), the place from that country's places. Country
+ * names are ICU's (CLDR, through `Intl.DisplayNames`) in the language `accept-language` asks
+ * for, or in the country's own language for `native`; place and admin names are GeoNames'
+ * names (mostly local names in Latin script) whatever the language.
  */
-import { readFileSync } from 'node:fs';
 import { type StreetFields, streetLine } from './addresses.js';
 import { numberOf, parseLatLon } from './geocoding/coordinates.js';
-import type { NativePlace } from './native.js';
+import type { ReverseFound } from './geocoding/reverse-lookup.js';
 
 /** Spec 2.9, the fields this data can fill; only those with a value are present. */
 export interface AddressObject {
@@ -44,27 +44,64 @@ export interface ReverseQuery {
 /** The `/reverse` body without `balance`. */
 export type ReverseResponse = { status: 'ok'; address: AddressObject } | { status: 'error'; message: string };
 
-type CountryNames = Record<string, Record<string, string>>;
+/** The `accept-language` value that asks for each country's name in its own language. */
+export const NATIVE = 'native';
 
-let names: CountryNames | undefined;
+const regionNamesByTag = new Map<string, Intl.DisplayNames | null>();
 
-/** Country names by language, read once from data/country-names.json (built by scripts/build-places.mjs). */
-function countryNames(file: string): CountryNames {
-  names ??= JSON.parse(readFileSync(file, 'utf8')) as CountryNames;
+/** ICU's country names in a BCP 47 language tag; null when ICU has no data for the language. */
+function regionNames(tag: string): Intl.DisplayNames | null {
+  let names = regionNamesByTag.get(tag);
+  if (names === undefined) {
+    names =
+      Intl.DisplayNames.supportedLocalesOf([tag]).length > 0
+        ? new Intl.DisplayNames([tag], { type: 'region', fallback: 'none' })
+        : null;
+    regionNamesByTag.set(tag, names);
+  }
   return names;
+}
+
+/** Whether country names exist in `code` (a language code from {@link preferredLanguages}). */
+export function hasCountryNames(code: string): boolean {
+  return code === NATIVE || regionNames(code) !== null;
+}
+
+/** Names by `language code`: bounded by the languages ICU has times the ~250 codes. */
+const countryNameCache = new Map<string, string | undefined>();
+
+/**
+ * The name of country `cc` (ISO 3166-1 alpha-2) in language `lang` (a code that
+ * {@link hasCountryNames} accepts), or for {@link NATIVE} in the country's likely language
+ * (CLDR's likely subtags: DE German, BE Dutch, CH German, TW Traditional Chinese); English
+ * when that language has no name for it; undefined for a code ICU does not know.
+ */
+export function countryName(cc: string, lang: string): string | undefined {
+  const key = `${lang} ${cc}`;
+  // ICU's lookup costs more than the rest of a reverse answer: each name is asked once
+  if (countryNameCache.has(key)) return countryNameCache.get(key);
+  const tag = lang === NATIVE ? new Intl.Locale(`und-${cc}`).maximize().toString() : lang;
+  const name = regionNames(tag)?.of(cc) ?? regionNames('en')?.of(cc);
+  countryNameCache.set(key, name);
+  return name;
 }
 
 /**
  * The languages of an Accept-Language value, best first: q-values honoured (q=0 dropped),
  * equal q in the order given; region subtags dropped (`fr-CH` is `fr`), codes lower case.
+ * 3-letter ISO 639-2 codes of languages that have a 2-letter one become it (`deu` and `ger`
+ * are `de`); `native` is kept as is.
  */
 export function preferredLanguages(value: string | undefined): string[] {
   if (!value) return [];
   const items: { code: string; q: number; at: number }[] = [];
   value.split(',').forEach((part, at) => {
     const [tag, ...params] = part.trim().split(';');
-    const code = (tag ?? '').trim().split(/[-_]/)[0]?.toLowerCase() ?? '';
-    if (!/^[a-z]{2,3}$/.test(code)) return;
+    const raw = (tag ?? '').trim().split(/[-_]/)[0]?.toLowerCase() ?? '';
+    let code: string;
+    if (raw === NATIVE) code = NATIVE;
+    else if (/^[a-z]{2,3}$/.test(raw)) code = Intl.getCanonicalLocales(raw)[0] ?? raw;
+    else return;
     let q = 1;
     for (const p of params) {
       const m = /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(p);
@@ -76,14 +113,13 @@ export function preferredLanguages(value: string | undefined): string[] {
   return items.map((i) => i.code);
 }
 
-/** The first preferred language we have country names in (2-letter codes, then 3-letter ones), else `en`. */
+/**
+ * The first preferred language we have country names in, else `en`. Preference order is
+ * kept: a 3-letter code (for a language without a 2-letter one, such as `haw`) listed
+ * before a 2-letter one wins.
+ */
 export function pickLanguage(value: string | undefined, available: (code: string) => boolean): string {
-  const langs = preferredLanguages(value);
-  return (
-    langs.find((c) => c.length === 2 && available(c)) ??
-    langs.find((c) => c.length === 3 && available(c)) ??
-    'en'
-  );
+  return preferredLanguages(value).find(available) ?? 'en';
 }
 
 /** `zoom` as an integer 0..18, default 18; undefined when it is something else. */
@@ -95,23 +131,24 @@ export function parseZoom(zoom: unknown): number | undefined {
 }
 
 /**
- * Builds the Address object of a place at `zoom` in language `lang`; `street` (from the
- * address file, zoom 16 to 18) adds house number, road, suburb and postcode, and its city
- * and point override the place's.
+ * Builds the Address object of a country and place at `zoom`, with the country's name;
+ * `street` (from the address file, zoom 16 to 18) adds house number, road, suburb and
+ * postcode, and its city and point override the place's.
  */
 export function shapeAddress(
-  place: Pick<NativePlace, 'lat' | 'lon' | 'name' | 'state' | 'county' | 'countryCode'>,
+  answer: ReverseFound,
   query: { lat: number; lon: number },
   zoom: number,
   countryName: string | undefined,
   street?: StreetFields,
 ): AddressObject {
-  const city = street?.city ?? (zoom >= 10 ? place.name : undefined);
-  const county = zoom >= 8 ? (place.county ?? undefined) : undefined;
-  const state = zoom >= 5 ? (place.state ?? undefined) : undefined;
+  const place = answer.place;
+  const city = street?.city ?? (zoom >= 10 ? place?.name : undefined);
+  const county = zoom >= 8 ? (place?.county ?? undefined) : undefined;
+  const state = zoom >= 5 ? (place?.state ?? undefined) : undefined;
   // a city answer stands at the place it names; coarser answers at the query point, as no
   // point of a state or country (centroid, seat) is in the data
-  const at = street?.at ?? (city === undefined ? query : place);
+  const at = street?.at ?? (city === undefined || !place ? query : place);
   const parts = [
     street && streetLine(street),
     street?.suburb,
@@ -135,35 +172,26 @@ export function shapeAddress(
   if (county) address.county = county;
   if (state) address.state = state;
   if (countryName) address.country = countryName;
-  address.country_code = place.countryCode.toLowerCase();
+  address.country_code = answer.countryCode.toLowerCase();
   if (street?.postcode) address.postcode = street.postcode;
   return address;
 }
 
-/**
- * Country names in the first language of `acceptLanguage` that data/country-names.json has
- * (else English): a function of an alpha-2 code, either case.
- */
+/** Country names (of an alpha-2 code, either case) in the first language of `acceptLanguage` that ICU has, else English. */
 export function countryNameFor(
-  namesFile: string,
   acceptLanguage: string | undefined,
 ): (countryCode: string) => string | undefined {
-  const table = countryNames(namesFile);
-  const lang = pickLanguage(acceptLanguage, (c) => table[c] !== undefined);
-  return (code) => {
-    const cc = code.toUpperCase();
-    return table[lang]?.[cc] ?? table.en?.[cc];
-  };
+  const lang = pickLanguage(acceptLanguage, hasCountryNames);
+  return (code) => countryName(code.toUpperCase(), lang);
 }
 
 /**
- * Validates the query, asks `find` (the core) for the place, and `findStreet` (when an
- * address file is loaded) for the street part, and shapes the answer.
+ * Validates the query, asks `find` (the core) for the country and place, and `findStreet`
+ * (when an address file is loaded) for the street part, and shapes the answer.
  */
 export function answerReverse(
   query: ReverseQuery,
-  find: (lat: number, lon: number, zoom: number) => NativePlace | null,
-  namesFile: string,
+  find: (lat: number, lon: number, zoom: number) => ReverseFound | null,
   findStreet?: (lat: number, lon: number, zoom: number) => StreetFields | undefined,
 ): ReverseResponse {
   const p = parseLatLon(query?.lat, query?.lon);
@@ -171,9 +199,9 @@ export function answerReverse(
   if (!p || zoom === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
   if (query.acceptLanguage !== undefined && typeof query.acceptLanguage !== 'string')
     return { status: 'error', message: 'INVALID_REQUEST' };
-  const place = find(p.lat, p.lon, zoom);
-  if (!place) return { status: 'error', message: 'NO_MATCHES' };
-  const countryName = countryNameFor(namesFile, query.acceptLanguage)(place.countryCode);
+  const answer = find(p.lat, p.lon, zoom);
+  if (!answer) return { status: 'error', message: 'NO_MATCHES' };
+  const name = countryNameFor(query.acceptLanguage)(answer.countryCode);
   const street = findStreet?.(p.lat, p.lon, zoom);
-  return { status: 'ok', address: shapeAddress(place, p, zoom, countryName, street) };
+  return { status: 'ok', address: shapeAddress(answer, p, zoom, name, street) };
 }

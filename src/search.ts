@@ -90,14 +90,13 @@ function listOf(value: string | readonly (number | string)[] | undefined): (stri
 export function answerSearch(
   query: SearchQuery,
   find: (parsed: ParsedSearch) => NativeSearchPlace[],
-  namesFile: string,
   findStreets?: StreetSearch,
 ): SearchResponse {
   const parsed = parseSearch(query);
   if (!parsed) return { status: 'error', message: 'INVALID_REQUEST' };
-  const countryName = countryNameFor(namesFile, query.acceptLanguage);
+  const countryName = countryNameFor(query.acceptLanguage);
   const places: ScoredAddress[] = find(parsed).map((p) => ({
-    address: shapeAddress(p, p, 18, countryName(p.countryCode)),
+    address: shapeAddress({ countryCode: p.countryCode, place: p }, p, 18, countryName(p.countryCode)),
     score: p.score,
   }));
   // Street hits first at an equal score (the sort is stable): a house that matches is more

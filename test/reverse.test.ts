@@ -26,12 +26,18 @@ describe('accept-language', () => {
     expect(preferredLanguages(undefined)).toEqual([]);
   });
 
-  it('picks the first language with names, 2-letter codes before 3-letter ones, else en', () => {
-    const have = (c: string) => ['en', 'de', 'fr'].includes(c);
+  it('picks the first preferred language with names, else en', () => {
+    const have = (c: string) => ['en', 'de', 'fr', 'haw'].includes(c);
     expect(pickLanguage('xx, de', have)).toBe('de');
     expect(pickLanguage('xyz, fr', have)).toBe('fr');
+    expect(pickLanguage('haw, fr', have)).toBe('haw');
     expect(pickLanguage('xx', have)).toBe('en');
     expect(pickLanguage(undefined, have)).toBe('en');
+  });
+
+  it('reads 3-letter ISO 639-2 codes, as the 2-letter code where the language has one, and native', () => {
+    expect(preferredLanguages('deu, ger;q=0.5, fre, haw')).toEqual(['de', 'fr', 'haw', 'de']);
+    expect(preferredLanguages('Native, en;q=0.1')).toEqual(['native', 'en']);
   });
 });
 
@@ -94,6 +100,39 @@ describe('engine.reverse', () => {
     expect(engine.reverse(berlin)).toMatchObject({ address: { country: 'Germany' } });
   });
 
+  it('names the country in its own language for native, and in 3-letter-code languages', () => {
+    const at = (lat: number, lon: number, acceptLanguage: string) => {
+      const r = engine.reverse({ lat, lon, zoom: 10, acceptLanguage });
+      if (r.status !== 'ok') throw new Error(r.message);
+      return r.address;
+    };
+    // place names stay GeoNames' names; the country is named in the country's language
+    expect(at(52.52, 13.405, 'native')).toMatchObject({
+      city: 'Berlin',
+      country: 'Deutschland',
+      country_code: 'de',
+    });
+    expect(at(52.52, 13.405, 'native').display_name).toMatch(/^Berlin, .*Deutschland$/);
+    expect(at(35.6895, 139.6917, 'native')).toMatchObject({ country: '日本', country_code: 'jp' });
+    expect(at(50.8503, 4.3517, 'native')).toMatchObject({ country: 'België', country_code: 'be' });
+    expect(at(48.8566, 2.3522, 'native, de')).toMatchObject({ country: 'France' });
+    // Hawaiian and Asturian have no 2-letter code; deu is German's 3-letter code
+    expect(at(52.52, 13.405, 'haw')).toMatchObject({ country: 'Kelemānia' });
+    expect(at(52.52, 13.405, 'ast,en')).toMatchObject({ country: 'Alemaña' });
+    expect(at(48.8566, 2.3522, 'deu')).toMatchObject({ country: 'Frankreich' });
+    expect(at(48.8566, 2.3522, 'tlh, ita')).toMatchObject({ country: 'Francia' });
+  });
+
+  it('takes the country from its polygon: the city across a border is not answered', () => {
+    // north of Kehl the nearest place is in France, across the Rhine
+    expect(engine.reverse({ lat: 48.62, lon: 7.85, zoom: 10 })).toMatchObject({
+      address: { city: 'Kehl', country: 'Germany', country_code: 'de' },
+    });
+    expect(engine.reverse({ lat: 48.55, lon: 7.79, zoom: 10 })).toMatchObject({
+      address: { city: 'Strasbourg', country: 'France', country_code: 'fr' },
+    });
+  });
+
   it('finds cities worldwide from decimal strings', () => {
     expect(engine.reverse({ lat: '-33.8688', lon: '151.2093' })).toMatchObject({
       address: { city: 'Sydney', state: 'New South Wales', country_code: 'au' },
@@ -103,9 +142,29 @@ describe('engine.reverse', () => {
     });
   });
 
-  it('says NO_MATCHES at sea and in empty land, 50 km or more from every place', () => {
+  it('says NO_MATCHES at sea more than 5 km from every country', () => {
     expect(engine.reverse({ lat: 30, lon: -40 })).toEqual({ status: 'error', message: 'NO_MATCHES' });
-    expect(engine.reverse({ lat: -80, lon: 0, zoom: 3 })).toEqual({ status: 'error', message: 'NO_MATCHES' });
+    // 20 km off the Dutch coast, and 2 km off it
+    expect(engine.reverse({ lat: 52.23, lon: 4.0 })).toEqual({ status: 'error', message: 'NO_MATCHES' });
+    expect(engine.reverse({ lat: 52.117, lon: 4.237, zoom: 3 })).toMatchObject({
+      address: { country: 'Netherlands', country_code: 'nl' },
+    });
+  });
+
+  it('answers the country alone where no place lies within 50 km', () => {
+    expect(engine.reverse({ lat: -80, lon: 0 })).toEqual({
+      status: 'ok',
+      address: {
+        lat: '-80',
+        lon: '0',
+        display_name: 'Antarctica',
+        country: 'Antarctica',
+        country_code: 'aq',
+      },
+    });
+    expect(engine.reverse({ lat: 24, lon: 2, zoom: 18, acceptLanguage: 'fr' })).toMatchObject({
+      address: { display_name: 'Algérie', country_code: 'dz' },
+    });
   });
 
   it.each([
@@ -212,6 +271,13 @@ describe('GET /v2/reverse', () => {
     });
     expect((await get(`${q}&accept-language=de`, { 'accept-language': 'fr' })).body).toMatchObject({
       address: { country: 'Deutschland' },
+    });
+    const tokyo = `/v2/reverse?token=${token}&lat=35.6895&lon=139.6917&zoom=10`;
+    expect((await get(`${tokyo}&accept-language=native`)).body).toMatchObject({
+      address: { city: 'Tokyo', country: '日本', country_code: 'jp' },
+    });
+    expect((await get(tokyo, { 'accept-language': 'haw, en;q=0.5' })).body).toMatchObject({
+      address: { country: 'Iāpana' },
     });
   });
 

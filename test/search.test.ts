@@ -112,7 +112,7 @@ describe('whereabouts search', () => {
     expect(r.code).toBe(0);
     const body = JSON.parse(r.stdout) as SearchResponse;
     expect(body.status === 'ok' && body.address.length).toBeLessThanOrEqual(2);
-    expect(first(body)).toMatchObject({ city: 'Paris', state: 'Texas', country: 'United States of America' });
+    expect(first(body)).toMatchObject({ city: 'Paris', state: 'Texas', country: 'United States' });
   });
 
   it('exits 1 with NO_MATCHES, 1 with INVALID_REQUEST, 2 without a query', () => {

@@ -11,13 +11,16 @@
 //! - [`learn`]: station positions learned from GPS-tagged observations: files in
 //!   batches, live submissions into an overlay that is compacted in the background.
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
+//! - [`polygons`]: labelled polygons in a quadtree, shared by timezones and countries.
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
+//! - [`countries`]: country of a point from Natural Earth admin-0 polygons.
 //! - [`places`]: reverse geocoding over GeoNames places.
 //! - [`addresses`]: street-level addresses and roads (OpenAddresses, OpenStreetMap).
 //! - [`search`]: forward geocoding (free text to places) over GeoNames places.
 //! - [`sync`]: pages of changed stations in the import formats, for database sync.
 
 pub mod addresses;
+pub mod countries;
 mod datafile;
 pub mod geo;
 pub mod import;
@@ -25,6 +28,7 @@ pub mod ip;
 pub mod land;
 pub mod learn;
 pub mod places;
+pub mod polygons;
 pub mod radio;
 pub mod search;
 pub mod solve;

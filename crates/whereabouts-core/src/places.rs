@@ -1,15 +1,17 @@
 //! Places for reverse geocoding: GeoNames populated places (with population, admin1 and
 //! admin2 names) prepared by `scripts/build-places.mjs` into `data/places.bin`.
 //!
-//! [`PlaceIndex::reverse`] answers the place a point belongs to. This is a thin version:
-//! the country is the country code of the chosen place (no country polygons yet, so a point
-//! a few km across a border can take the neighbour's country), and there are no roads,
-//! suburbs or house numbers because the data has none.
+//! [`PlaceIndex::reverse_with`] answers the country a point is in, from the country polygons
+//! ([`crate::countries`]), and the place it belongs to in that country.
+//! [`PlaceIndex::reverse`] is the answer without polygons: the nearest place decides the
+//! country, so a point a few km across a border can take the neighbour's country. There are
+//! no roads, suburbs or house numbers because the data has none.
 //!
 //! # Choosing the place
 //! Only places within [`MAX_DISTANCE_M`] (50 km) of the point count: beyond that the point
-//! is at sea or in empty land and there is no honest answer (`None`).
-//! - The **nearest** place decides the country.
+//! is at sea or in empty land and there is no honest place to answer.
+//! - The country polygon containing the point decides the country (without polygons: the
+//!   **nearest** place).
 //! - Among places of that country, larger places win over tiny ones nearby: the lowest
 //!   `distance / w^k` wins, with `w = 1 + log10(population)` (4 for 1,000 people, 7.3 for
 //!   Paris). `k = 2` at zoom 10 to 12, where the caller wants the city an area belongs to
@@ -45,8 +47,9 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::countries::CountryIndex;
 use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
-use crate::geo::{distance_m, EARTH_RADIUS_M};
+use crate::geo::EARTH_RADIUS_M;
 
 const MAGIC: &[u8; 8] = b"WBPLACE1";
 const HEADER: usize = 32;
@@ -98,6 +101,8 @@ struct Record {
 /// A place as [`PlaceIndex::reverse`] answers it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Place<'a> {
+    /// Its index in [`PlaceIndex::get`]'s order: a stable handle while the file is open.
+    pub id: usize,
     pub lat: f64,
     pub lon: f64,
     pub name: &'a str,
@@ -119,6 +124,11 @@ pub struct PlaceIndex {
     strings: StringTable,
     /// `cells[c]..cells[c + 1]` are the places of cell `c` (row-major from the south-west).
     cells: Vec<u32>,
+    /// Each place as a unit vector: distances by chord instead of haversine trigonometry.
+    units: Vec<[f64; 3]>,
+    /// [`weight`] of each place, and the largest.
+    weights: Vec<f64>,
+    max_weight: f64,
 }
 
 fn cell_row(lat: f64) -> usize {
@@ -185,8 +195,9 @@ impl PlaceIndex {
         }
         let cell_of =
             |r: &Record| cell_row(r.lat as f64 * 1e-5) * COLS + cell_col(r.lon as f64 * 1e-5);
-        // stable: places keep the file's order within a cell, so ties resolve the same way
-        places.sort_by_key(cell_of);
+        // by latitude within a cell, so a search reads only its latitude band of each cell;
+        // stable: places at the same latitude keep the file's order, so ties resolve the same way
+        places.sort_by_key(|r| (cell_of(r), r.lat));
         let mut cells = vec![0u32; ROWS * COLS + 1];
         for r in &places {
             cells[cell_of(r) + 1] += 1;
@@ -194,10 +205,19 @@ impl PlaceIndex {
         for c in 1..cells.len() {
             cells[c] += cells[c - 1];
         }
+        let units = places
+            .iter()
+            .map(|r| unit(r.lat as f64 * 1e-5, r.lon as f64 * 1e-5))
+            .collect();
+        let weights: Vec<f64> = places.iter().map(|r| weight(r.population)).collect();
+        let max_weight = weights.iter().copied().fold(1.0, f64::max);
         Ok(PlaceIndex {
             places,
             strings,
             cells,
+            units,
+            weights,
+            max_weight,
         })
     }
 
@@ -223,6 +243,7 @@ impl PlaceIndex {
     fn place(&self, i: usize, distance_m: f64) -> Place<'_> {
         let r = &self.places[i];
         Place {
+            id: i,
             lat: r.lat as f64 * 1e-5,
             lon: r.lon as f64 * 1e-5,
             name: self.string(r.name).unwrap_or(""),
@@ -244,26 +265,39 @@ impl PlaceIndex {
         let cos = (lat.abs() + dlat).min(90.0).to_radians().cos();
         let full = cos < 1e-6 || dlat / cos >= 180.0;
         let dlon = if full { 180.0 } else { dlat / cos };
+        let q = unit(lat, lon);
+        let half_chord = (radius_m / (2.0 * EARTH_RADIUS_M)).min(std::f64::consts::FRAC_PI_2);
+        let max_chord2 = (2.0 * half_chord.sin()).powi(2);
+        // the latitude band in the file's 1e-5 degree units, rounded outwards
+        let lat_lo = ((lat - dlat) * 1e5).floor() as i32;
+        let lat_hi = ((lat + dlat) * 1e5).ceil() as i32;
         for row in r0..=r1 {
             let mut visit = |c0: usize, c1: usize| {
-                let (a, z) = (
-                    self.cells[row * COLS + c0] as usize,
-                    self.cells[row * COLS + c1 + 1] as usize,
-                );
-                for (i, r) in self.places[a..z].iter().enumerate() {
-                    // a box test first spares the trigonometry for most places of a cell
-                    if (r.lat as f64 * 1e-5 - lat).abs() > dlat {
-                        continue;
-                    }
-                    if !full {
-                        let dl = (r.lon as f64 * 1e-5 - lon).abs();
-                        if dl.min(360.0 - dl) > dlon {
-                            continue;
+                for c in row * COLS + c0..=row * COLS + c1 {
+                    let (start, end) = (self.cells[c] as usize, self.cells[c + 1] as usize);
+                    let cell = &self.places[start..end];
+                    let from = cell.partition_point(|r| r.lat < lat_lo);
+                    let a = start + from;
+                    for (i, r) in cell[from..].iter().enumerate() {
+                        if r.lat > lat_hi {
+                            break;
                         }
-                    }
-                    let d = distance_m(lat, lon, r.lat as f64 * 1e-5, r.lon as f64 * 1e-5);
-                    if d <= radius_m {
-                        f(a + i, d);
+                        // a box test first spares the distance for most places of the band
+                        if !full {
+                            let dl = (r.lon as f64 * 1e-5 - lon).abs();
+                            if dl.min(360.0 - dl) > dlon {
+                                continue;
+                            }
+                        }
+                        let u = &self.units[a + i];
+                        let (dx, dy, dz) = (u[0] - q[0], u[1] - q[1], u[2] - q[2]);
+                        let chord2 = dx * dx + dy * dy + dz * dz;
+                        if chord2 <= max_chord2 {
+                            let d = 2.0 * EARTH_RADIUS_M * (chord2.sqrt() / 2.0).min(1.0).asin();
+                            if d <= radius_m {
+                                f(a + i, d);
+                            }
+                        }
                     }
                 }
             };
@@ -286,41 +320,119 @@ impl PlaceIndex {
 
     /// The nearest place within [`MAX_DISTANCE_M`], by distance alone.
     pub fn nearest(&self, lat: f64, lon: f64) -> Option<Place<'_>> {
-        let mut best: Option<(usize, f64)> = None;
-        self.within(lat, lon, MAX_DISTANCE_M, |i, d| {
-            if best.is_none_or(|(_, bd)| d < bd) {
-                best = Some((i, d));
+        let mut near = Vec::new();
+        for r in SEARCH_RADII_M {
+            near.clear();
+            self.within(lat, lon, r, |i, d| near.push((i, d)));
+            // every place within r was seen: the nearest of them is the nearest of all
+            if let Some(&(i, d)) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
+                return Some(self.place(i, d));
             }
-        });
-        best.map(|(i, d)| self.place(i, d))
+        }
+        None
     }
 
-    /// The place answering a reverse lookup at `zoom` (0 to 18), as the module documents;
-    /// `None` for an invalid coordinate or a point 50 km or more from every place.
+    /// The place answering a reverse lookup at `zoom` (0 to 18) without country polygons:
+    /// the nearest place decides the country, as the module documents; `None` for an
+    /// invalid coordinate or a point 50 km or more from every place.
     pub fn reverse(&self, lat: f64, lon: f64, zoom: u8) -> Option<Place<'_>> {
         if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon) {
             return None;
         }
-        // one walk of the grid serves both choices
-        let mut near: Vec<(usize, f64)> = Vec::new();
-        self.within(lat, lon, MAX_DISTANCE_M, |i, d| near.push((i, d)));
-        // the first of equals, as `nearest` chooses
-        let &(ni, nd) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
-        let k = if (10..13).contains(&zoom) { 2 } else { 1 };
-        let country = self.places[ni].country;
-        let mut best = (ni, nd, f64::INFINITY);
-        for &(i, d) in &near {
-            let r = &self.places[i];
-            if r.country != country {
-                continue;
-            }
-            let score = d / weight(r.population).powi(k);
-            if score < best.2 {
-                best = (i, d, score);
-            }
-        }
-        Some(self.place(best.0, best.1))
+        self.ranked(lat, lon, zoom, |near| {
+            // the first of equals, as `nearest` chooses
+            let &(ni, _) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+            Some(self.places[ni].country)
+        })
     }
+
+    /// The reverse answer with the country from its polygons: the country containing the
+    /// point (or the nearest within [`SEA_MARGIN_M`](crate::countries::SEA_MARGIN_M) at
+    /// sea) and the place [`PlaceIndex::reverse`]'s ranking picks among that country's
+    /// places within 50 km, if any. `None` for an invalid coordinate or no country.
+    pub fn reverse_with(
+        &self,
+        countries: &CountryIndex,
+        lat: f64,
+        lon: f64,
+        zoom: u8,
+    ) -> Option<Reverse<'_>> {
+        let code = countries.country_at(lat, lon)?;
+        let country: [u8; 2] = code.as_bytes().try_into().ok()?;
+        let place = self.ranked(lat, lon, zoom, |_| Some(country));
+        Some(Reverse {
+            country_code: code.to_owned(),
+            place,
+        })
+    }
+
+    /// The ranking of the module notes among the places within 50 km of the country that
+    /// `country_of` names, given the places within the radius searched so far.
+    ///
+    /// Searched in growing radii, because a place farther than `d` has a score above
+    /// `d / w_max^k`: once the best score `s` within radius `r` has `s * w_max^k <= r` the
+    /// answer is final, else one more search out to `s * w_max^k` settles it. A lookup in a
+    /// town visits the places within a few km instead of the hundreds within 50 km.
+    fn ranked(
+        &self,
+        lat: f64,
+        lon: f64,
+        zoom: u8,
+        country_of: impl Fn(&[(usize, f64)]) -> Option<[u8; 2]>,
+    ) -> Option<Place<'_>> {
+        let k = if (10..13).contains(&zoom) { 2 } else { 1 };
+        let reach = self.max_weight.powi(k);
+        let mut near: Vec<(usize, f64)> = Vec::new();
+        let mut r = SEARCH_RADII_M[0];
+        let best = loop {
+            near.clear();
+            self.within(lat, lon, r, |i, d| near.push((i, d)));
+            let mut best: Option<(usize, f64, f64)> = None;
+            if let Some(country) = country_of(&near) {
+                for &(i, d) in &near {
+                    if self.places[i].country != country {
+                        continue;
+                    }
+                    let score = d / self.weights[i].powi(k);
+                    if best.is_none_or(|b| score < b.2) {
+                        best = Some((i, d, score));
+                    }
+                }
+            }
+            // no place beyond `bound` can win; without a candidate, the next fixed radius
+            let bound = match best {
+                Some(b) => b.2 * reach,
+                None => SEARCH_RADII_M
+                    .into_iter()
+                    .find(|&x| x > r)
+                    .unwrap_or(f64::INFINITY),
+            };
+            if bound <= r || r >= MAX_DISTANCE_M {
+                break best;
+            }
+            r = bound.min(MAX_DISTANCE_M);
+        };
+        best.map(|(i, d, _)| self.place(i, d))
+    }
+}
+
+/// A point on the unit sphere.
+fn unit(lat: f64, lon: f64) -> [f64; 3] {
+    let (sp, cp) = lat.to_radians().sin_cos();
+    let (sl, cl) = lon.to_radians().sin_cos();
+    [cp * cl, cp * sl, sp]
+}
+
+/// The radii of the growing search; the last is [`MAX_DISTANCE_M`].
+const SEARCH_RADII_M: [f64; 3] = [3_000.0, 12_000.0, MAX_DISTANCE_M];
+
+/// A reverse answer with the country from its polygons.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reverse<'a> {
+    /// ISO 3166-1 alpha-2, upper case.
+    pub country_code: String,
+    /// The place the ranking picks in that country; None when it has none within 50 km.
+    pub place: Option<Place<'a>>,
 }
 
 /// The size weight of the ranking: `1 + log10(population)`, at least 1.

@@ -128,6 +128,17 @@ fn a_big_city_keeps_its_admin_names_against_a_nearer_small_neighbour() {
     );
 }
 
+/// Uniform numbers in [0, 1) from a fixed LCG: reproducible random points.
+fn lcg(seed: u64) -> impl FnMut() -> f64 {
+    let mut s = seed;
+    move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 #[test]
 fn the_grid_finds_the_same_nearest_place_as_a_full_scan() {
     let idx = real();
@@ -135,13 +146,7 @@ fn the_grid_finds_the_same_nearest_place_as_a_full_scan() {
     assert!(idx.get(idx.len()).is_none());
     // points up to 0.6 degree from random places (some beyond 50 km from all, some wrapped
     // across the antimeridian); a fixed LCG keeps the test reproducible
-    let mut s: u64 = 1;
-    let mut rnd = || {
-        s = s
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rnd = lcg(1);
     for _ in 0..300 {
         let p = &all[(rnd() * all.len() as f64) as usize];
         let lat = (p.lat + (rnd() - 0.5) * 1.2).clamp(-90.0, 90.0);
@@ -159,6 +164,41 @@ fn the_grid_finds_the_same_nearest_place_as_a_full_scan() {
             Some(n) => assert!((n.distance_m - brute).abs() < 1e-6, "{lat},{lon}"),
             None => assert!(brute > 50_000.0, "{lat},{lon}: {brute} m"),
         }
+    }
+}
+
+#[test]
+fn the_growing_search_ranks_as_a_full_scan_of_50_km() {
+    let idx = real();
+    let all: Vec<_> = (0..idx.len()).map(|i| idx.get(i).unwrap()).collect();
+    let mut rnd = lcg(7);
+    for n in 0..200 {
+        let p = &all[(rnd() * all.len() as f64) as usize];
+        // up to about 40 km from a place: the staged radii (3, 12, 50 km) all come into play
+        let lat = (p.lat + (rnd() - 0.5) * 0.7).clamp(-89.0, 89.0);
+        let lon = (p.lon + (rnd() - 0.5) * 0.7).clamp(-180.0, 180.0);
+        let zoom = if n % 2 == 0 { 10 } else { 18 };
+        let k = if zoom == 10 { 2 } else { 1 };
+        let near: Vec<_> = all
+            .iter()
+            .map(|q| (q, distance_m(lat, lon, q.lat, q.lon)))
+            .filter(|(_, d)| *d <= 50_000.0)
+            .collect();
+        let want = near
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .and_then(|(nearest, _)| {
+                near.iter()
+                    .filter(|(q, _)| q.country_code == nearest.country_code)
+                    .min_by(|a, b| {
+                        let sa = a.1 / weight(a.0.population).powi(k);
+                        let sb = b.1 / weight(b.0.population).powi(k);
+                        sa.total_cmp(&sb)
+                    })
+            })
+            .map(|(q, _)| (q.lat, q.lon));
+        let got = idx.reverse(lat, lon, zoom).map(|q| (q.lat, q.lon));
+        assert_eq!(got, want, "({lat}, {lon}) zoom {zoom}");
     }
 }
 

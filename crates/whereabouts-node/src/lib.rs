@@ -73,6 +73,9 @@ pub struct OpenOptions {
     pub search: Option<String>,
     /// Street-level addresses and roads (an `addresses.bin` from the address importer).
     pub addresses: Option<String>,
+    /// Country polygons for reverse geocoding (data/countries.bin); without them the
+    /// nearest place decides the country.
+    pub country_polygons: Option<String>,
 }
 
 /// A place answered by `searchPlaces`, with its score in [0, 1] (whereabouts-core's `search`).
@@ -88,7 +91,7 @@ pub struct SearchPlace {
     pub score: f64,
 }
 
-/// A place answered by `reversePlace`; admin names only when the data has them.
+/// A place as `place(id)` answers it; admin names only when the data has them.
 #[napi(object)]
 pub struct ReversePlace {
     pub lat: f64,
@@ -98,7 +101,20 @@ pub struct ReversePlace {
     pub county: Option<String>,
     pub country_code: String,
     pub population: f64,
-    pub distance_m: f64,
+}
+
+impl From<whereabouts_core::places::Place<'_>> for ReversePlace {
+    fn from(p: whereabouts_core::places::Place<'_>) -> Self {
+        ReversePlace {
+            lat: p.lat,
+            lon: p.lon,
+            name: p.name.to_owned(),
+            state: p.state.map(str::to_owned),
+            county: p.county.map(str::to_owned),
+            country_code: p.country_code.to_owned(),
+            population: p.population as f64,
+        }
+    }
 }
 
 #[napi(object)]
@@ -134,6 +150,7 @@ pub struct NativeEngine {
     places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
     search: Option<Arc<whereabouts_core::search::SearchIndex>>,
     addresses: Option<Arc<whereabouts_core::addresses::AddressIndex>>,
+    countries: Option<Arc<whereabouts_core::countries::CountryIndex>>,
 }
 
 #[napi]
@@ -189,6 +206,13 @@ impl NativeEngine {
                 )),
                 None => None,
             };
+            let countries = match &options.country_polygons {
+                Some(p) => Some(Arc::new(
+                    whereabouts_core::countries::CountryIndex::open(&PathBuf::from(p))
+                        .map_err(err)?,
+                )),
+                None => None,
+            };
             let addresses = match &options.addresses {
                 Some(p) => Some(Arc::new(
                     whereabouts_core::addresses::AddressIndex::open(&PathBuf::from(p))
@@ -204,6 +228,7 @@ impl NativeEngine {
                 places,
                 search,
                 addresses,
+                countries,
             })
         })
     }
@@ -363,28 +388,75 @@ impl NativeEngine {
         })
     }
 
-    /// The place a reverse lookup at `zoom` answers (rules in whereabouts-core's
-    /// `places`), or null: an invalid coordinate, or 50 km or more from every place.
-    /// Fails when no places were opened.
+    fn places(&self) -> Result<&whereabouts_core::places::PlaceIndex> {
+        self.locator()?;
+        self.places
+            .as_deref()
+            .ok_or_else(|| Error::new(Status::GenericFailure, "no places are loaded"))
+    }
+
+    /// The country and place a reverse lookup at `zoom` answers (rules in whereabouts-core's
+    /// `places` and `countries`), written into `out` as three numbers: the country code's two
+    /// ASCII bytes as `256 * first + second`, the place id (for `place(id)`) or -1 when the
+    /// country has no place within 50 km, and the place's distance in metres. Numbers, not an
+    /// object: building a JS object per lookup costs more than the lookup. Returns false for
+    /// an invalid coordinate or no country (at sea beyond 5 km of every coast; without
+    /// country polygons, 50 km or more from every place). Fails when no places were opened.
     #[napi]
-    pub fn reverse_place(&self, lat: f64, lon: f64, zoom: u32) -> Result<Option<ReversePlace>> {
+    pub fn reverse_into(
+        &self,
+        lat: f64,
+        lon: f64,
+        zoom: u32,
+        mut out: Float64ArraySlice,
+    ) -> Result<bool> {
         guarded("reverse", || {
-            self.locator()?;
-            let places = self
-                .places
-                .as_deref()
-                .ok_or_else(|| Error::new(Status::GenericFailure, "no places are loaded"))?;
+            let places = self.places()?;
+            // SAFETY: the view is borrowed for this synchronous call only; JS cannot run meanwhile.
+            let out = unsafe { out.as_mut() };
+            if out.len() < 3 {
+                return Err(err("reverseInto needs an output array of 3 numbers"));
+            }
             let zoom = zoom.min(u8::MAX as u32) as u8;
-            Ok(places.reverse(lat, lon, zoom).map(|p| ReversePlace {
-                lat: p.lat,
-                lon: p.lon,
-                name: p.name.to_owned(),
-                state: p.state.map(str::to_owned),
-                county: p.county.map(str::to_owned),
-                country_code: p.country_code.to_owned(),
-                population: p.population as f64,
-                distance_m: p.distance_m,
-            }))
+            let (code, place) = match self.countries.as_deref() {
+                Some(countries) => match places.reverse_with(countries, lat, lon, zoom) {
+                    Some(r) => (r.country_code, r.place),
+                    None => return Ok(false),
+                },
+                None => match places.reverse(lat, lon, zoom) {
+                    Some(p) => (p.country_code.to_owned(), Some(p)),
+                    None => return Ok(false),
+                },
+            };
+            let b = code.as_bytes();
+            out[0] = f64::from(b[0]) * 256.0 + f64::from(b[1]);
+            out[1] = place.as_ref().map_or(-1.0, |p| p.id as f64);
+            out[2] = place.as_ref().map_or(f64::NAN, |p| p.distance_m);
+            Ok(true)
+        })
+    }
+
+    /// The place with this id (from `reverseInto` or `nearestPlaceId`). Fails for an id
+    /// that is not one.
+    #[napi]
+    pub fn place(&self, id: u32) -> Result<ReversePlace> {
+        guarded("reverse", || {
+            self.places()?
+                .get(id as usize)
+                .map(ReversePlace::from)
+                .ok_or_else(|| err(format!("no place has id {id}")))
+        })
+    }
+
+    /// The id of the nearest place within 50 km by distance alone, or -1: the baseline the
+    /// reverse bench compares the ranking with, not an answer to users.
+    #[napi]
+    pub fn nearest_place_id(&self, lat: f64, lon: f64) -> Result<f64> {
+        guarded("reverse", || {
+            Ok(self
+                .places()?
+                .nearest(lat, lon)
+                .map_or(-1.0, |p| p.id as f64))
         })
     }
 
@@ -455,5 +527,6 @@ impl NativeEngine {
         self.places = None;
         self.search = None;
         self.addresses = None;
+        self.countries = None;
     }
 }

@@ -1,0 +1,590 @@
+//! Labelled polygons in a quadtree: "which labelled polygon contains this point?" and
+//! "which label's polygon is nearest, within so many metres?". One index serves the
+//! timezones ([`crate::timezone`], label = IANA zone) and the countries
+//! ([`crate::countries`], label = ISO 3166-1 alpha-2); both files are written by
+//! `scripts/polygon-tree.mjs`.
+//!
+//! # Why a quadtree shaped like geo-tz's
+//! The timezone answers must agree with geo-tz on the same data. geo-tz decides by the quad
+//! of its quadtree a point falls in: a quad without data is outside every polygon, a quad
+//! wholly inside one polygon answers without geometry, other quads test the point against
+//! their polygons, clipped to the quad. The builder keeps that tree with the same midpoint
+//! arithmetic (so those decisions are identical, bit for bit) and splits quads that hold
+//! many vertices further, clipping the polygons to each child, so that a lookup walks about
+//! 15 levels and then tests at most a few dozen edges. The country file is built the same
+//! way from the root.
+//!
+//! # Geometry model
+//! Vertices sit on a lattice `x = (lon + 180) / q`, `y = (lat + 90) / q` (`q` from the
+//! header: 1e-6 degree for timezones, 1e-5 for countries). Edges are straight in lon/lat, as geo-tz takes them; a
+//! point is inside a feature by the even-odd rule over all its rings. Where features
+//! overlap, the first in the leaf wins. A polygon cut by a quad keeps the cut as edges of
+//! its piece: for a point outside every polygon the distance to the nearest piece is the
+//! distance to the polygon, so [`PolygonIndex::nearest_label`] needs no other geometry.
+//!
+//! # File format (integers little-endian)
+//! ```text
+//! offset size  field
+//!      0    8  magic ("WBTZONE1" timezones, "WBCNTRY1" countries)
+//!      8    4  u32 version = 1
+//!     12    4  u32 header size = 48
+//!     16    8  f64 q                  lattice step in degrees
+//!     24    4  u32 n_labels
+//!     28    4  u32 names_len          bytes of the name table
+//!     32    4  u32 n_nodes            node 0 is the root
+//!     36    4  u32 n_leaves
+//!     40    4  u32 blob_len
+//!     44    4  u32 reserved = 0
+//!     48       names:  n_labels x (u8 len, UTF-8 bytes), zero-padded to a multiple of 4
+//!              nodes:  n_nodes x 4 x u32 child entries, quads in geo-tz's order
+//!                      a (north-east), b (north-west), c (south-west), d (south-east).
+//!                      Entry: low 2 bits tag, the rest payload.
+//!                      tag 0 outside, 1 fill (payload: label index), 2 node, 3 leaf.
+//!              leaves: (n_leaves + 1) x u32 offsets into the blob
+//!              blob:   per leaf, varints (LEB128): n_features, then per feature
+//!                      label, n_rings, then per ring n_vertices and the vertices as
+//!                      zigzag deltas (x then y) from the previous one (the first from 0).
+//!                      Zero-padded to a multiple of 4.
+//!      end-4    4  u32 FNV-1a (32-bit) over the preceding u32 words
+//! ```
+
+use std::fmt;
+use std::path::Path;
+
+use crate::datafile::{check_envelope, f64_at, u32_at};
+use crate::geo::EARTH_RADIUS_M;
+
+const HEADER: usize = 48;
+
+const OUTSIDE: u32 = 0;
+const FILL: u32 = 1;
+const NODE: u32 = 2;
+const LEAF: u32 = 3;
+
+/// geo-tz clamps queries into this box before it descends its quadtree.
+const LAT_EDGE: f64 = 89.9999;
+const LON_EDGE: f64 = 179.9999;
+
+#[derive(Debug)]
+pub enum PolygonError {
+    Io(std::io::Error),
+    Corrupt(String),
+}
+
+impl fmt::Display for PolygonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolygonError::Io(e) => write!(f, "polygon index: {e}"),
+            PolygonError::Corrupt(m) => write!(f, "polygon index is corrupt: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for PolygonError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PolygonError::Io(e) => Some(e),
+            PolygonError::Corrupt(_) => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for PolygonError {
+    fn from(e: std::io::Error) -> Self {
+        PolygonError::Io(e)
+    }
+}
+
+fn corrupt<T>(msg: impl Into<String>) -> Result<T, PolygonError> {
+    Err(PolygonError::Corrupt(msg.into()))
+}
+
+/// A reader of LEB128 varints over a leaf's bytes.
+struct Varints<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Varints<'_> {
+    /// The next varint; None past the end or on an overlong one (only the loader sees those).
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        let mut v: u64 = 0;
+        let mut shift = 0;
+        loop {
+            let byte = *self.b.get(self.i)?;
+            self.i += 1;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Some(v);
+            }
+            shift += 7;
+            if shift > 56 {
+                return None;
+            }
+        }
+    }
+
+    #[inline]
+    fn zigzag(&mut self) -> Option<i64> {
+        let v = self.next()?;
+        Some((v >> 1) as i64 ^ -((v & 1) as i64))
+    }
+}
+
+/// What a walk of a leaf reports, in order: a feature's edges, then its end.
+enum LeafEvent {
+    /// An edge in lattice coordinates (ax, ay, bx, by); rings are closed.
+    Edge(f64, f64, f64, f64),
+    /// The feature with this label has no more edges; returning true stops the walk.
+    FeatureEnd(u32),
+}
+
+/// Walks a leaf's features and edges. None when the bytes are malformed.
+#[inline]
+fn walk_leaf(blob: &[u8], mut f: impl FnMut(LeafEvent) -> bool) -> Option<()> {
+    let mut r = Varints { b: blob, i: 0 };
+    let n_features = r.next()?;
+    for _ in 0..n_features {
+        let label = u32::try_from(r.next()?).ok()?;
+        let n_rings = r.next()?;
+        for _ in 0..n_rings {
+            let n = r.next()?;
+            if n > blob.len() as u64 {
+                return None;
+            }
+            let (mut x, mut y) = (0i64, 0i64);
+            let (mut fx, mut fy, mut px, mut py) = (0.0, 0.0, 0.0, 0.0);
+            for k in 0..n {
+                x = x.checked_add(r.zigzag()?)?;
+                y = y.checked_add(r.zigzag()?)?;
+                let (bx, by) = (x as f64, y as f64);
+                if k == 0 {
+                    (fx, fy) = (bx, by);
+                } else {
+                    f(LeafEvent::Edge(px, py, bx, by));
+                }
+                (px, py) = (bx, by);
+            }
+            if n > 0 {
+                f(LeafEvent::Edge(px, py, fx, fy));
+            }
+        }
+        if f(LeafEvent::FeatureEnd(label)) {
+            return Some(());
+        }
+    }
+    (r.i == blob.len()).then_some(())
+}
+
+/// Whether the edge (a, b) crosses the ray from q to the east.
+#[inline]
+fn crosses(ax: f64, ay: f64, bx: f64, by: f64, qx: f64, qy: f64) -> bool {
+    (ay > qy) != (by > qy) && qx < ax + (qy - ay) * (bx - ax) / (by - ay)
+}
+
+/// Where a point lies in the index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hit {
+    /// Inside the polygon(s) of this label (an index into [`PolygonIndex::names`]).
+    Label(usize),
+    /// Outside every polygon.
+    Outside,
+}
+
+/// A quad of the tree by its bounds in degrees.
+#[derive(Clone, Copy)]
+struct Quad {
+    top: f64,
+    bottom: f64,
+    left: f64,
+    right: f64,
+}
+
+impl Quad {
+    const ROOT: Quad = Quad {
+        top: LAT_EDGE,
+        bottom: -LAT_EDGE,
+        left: -LON_EDGE,
+        right: LON_EDGE,
+    };
+
+    /// Child `k` in geo-tz's order, with its midpoint arithmetic.
+    #[inline]
+    fn child(&self, k: usize) -> Quad {
+        let (ml, mo) = (
+            (self.top + self.bottom) / 2.0,
+            (self.left + self.right) / 2.0,
+        );
+        match k {
+            0 => Quad {
+                bottom: ml,
+                left: mo,
+                ..*self
+            },
+            1 => Quad {
+                bottom: ml,
+                right: mo,
+                ..*self
+            },
+            2 => Quad {
+                top: ml,
+                right: mo,
+                ..*self
+            },
+            _ => Quad {
+                top: ml,
+                left: mo,
+                ..*self
+            },
+        }
+    }
+}
+
+/// Metres per degree and the query point, for distances in a local equirectangular frame
+/// (accurate to a fraction of a percent over the few kilometres the searches span).
+struct Metric {
+    lat: f64,
+    lon: f64,
+    m_lat: f64,
+    m_lon: f64,
+}
+
+impl Metric {
+    fn new(lat: f64, lon: f64) -> Metric {
+        let m_lat = EARTH_RADIUS_M.to_radians();
+        Metric {
+            lat,
+            lon,
+            m_lat,
+            m_lon: m_lat * lat.to_radians().cos().max(1e-6),
+        }
+    }
+
+    /// Longitude difference from the query to `lon`, across the antimeridian when shorter.
+    #[inline]
+    fn dlon(&self, lon: f64) -> f64 {
+        let d = lon - self.lon;
+        if d > 180.0 {
+            d - 360.0
+        } else if d < -180.0 {
+            d + 360.0
+        } else {
+            d
+        }
+    }
+
+    /// Metres from the query point to the nearest point of a quad (0 inside it).
+    fn to_quad(&self, q: &Quad) -> f64 {
+        let dy = (q.bottom - self.lat).max(self.lat - q.top).max(0.0) * self.m_lat;
+        let inside_lon = (q.left..=q.right).contains(&self.lon);
+        let dx = if inside_lon {
+            0.0
+        } else {
+            self.dlon(q.left).abs().min(self.dlon(q.right).abs()) * self.m_lon
+        };
+        dx.hypot(dy)
+    }
+}
+
+/// The labelled polygons of one file, loaded (see the module notes).
+pub struct PolygonIndex {
+    bytes: Vec<u8>,
+    q: f64,
+    names: Vec<String>,
+    nodes_at: usize,
+    n_nodes: usize,
+    leaves_at: usize,
+    n_leaves: usize,
+    blob_at: usize,
+}
+
+impl fmt::Debug for PolygonIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PolygonIndex")
+            .field("labels", &self.names.len())
+            .field("nodes", &self.n_nodes)
+            .field("leaves", &self.n_leaves)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
+
+impl PolygonIndex {
+    /// Reads and validates a file of this `magic`; `what` names it in errors.
+    pub fn open(path: &Path, magic: &[u8; 8], what: &str) -> Result<PolygonIndex, PolygonError> {
+        PolygonIndex::from_bytes(std::fs::read(path)?, magic, what)
+    }
+
+    /// Validates the bytes of a file of this `magic`; any inconsistency is an error.
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        magic: &[u8; 8],
+        what: &str,
+    ) -> Result<PolygonIndex, PolygonError> {
+        let b = &bytes[..];
+        check_envelope(b, magic, HEADER, what).map_err(PolygonError::Corrupt)?;
+        let q = f64_at(b, 16);
+        let n_labels = u32_at(b, 24) as usize;
+        let names_len = u32_at(b, 28) as usize;
+        let n_nodes = u32_at(b, 32) as usize;
+        let n_leaves = u32_at(b, 36) as usize;
+        let blob_len = u32_at(b, 40) as usize;
+        if !(q.is_finite() && q > 0.0) || n_nodes == 0 {
+            return corrupt("bad lattice step or empty tree");
+        }
+        let pad = |n: usize| (4 - n % 4) % 4;
+        let expect = [
+            names_len + pad(names_len),
+            n_nodes * 16,
+            (n_leaves + 1) * 4,
+            blob_len + pad(blob_len),
+            4,
+        ]
+        .iter()
+        .try_fold(HEADER, |acc, &n| acc.checked_add(n));
+        if expect != Some(b.len()) {
+            return corrupt("section sizes do not match the file size");
+        }
+
+        let mut names = Vec::with_capacity(n_labels);
+        let mut o = HEADER;
+        for _ in 0..n_labels {
+            let len = *b
+                .get(o)
+                .ok_or(PolygonError::Corrupt("names cut short".into()))?
+                as usize;
+            let Some(raw) = b.get(o + 1..o + 1 + len) else {
+                return corrupt("names cut short");
+            };
+            let Ok(name) = std::str::from_utf8(raw) else {
+                return corrupt("a label name is not UTF-8");
+            };
+            names.push(name.to_owned());
+            o += 1 + len;
+        }
+        if o != HEADER + names_len {
+            return corrupt("name table length mismatch");
+        }
+        let nodes_at = HEADER + names_len + pad(names_len);
+        let leaves_at = nodes_at + n_nodes * 16;
+        let blob_at = leaves_at + (n_leaves + 1) * 4;
+
+        let index = PolygonIndex {
+            bytes,
+            q,
+            names,
+            nodes_at,
+            n_nodes,
+            leaves_at,
+            n_leaves,
+            blob_at,
+        };
+        index.validate(blob_len)?;
+        Ok(index)
+    }
+
+    /// Checks every reference once, so that queries can index without failing.
+    fn validate(&self, blob_len: usize) -> Result<(), PolygonError> {
+        for i in 0..self.n_nodes * 4 {
+            let e = u32_at(&self.bytes, self.nodes_at + 4 * i);
+            let p = (e >> 2) as usize;
+            let ok = match e & 3 {
+                OUTSIDE => true,
+                FILL => p < self.names.len(),
+                // children come after their parent: the walk always ends
+                NODE => p < self.n_nodes && p > i / 4,
+                LEAF => p < self.n_leaves,
+                _ => false,
+            };
+            if !ok {
+                return corrupt(format!("node entry {i} ({e:#x}) out of range"));
+            }
+        }
+        let mut prev = 0;
+        for l in 0..=self.n_leaves {
+            let at = u32_at(&self.bytes, self.leaves_at + 4 * l) as usize;
+            if at < prev || at > blob_len || (l == 0 && at != 0) {
+                return corrupt(format!("leaf offset {l} out of order"));
+            }
+            prev = at;
+        }
+        if prev != blob_len {
+            return corrupt("leaf offsets do not cover the blob");
+        }
+        for l in 0..self.n_leaves {
+            let mut labels_ok = true;
+            let ok = walk_leaf(self.leaf(l), |e| {
+                if let LeafEvent::FeatureEnd(label) = e {
+                    labels_ok &= (label as usize) < self.names.len();
+                }
+                false
+            });
+            if ok.is_none() || !labels_ok {
+                return corrupt(format!("leaf {l} is malformed"));
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn leaf(&self, l: usize) -> &[u8] {
+        let a = u32_at(&self.bytes, self.leaves_at + 4 * l) as usize;
+        let b = u32_at(&self.bytes, self.leaves_at + 4 * l + 4) as usize;
+        &self.bytes[self.blob_at + a..self.blob_at + b]
+    }
+
+    #[inline]
+    fn entry(&self, node: usize, k: usize) -> u32 {
+        u32_at(&self.bytes, self.nodes_at + 16 * node + 4 * k)
+    }
+
+    /// The label names, in file order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The polygon containing a point; `lat` and `lon` must be finite and within
+    /// -90..=90 / -180..=180 (callers check: each has its own answer for a bad point). The
+    /// point is first clamped into geo-tz's root box (89.9999 degrees).
+    pub fn hit(&self, lat: f64, lon: f64) -> Hit {
+        let la = lat.clamp(-LAT_EDGE, LAT_EDGE);
+        let lo = lon.clamp(-LON_EDGE, LON_EDGE);
+        let (mut top, mut bottom, mut left, mut right) = (LAT_EDGE, -LAT_EDGE, -LON_EDGE, LON_EDGE);
+        let (mut mid_lat, mut mid_lon) = (0.0, 0.0);
+        let mut node = 0usize;
+        loop {
+            // the same comparisons and midpoints as geo-tz, in the same order
+            let k = if la >= mid_lat && lo >= mid_lon {
+                bottom = mid_lat;
+                left = mid_lon;
+                0
+            } else if la >= mid_lat && lo < mid_lon {
+                bottom = mid_lat;
+                right = mid_lon;
+                1
+            } else if la < mid_lat && lo < mid_lon {
+                top = mid_lat;
+                right = mid_lon;
+                2
+            } else {
+                top = mid_lat;
+                left = mid_lon;
+                3
+            };
+            let e = self.entry(node, k);
+            let p = (e >> 2) as usize;
+            match e & 3 {
+                FILL => return Hit::Label(p),
+                NODE => node = p,
+                LEAF => return self.hit_in_leaf(p, la, lo),
+                _ => return Hit::Outside,
+            }
+            mid_lat = (top + bottom) / 2.0;
+            mid_lon = (left + right) / 2.0;
+        }
+    }
+
+    fn hit_in_leaf(&self, leaf: usize, lat: f64, lon: f64) -> Hit {
+        let qx = (lon + 180.0) / self.q;
+        let qy = (lat + 90.0) / self.q;
+        let mut odd = false;
+        let mut found = Hit::Outside;
+        walk_leaf(self.leaf(leaf), |e| match e {
+            LeafEvent::Edge(ax, ay, bx, by) => {
+                if crosses(ax, ay, bx, by, qx, qy) {
+                    odd = !odd;
+                }
+                false
+            }
+            LeafEvent::FeatureEnd(label) => {
+                if odd {
+                    found = Hit::Label(label as usize);
+                }
+                odd = false;
+                found != Hit::Outside
+            }
+        });
+        found
+    }
+
+    /// The label of the polygon nearest to a point outside every polygon, and its distance
+    /// in metres, when one lies within `max_m`. Distances are measured in a local
+    /// equirectangular frame, which suits the few kilometres this is meant for.
+    pub fn nearest_label(&self, lat: f64, lon: f64, max_m: f64) -> Option<(usize, f64)> {
+        if !(lat.is_finite() && lon.is_finite() && max_m >= 0.0) {
+            return None;
+        }
+        let m = Metric::new(lat, lon);
+        let mut best: Option<(usize, f64)> = None;
+        let mut limit = max_m;
+        let mut stack: Vec<(usize, Quad)> = vec![(0, Quad::ROOT)];
+        while let Some((node, quad)) = stack.pop() {
+            for k in 0..4 {
+                let child = quad.child(k);
+                let e = self.entry(node, k);
+                let p = (e >> 2) as usize;
+                let tag = e & 3;
+                if tag == OUTSIDE {
+                    continue;
+                }
+                let d = m.to_quad(&child);
+                if d > limit {
+                    continue;
+                }
+                match tag {
+                    FILL => {
+                        best = Some((p, d));
+                        limit = d;
+                    }
+                    NODE => stack.push((p, child)),
+                    _ => {
+                        if let Some((label, d)) = self.nearest_in_leaf(p, &m, limit) {
+                            best = Some((label, d));
+                            limit = d;
+                        }
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// The nearest edge of a leaf within `limit` metres: its feature's label and distance.
+    fn nearest_in_leaf(&self, leaf: usize, m: &Metric, limit: f64) -> Option<(usize, f64)> {
+        let (q, mx, my) = (self.q, m.m_lon, m.m_lat);
+        let to_m = |x: f64, y: f64| (m.dlon(x * q - 180.0) * mx, (y * q - 90.0 - m.lat) * my);
+        let mut best_d2 = limit * limit;
+        let mut feature_best = false;
+        let mut best: Option<usize> = None;
+        walk_leaf(self.leaf(leaf), |e| {
+            match e {
+                LeafEvent::Edge(ax, ay, bx, by) => {
+                    let (ax, ay) = to_m(ax, ay);
+                    let (bx, by) = to_m(bx, by);
+                    let (dx, dy) = (bx - ax, by - ay);
+                    let len2 = dx * dx + dy * dy;
+                    let t = if len2 > 0.0 {
+                        (-(ax * dx + ay * dy) / len2).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    };
+                    let (px, py) = (ax + t * dx, ay + t * dy);
+                    let d2 = px * px + py * py;
+                    if d2 <= best_d2 {
+                        best_d2 = d2;
+                        feature_best = true;
+                    }
+                }
+                LeafEvent::FeatureEnd(label) => {
+                    if feature_best {
+                        best = Some(label as usize);
+                    }
+                    feature_best = false;
+                }
+            }
+            false
+        });
+        best.map(|l| (l, best_d2.sqrt()))
+    }
+}

@@ -1,0 +1,56 @@
+/**
+ * The core's reverse lookup as JavaScript values: the country code and the place, with the
+ * place's names (strings made once per place and kept) instead of an object built by the
+ * binding on every call, which cost more than the lookup itself.
+ */
+import type { NativeEngine, NativePlace } from '../native.js';
+
+/** What a reverse lookup finds: the country, and its place within 50 km if any. */
+export interface ReverseFound {
+  /** ISO 3166-1 alpha-2, upper case. */
+  countryCode: string;
+  place: NativePlace | null;
+}
+
+/** Places kept at most; a server answering the whole world keeps its busy places, not all 100,000. */
+const MAX_CACHED = 20_000;
+
+/** Reverse lookups over a native engine opened with places (and country polygons). */
+export class ReverseLookup {
+  readonly #native: NativeEngine;
+  readonly #out = new Float64Array(3);
+  readonly #places = new Map<number, NativePlace>();
+
+  constructor(nativeEngine: NativeEngine) {
+    this.#native = nativeEngine;
+  }
+
+  /** The country and place at a point for `zoom` (rules in the core's places.rs); null for none. */
+  find(lat: number, lon: number, zoom: number): ReverseFound | null {
+    const out = this.#out;
+    if (!this.#native.reverseInto(lat, lon, zoom, out)) return null;
+    const code = out[0] as number;
+    const id = out[1] as number;
+    return {
+      countryCode: String.fromCharCode(code >> 8, code & 0xff),
+      place: id < 0 ? null : this.place(id),
+    };
+  }
+
+  /** The nearest place within 50 km by distance alone, or null: a baseline for benches. */
+  nearest(lat: number, lon: number): NativePlace | null {
+    const id = this.#native.nearestPlaceId(lat, lon);
+    return id < 0 ? null : this.place(id);
+  }
+
+  /** The place with this id, from the cache or the core. */
+  place(id: number): NativePlace {
+    let p = this.#places.get(id);
+    if (p === undefined) {
+      if (this.#places.size >= MAX_CACHED) this.#places.clear();
+      p = this.#native.place(id);
+      this.#places.set(id, p);
+    }
+    return p;
+  }
+}
