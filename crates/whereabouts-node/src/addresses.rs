@@ -141,9 +141,7 @@ pub fn address_file_kind(path: String) -> Result<Option<String>> {
 impl NativeEngine {
     fn addresses(&self) -> Result<&AddressIndex> {
         self.locator()?;
-        self.addresses
-            .as_deref()
-            .ok_or_else(|| Error::new(Status::GenericFailure, "no address file is loaded"))
+        crate::loaded(&self.addresses, "no address file is loaded")
     }
 }
 

@@ -43,6 +43,12 @@ pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T>
     }
 }
 
+/// Optional data an engine was opened with, or `missing` as the error when it was not.
+pub(crate) fn loaded<'a, T>(data: &'a Option<Arc<T>>, missing: &str) -> Result<&'a T> {
+    data.as_deref()
+        .ok_or_else(|| Error::new(Status::GenericFailure, missing.to_owned()))
+}
+
 pub(crate) fn err(e: impl std::fmt::Display) -> Error {
     Error::new(Status::GenericFailure, e.to_string())
 }
@@ -357,9 +363,7 @@ impl NativeEngine {
 
     fn timezones(&self) -> Result<&whereabouts_core::timezone::TimezoneIndex> {
         self.locator()?;
-        self.timezones
-            .as_deref()
-            .ok_or_else(|| Error::new(Status::GenericFailure, "no timezone data is loaded"))
+        loaded(&self.timezones, "no timezone data is loaded")
     }
 
     /// Every zone name `timezoneIndexAt` can answer, by index.
@@ -390,9 +394,7 @@ impl NativeEngine {
 
     fn places(&self) -> Result<&whereabouts_core::places::PlaceIndex> {
         self.locator()?;
-        self.places
-            .as_deref()
-            .ok_or_else(|| Error::new(Status::GenericFailure, "no places are loaded"))
+        loaded(&self.places, "no places are loaded")
     }
 
     /// The country and place a reverse lookup at `zoom` answers (rules in whereabouts-core's
