@@ -202,6 +202,38 @@ fn moved_station_is_blocked_then_relearned() {
         .contains("lte/1/1/5/77"));
 }
 
+/// A database station (LTE 1/1/5/77 at 50.0, 8.0, 40 samples) imported into `db_dir`.
+fn imported_station(tmp: &Path) -> PathBuf {
+    let csv = tmp.join("cells.csv");
+    fs::write(
+        &csv,
+        "radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal\n\
+         LTE,1,1,5,77,,8.0,50.0,1000,40,1,1600000000,1600000000,0\n",
+    )
+    .unwrap();
+    let db_dir = tmp.join("db");
+    import_files(&db_dir, &[csv], &ImportOptions::default(), &mut |_| true).unwrap();
+    db_dir
+}
+
+/// Far rows too few to agree on a new place neither withdraw a database
+/// station nor move it: they are outliers.
+#[test]
+fn a_lone_far_row_is_an_outlier_not_a_move() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db_dir = imported_station(tmp.path());
+    let mut rows = ring(50.0, 8.0, 1_700_000_000, 4);
+    rows.push((50.5, 8.5, 1_700_000_000 + 100));
+    let f = tmp.path().join("a.csv");
+    fs::write(&f, measurements(&rows)).unwrap();
+    let r = learn(&db_dir, &[f], &with_net()).unwrap();
+    assert_eq!((r.moved, r.blocked, r.refined, r.outliers), (0, 0, 1, 1));
+    let db = Database::open(&db_dir).unwrap();
+    let c = db.cell(Radio::Lte, 1, 1, 5, 77).unwrap();
+    assert!(distance_m(c.lat(), c.lon(), 50.0, 8.0) < 10.0);
+    assert_eq!(c.samples(), 44);
+}
+
 /// A database station far from what devices now report is withdrawn too.
 #[test]
 fn moved_against_the_database() {

@@ -235,7 +235,10 @@ pub fn moved_at(obs: &[Observation], wifi: bool) -> Option<i64> {
     let newest = obs.iter().filter_map(|o| o.time).max()?;
     let split = obs.partition_point(|o| o.time.is_none_or(|t| t < newest - RECENT_S));
     let (old, recent) = obs.split_at(split);
-    if old.len() < MOVED_MIN_OBS || recent.len() < MOVED_MIN_OBS {
+    if old.len() < MOVED_MIN_OBS
+        || recent.len() < MOVED_MIN_OBS
+        || super::distinct_times(recent) < super::MOVED_MIN_TIMES
+    {
         return None;
     }
     let (a, b) = (estimate(old, wifi)?, estimate(recent, wifi)?);
