@@ -34,8 +34,11 @@ describe('whereabouts learn', () => {
     expect(res.code, res.stderr).toBe(0);
     const body = JSON.parse(res.stdout) as { status: string; lat: number; lon: number };
     expect(body.status).toBe('ok');
-    expect(Math.abs(body.lat - 51.0)).toBeLessThan(0.001);
-    expect(Math.abs(body.lon + 1.0)).toBeLessThan(0.001);
+    // Inside the fixture's 250 m ring, drawn toward its strong-signal (north-east)
+    // side by the signal weight and the mode search (docs/learning.md): about 110 m.
+    expect(body.lat).toBeGreaterThan(51.0);
+    expect(body.lat - 51.0).toBeLessThan(0.0012);
+    expect(Math.abs(body.lon + 1.0)).toBeLessThan(0.002);
   });
 
   it('learns from the GPS submissions the server stored (observations.sqlite)', async () => {

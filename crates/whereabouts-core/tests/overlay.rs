@@ -199,11 +199,12 @@ fn the_overlay_survives_a_reopen() {
     let l = open(tmp.path());
     assert_eq!(l.overlay().snapshot().stations, want);
     assert!(locate_cell(&l, 7).is_some());
-    // AP 1 seen 14 km from its database position: withdrawn, and still after the reopen.
-    assert_eq!(
-        l.overlay().view().unwrap().get(&StationKey::Wifi(1)),
-        Lookup::Blocked
-    );
+    // AP 1 seen once 14 km from its database position: held, not withdrawn (a
+    // single fix is no move), and still so after the reopen.
+    match l.overlay().view().unwrap().get(&StationKey::Wifi(1)) {
+        Lookup::Learned(s) => assert!(distance_m(s.lat(), s.lon(), 52.5001, 13.4001) < 1.0),
+        other => panic!("{other:?}"),
+    };
 }
 
 #[test]
@@ -373,4 +374,115 @@ fn engines_sharing_a_directory_see_each_others_learning_and_folds() {
     assert!(b.overlay().is_empty(), "b drops what a folded");
     let folded = locate_cell(&b, 7).unwrap();
     assert!(distance_m(folded.lat, folded.lon, from_a.lat, from_a.lon) < 15.0);
+}
+
+/// One sighting of `key` at (lat, lon) at `time`: a single submission's fix.
+fn sighting(key: StationKey, lat: f64, lon: f64, time: i64) -> Vec<Observation> {
+    let mut o = ring(key, lat, lon, 1, time);
+    o[0].lat = lat;
+    o[0].lon = lon;
+    o
+}
+
+#[test]
+fn a_single_bad_fix_does_not_withdraw_a_station() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    // One submission whose GPS put it 20 km from cell 2: held, not a move.
+    learn(&l, sighting(cell_key_of(2), 52.78, 13.40, NOW));
+    let a = locate_cell(&l, 2).expect("still answered");
+    assert!(distance_m(a.lat, a.lon, 52.60, 13.40) < 5.0, "{a:?}");
+    assert_eq!(l.overlay().stats().blocked, 0);
+    // Nor does it drag the station when honest sightings follow.
+    learn(&l, ring(cell_key_of(2), 52.60, 13.40, 4, NOW + 60));
+    let a = locate_cell(&l, 2).unwrap();
+    assert!(distance_m(a.lat, a.lon, 52.60, 13.40) < 5.0, "{a:?}");
+    assert_eq!(l.overlay().stats().blocked, 0);
+}
+
+#[test]
+fn three_consistent_far_sightings_from_separate_submissions_make_a_move() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    for (i, (la, lo)) in [(52.780, 13.400), (52.781, 13.401), (52.779, 13.399)]
+        .into_iter()
+        .enumerate()
+    {
+        assert!(
+            locate_cell(&l, 2).is_some(),
+            "withdrawn after {i} sightings"
+        );
+        learn(&l, sighting(cell_key_of(2), la, lo, NOW + i as i64 * 600));
+    }
+    assert!(
+        locate_cell(&l, 2).is_none(),
+        "three agreeing sightings: moved"
+    );
+    assert_eq!(
+        l.overlay().view().unwrap().get(&cell_key_of(2)),
+        Lookup::Blocked
+    );
+}
+
+#[test]
+fn far_sightings_of_one_submission_or_in_disagreement_are_no_move() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    // Three stations' worth of one fix replayed: one time, however many rows.
+    let mut same_time = ring(cell_key_of(2), 52.78, 13.40, 3, NOW);
+    for o in &mut same_time {
+        o.time = Some(NOW);
+    }
+    learn(&l, same_time);
+    assert!(locate_cell(&l, 2).is_some());
+    // Three far sightings at different times, but as many at the old place since: no move.
+    let tmp2 = tempfile::tempdir().unwrap();
+    database(tmp2.path());
+    let l = open(tmp2.path());
+    let mut mixed = ring(cell_key_of(2), 52.78, 13.40, 3, NOW);
+    mixed.extend(ring(cell_key_of(2), 52.60, 13.40, 3, NOW + 10));
+    learn(&l, mixed);
+    assert!(locate_cell(&l, 2).is_some());
+    assert_eq!(l.overlay().stats().blocked, 0);
+}
+
+#[test]
+fn a_held_outlier_survives_a_restart_and_a_compaction_and_expires() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    learn(&l, sighting(cell_key_of(2), 52.780, 13.400, NOW));
+    compact(&l).unwrap();
+    drop(l);
+    let l = open(tmp.path());
+    learn(&l, sighting(cell_key_of(2), 52.781, 13.401, NOW + 600));
+    drop(l);
+    let l = open(tmp.path());
+    assert!(locate_cell(&l, 2).is_some());
+    // The third agrees with the two held ones: moved.
+    learn(&l, sighting(cell_key_of(2), 52.779, 13.399, NOW + 1200));
+    assert!(locate_cell(&l, 2).is_none(), "the held sightings were lost");
+
+    // Sightings that do not accumulate within a week are dropped as outliers.
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    learn(&l, sighting(cell_key_of(2), 52.780, 13.400, NOW));
+    let r = l
+        .overlay()
+        .learn(
+            &l.database(),
+            sighting(cell_key_of(2), 52.781, 13.401, NOW + 8 * 86_400),
+            &LearnOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(r.outliers, 1, "{r:?}");
+    learn(
+        &l,
+        sighting(cell_key_of(2), 52.779, 13.399, NOW + 8 * 86_400 + 600),
+    );
+    assert!(locate_cell(&l, 2).is_some(), "an expired sighting counted");
 }

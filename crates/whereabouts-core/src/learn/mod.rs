@@ -277,6 +277,36 @@ enum Outcome {
     Refine(Estimate),
     /// Withdraw the station (blocked).
     Withdraw,
+    /// Leave the station as it is: every observation was a suspect (see [`Suspects`]).
+    Keep,
+}
+
+/// Sightings of a known station far from it, too few or too uniform to say it
+/// moved: one bad GPS fix must not withdraw a cell for the block period. They
+/// are kept out of the station's estimate and held (the overlay persists them
+/// in `learned.sqlite`) until enough agree on a new place, or dropped as
+/// outliers once they are older than [`SUSPECT_TTL_S`] before the station's
+/// newest sighting.
+pub const SUSPECT_TTL_S: i64 = estimate::RECENT_S;
+/// A move needs far sightings at this many distinct times at least (a
+/// submission's stations share its one fix and its one time).
+pub const MOVED_MIN_TIMES: usize = 2;
+/// Held suspects per station, the newest kept: a client replaying one
+/// submission must not grow the file without bound.
+pub const MAX_SUSPECTS: usize = 64;
+
+/// Whether `o` lies far enough from the station `s` to speak for a move.
+fn is_far(o: &Observation, s: &Station) -> bool {
+    let d = crate::geo::distance_m(o.lat, o.lon, s.lat(), s.lon());
+    d >= estimate::MOVED_MIN_M && d > s.range_m() as f64
+}
+
+/// How many distinct observation times `obs` holds (unknown times not counted).
+fn distinct_times(obs: &[Observation]) -> usize {
+    let mut t: Vec<i64> = obs.iter().filter_map(|o| o.time).collect();
+    t.sort_unstable();
+    t.dedup();
+    t.len()
 }
 
 fn wall_clock() -> i64 {
@@ -286,6 +316,9 @@ fn wall_clock() -> i64 {
 }
 
 /// Decides one station's fate. `obs` is sorted by time (unknown times first).
+/// Far sightings of a known station that do not (yet) make a move are left in
+/// `suspects` (timed ones only, the newest [`MAX_SUSPECTS`]); the caller holds
+/// them for the next batch or, for files, counts them as outliers.
 fn decide(
     key: StationKey,
     obs: &[Observation],
@@ -293,6 +326,7 @@ fn decide(
     block: &mut BTreeMap<StationKey, BlockEntry>,
     opts: &LearnOptions,
     report: &mut LearnReport,
+    suspects: &mut Vec<Observation>,
 ) -> Option<Outcome> {
     let wifi = key.is_wifi();
     let fresh_after = |until: i64| {
@@ -325,27 +359,63 @@ fn decide(
         report.moved += 1;
         return withdraw(block, at, at.saturating_add(opts.block_s));
     }
-    let est = estimate::estimate(obs, wifi)?;
     let Some(s) = existing else {
-        return Some(Outcome::Put(est));
+        return estimate::estimate(obs, wifi).map(Outcome::Put);
     };
-    let old = Estimate {
-        lat: s.lat(),
-        lon: s.lon(),
-        range_m: s.range_m() as f64,
-        samples: s.samples(),
-        rejected: 0,
-        first: None,
-        last: None,
-        psc: s.psc(),
-    };
-    // Only what we saw after the database's last update can say it moved.
-    if estimate::far_apart(&old, &est) && est.last.is_none_or(|t| t > s.updated()) {
-        report.moved += 1;
-        let at = est.first.unwrap_or_else(wall_clock);
-        return withdraw(block, at, at.saturating_add(opts.block_s));
+    // Sightings far from the known station are no evidence of where it is, only,
+    // if enough of them agree, of a move; the near ones refine it as usual.
+    let (far, near): (Vec<Observation>, Vec<Observation>) =
+        obs.iter().cloned().partition(|o| is_far(o, s));
+    let newest = obs.iter().filter_map(|o| o.time).max();
+    let (far, stale): (Vec<Observation>, Vec<Observation>) =
+        far.into_iter().partition(|o| match (o.time, newest) {
+            (Some(t), Some(n)) => t >= n - SUSPECT_TTL_S,
+            _ => true,
+        });
+    report.outliers += stale.len() as u64;
+    if !far.is_empty() {
+        let old = Estimate {
+            lat: s.lat(),
+            lon: s.lon(),
+            range_m: s.range_m() as f64,
+            samples: s.samples(),
+            rejected: 0,
+            first: None,
+            last: None,
+            psc: s.psc(),
+        };
+        let first_far = far.iter().filter_map(|o| o.time).min();
+        // Sightings at the old place since the far ones began still vouch for it.
+        let vouching = near
+            .iter()
+            .filter(|o| match (o.time, first_far) {
+                (Some(t), Some(f)) => t >= f,
+                _ => false,
+            })
+            .count();
+        let moved = estimate::estimate(&far, wifi).filter(|e| {
+            e.samples as usize >= estimate::MOVED_MIN_OBS
+                && distinct_times(&far) >= MOVED_MIN_TIMES
+                && e.samples as usize > vouching
+                && estimate::far_apart(&old, e)
+                // Only what we saw after the station's last update can say it moved.
+                && e.last.is_none_or(|t| t > s.updated())
+        });
+        if let Some(e) = moved {
+            report.moved += 1;
+            let at = e.first.unwrap_or_else(wall_clock);
+            return withdraw(block, at, at.saturating_add(opts.block_s));
+        }
+        let timed = far.into_iter().filter(|o| o.time.is_some());
+        suspects.extend(timed);
+        suspects.sort_by_key(|o| o.time);
+        let excess = suspects.len().saturating_sub(MAX_SUSPECTS);
+        suspects.drain(..excess);
     }
-    Some(Outcome::Refine(est))
+    match estimate::estimate(&near, wifi) {
+        Some(est) => Some(Outcome::Refine(est)),
+        None => Some(Outcome::Keep),
+    }
 }
 
 fn station_of(key: StationKey, e: &Estimate, now: i64) -> Station {
@@ -416,6 +486,7 @@ fn settle(
             report.blocked += 1;
             None
         }
+        Outcome::Keep => existing.copied(),
         Outcome::Put(e) | Outcome::Refine(e) if existing.is_none() => {
             report.added += 1;
             report.outliers += e.rejected as u64;
@@ -585,9 +656,24 @@ pub fn learn_files(
             phase: LearnPhase::Estimating,
         })?;
         let existing = db.as_ref().and_then(|db| database_station(db, key));
-        let Some(outcome) = decide(key, g, existing, &mut block, opts, &mut report) else {
+        let mut suspects = Vec::new();
+        let Some(outcome) = decide(
+            key,
+            g,
+            existing,
+            &mut block,
+            opts,
+            &mut report,
+            &mut suspects,
+        ) else {
             continue;
         };
+        // A file run is all the evidence there is: far sightings that made no
+        // move are outliers.
+        report.outliers += suspects.len() as u64;
+        if matches!(outcome, Outcome::Keep) {
+            continue;
+        }
         let station = settle(key, outcome, existing, now, &mut report);
         learned.insert(key, station);
     }

@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS stations (
 );
 CREATE TABLE IF NOT EXISTS held (
   -- observations of a blocklisted station after its block ended, kept until there are
-  -- enough to learn it again
+  -- enough to learn it again; of any other station, its sightings far from it, kept
+  -- until enough agree on a move or they expire (learn::SUSPECT_TTL_S)
   station TEXT NOT NULL, lat REAL NOT NULL, lon REAL NOT NULL, accuracy REAL, time INTEGER,
   speed REAL, signal REAL, ta REAL, psc INTEGER
 );
@@ -206,13 +207,16 @@ impl State {
     /// the blocked ones folded; returns how many entries that concerned.
     fn fold(&mut self, seq: i64) -> u64 {
         let mut folded = 0;
-        self.entries.retain(|_, e| {
+        let held = &self.held;
+        self.entries.retain(|k, e| {
             if e.seq > seq || e.folded {
                 return true;
             }
             folded += 1;
             e.folded = true;
-            e.station.is_none()
+            // Blocked entries keep guarding their station, and entries with held
+            // sightings keep them reachable (the file's held rows hang off them).
+            e.station.is_none() || held.contains_key(k)
         });
         self.folded_seq = self.folded_seq.max(seq);
         folded
@@ -494,21 +498,30 @@ impl Overlay {
                 Some(e) => e.station,
                 None => super::database_station(db, key).copied(),
             };
-            let Some(outcome) = decide(key, group, existing.as_ref(), &mut blocks, opts, report)
-            else {
+            let mut suspects = Vec::new();
+            let Some(outcome) = decide(
+                key,
+                group,
+                existing.as_ref(),
+                &mut blocks,
+                opts,
+                report,
+                &mut suspects,
+            ) else {
                 continue;
             };
             let station = settle(key, outcome, existing.as_ref(), now, report);
             let block = blocks.get(&key).cloned();
             // A blocked station keeps what was seen after its block ended, to be
-            // learned again once there is enough of it.
+            // learned again once there is enough of it; any other keeps its far
+            // sightings until they make a move or expire.
             let held = match &block {
                 Some(b) => group
                     .iter()
                     .filter(|o| o.time.is_some_and(|t| t >= b.until))
                     .cloned()
                     .collect(),
-                None => Vec::new(),
+                None => suspects,
             };
             changes.push(Change {
                 key,
@@ -543,12 +556,13 @@ impl Overlay {
             let e = db_err(path);
             let tx = conn.transaction().map_err(&e)?;
             tx.execute(
-                "DELETE FROM stations WHERE seq <= ?1 AND block_until IS NULL",
+                "DELETE FROM stations WHERE seq <= ?1 AND block_until IS NULL
+                 AND station NOT IN (SELECT station FROM held)",
                 [snapshot.seq],
             )
             .map_err(&e)?;
             tx.execute(
-                "UPDATE stations SET folded = 1 WHERE seq <= ?1 AND block_until IS NOT NULL",
+                "UPDATE stations SET folded = 1 WHERE seq <= ?1",
                 [snapshot.seq],
             )
             .map_err(&e)?;
@@ -666,7 +680,7 @@ fn read_state(conn: &Connection, path: &Path, after: i64) -> Result<Vec<Row>, Le
             "SELECT lat, lon, accuracy, time, speed, signal, ta, psc FROM held WHERE station = ?1",
         )
         .map_err(&e)?;
-    for row in out.iter_mut().filter(|r| r.block.is_some()) {
+    for row in out.iter_mut() {
         let label = row.key.label();
         let key = row.key;
         row.held = held
