@@ -55,64 +55,20 @@ fn finds_munich_by_its_names_in_several_languages() {
 
 #[test]
 fn answers_a_state_or_country_named_alone_at_its_seat_above_towns_one_edit_away() {
-    // (query, level, name, state, country, seat near lat/lon)
-    for (q, level, name, state, cc, lat, lon) in [
-        (
-            "Bavaria",
-            Level::State,
-            "Bavaria",
-            Some("Bavaria"),
-            "DE",
-            48.14,
-            11.58,
-        ),
-        (
-            "Texas",
-            Level::State,
-            "Texas",
-            Some("Texas"),
-            "US",
-            30.27,
-            -97.74,
-        ),
-        (
-            "Germany",
-            Level::Country,
-            "Germany",
-            None,
-            "DE",
-            52.52,
-            13.41,
-        ),
-        ("France", Level::Country, "France", None, "FR", 48.85, 2.35),
-        (
-            "  FRANCE ",
-            Level::Country,
-            "France",
-            None,
-            "FR",
-            48.85,
-            2.35,
-        ),
+    // (level, name, state, country, seat near lat/lon)
+    let bavaria = (Level::State, "Bavaria", Some("Bavaria"), "DE", 48.14, 11.58);
+    let texas = (Level::State, "Texas", Some("Texas"), "US", 30.27, -97.74);
+    let germany = (Level::Country, "Germany", None, "DE", 52.52, 13.41);
+    let france = (Level::Country, "France", None, "FR", 48.85, 2.35);
+    for (q, (level, name, state, cc, lat, lon)) in [
+        ("Bavaria", bavaria),
+        ("Texas", texas),
+        ("Germany", germany),
+        ("France", france),
+        ("  FRANCE ", france),
         // a typo, and a country's name in another language
-        (
-            "Bavria",
-            Level::State,
-            "Bavaria",
-            Some("Bavaria"),
-            "DE",
-            48.14,
-            11.58,
-        ),
-        (
-            "Deutschland",
-            Level::Country,
-            "Germany",
-            None,
-            "DE",
-            52.52,
-            13.41,
-        ),
+        ("Bavria", bavaria),
+        ("Deutschland", germany),
     ] {
         let hits = search(q);
         let h = &hits[0];
