@@ -96,7 +96,7 @@ export interface EngineOptions {
   compaction?: { stations?: number; ageSeconds?: number } | false;
   /**
    * Places for {@link Engine.search}; default: the embedded GeoNames places with alternate names.
-   * `false` disables forward geocoding. The word index is built on the first search (about a second).
+   * `false` disables forward geocoding. The word index is built on a background thread from `open` (about half a second of one core); a search before it is ready waits for the rest.
    */
   search?: string | false;
   /**

@@ -52,8 +52,14 @@ export interface NativePlace {
   population: number;
 }
 
-/** A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search). */
-export type NativeSearchPlace = Omit<NativePlace, 'distanceM'> & { score: number };
+/**
+ * A place found by {@link NativeEngine.searchPlaces}; `score` in [0, 1] (see crates/whereabouts-core/src/search).
+ * `level` is `state` or `country` when the query named one alone: `name` is then its name and the point its seat's.
+ */
+export type NativeSearchPlace = Omit<NativePlace, 'distanceM'> & {
+  score: number;
+  level: 'place' | 'state' | 'country';
+};
 /** An address from the address file (nearest or searched); absent parts may come as null. */
 export interface NativeAddress {
   lat: number;

@@ -96,7 +96,12 @@ export function answerSearch(
   if (!parsed) return { status: 'error', message: 'INVALID_REQUEST' };
   const countryName = countryNameFor(query.acceptLanguage);
   const places: ScoredAddress[] = find(parsed).map((p) => ({
-    address: shapeAddress({ countryCode: p.countryCode, place: p }, p, 18, countryName(p.countryCode)),
+    address: shapeAddress(
+      { countryCode: p.countryCode, place: p },
+      p,
+      ZOOM_OF_LEVEL[p.level] ?? 18,
+      countryName(p.countryCode),
+    ),
     score: p.score,
   }));
   // Street hits first at an equal score (the sort is stable): a house that matches is more
@@ -105,6 +110,13 @@ export function answerSearch(
   if (hits.length === 0) return { status: 'error', message: 'NO_MATCHES' };
   return { status: 'ok', address: hits.slice(0, parsed.limit).map((h) => h.address) };
 }
+
+/**
+ * The reverse-geocoding zoom whose Address object a hit of each level takes: a place names
+ * its city, county and state; a state only itself and its country (zoom 5); a country only
+ * itself (zoom 3). Both stand at their seat's point (the core's choice).
+ */
+const ZOOM_OF_LEVEL: Record<string, number> = { place: 18, state: 5, country: 3 };
 
 /** An Address object with its score in [0, 1], the scale places and street hits share. */
 export interface ScoredAddress {

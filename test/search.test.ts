@@ -51,6 +51,32 @@ describe('engine.search', () => {
     expect(top('paris')).toMatchObject({ city: 'Paris', country_code: 'fr' });
   });
 
+  it('answers a state or a country named alone with just its names, at its seat', () => {
+    expect(top('Bavaria')).toEqual({
+      lat: '48.13743',
+      lon: '11.57549',
+      display_name: 'Bavaria, Germany',
+      state: 'Bavaria',
+      country: 'Germany',
+      country_code: 'de',
+    });
+    expect(top('Texas')).toMatchObject({
+      display_name: 'Texas, United States',
+      state: 'Texas',
+      country_code: 'us',
+    });
+    expect(top('Texas')).not.toHaveProperty('city');
+    const germany = top('Germany');
+    expect(germany).toMatchObject({ display_name: 'Germany', country: 'Germany', country_code: 'de' });
+    expect(germany).not.toHaveProperty('state');
+    expect(top('France')).toMatchObject({ display_name: 'France', country_code: 'fr' });
+    expect(top('France', { acceptLanguage: 'de' })).toMatchObject({
+      display_name: 'Frankreich',
+      country: 'Frankreich',
+    });
+    expect(top('Paris')).toMatchObject({ city: 'Paris', country_code: 'fr' });
+  });
+
   it('restricts to countrycodes, prefers the viewbox and caps by limit', () => {
     const us = engine.search({ q: 'paris', countrycodes: 'us,CA' });
     if (us.status !== 'ok') throw new Error(us.message);

@@ -29,9 +29,10 @@ pub(crate) fn check_envelope(
     Ok(())
 }
 
-/// The string table of a data file: `n + 1` u32 offsets into a UTF-8 blob.
+/// The string table of a data file, as the build scripts write it (scripts/datafile.mjs):
+/// `n + 1` u32 offsets, then the UTF-8 blob they point into. One reader for every file.
 pub(crate) struct StringTable {
-    strings: String,
+    text: String,
     offsets: Vec<u32>,
 }
 
@@ -39,71 +40,14 @@ pub(crate) struct StringTable {
 pub(crate) const NO_STRING: u32 = u32::MAX;
 
 impl StringTable {
-    /// Reads `n` strings whose offsets start at byte `offsets_at` of `b` and whose blob of
-    /// `blob_len` bytes starts at `blob_at`; the reason when they are not sound.
+    /// Reads `n` strings: offsets at `b[at..]`, then the blob of `blob_len` bytes; the reason
+    /// when they are out of bounds or not sound.
     pub(crate) fn read(
         b: &[u8],
-        offsets_at: usize,
+        at: usize,
         n: usize,
-        blob_at: usize,
         blob_len: usize,
     ) -> Result<StringTable, String> {
-        let offsets: Vec<u32> = (0..=n).map(|i| u32_at(b, offsets_at + i * 4)).collect();
-        if offsets[0] != 0
-            || offsets.windows(2).any(|w| w[0] > w[1])
-            || offsets[n] as usize > blob_len
-        {
-            return Err("string offsets out of order".into());
-        }
-        let strings = std::str::from_utf8(&b[blob_at..blob_at + offsets[n] as usize])
-            .map_err(|_| "strings are not UTF-8".to_string())?
-            .to_owned();
-        if offsets
-            .iter()
-            .any(|o| !strings.is_char_boundary(*o as usize))
-        {
-            return Err("a string offset splits a character".into());
-        }
-        Ok(StringTable { strings, offsets })
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
-    /// String `i`; `None` for [`NO_STRING`] or an index out of range.
-    pub(crate) fn get(&self, i: u32) -> Option<&str> {
-        if i == NO_STRING {
-            return None;
-        }
-        let a = *self.offsets.get(i as usize)? as usize;
-        let z = *self.offsets.get(i as usize + 1)? as usize;
-        Some(&self.strings[a..z])
-    }
-}
-
-/// The u32 at byte `o`; callers have checked the bounds.
-pub(crate) fn u32_at(b: &[u8], o: usize) -> u32 {
-    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-
-/// The f64 at byte `o`; callers have checked the bounds.
-pub(crate) fn f64_at(b: &[u8], o: usize) -> f64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[o..o + 8]);
-    f64::from_le_bytes(a)
-}
-
-/// A string table as the build scripts write it (scripts/datafile.mjs): `n + 1` u32 offsets
-/// into a UTF-8 blob. `places.rs` still reads its own copy of this layout.
-pub(crate) struct Strings {
-    text: String,
-    offsets: Vec<u32>,
-}
-
-impl Strings {
-    /// Reads `n` strings: offsets at `b[at..]`, then the blob of `blob_len` bytes.
-    pub(crate) fn read(b: &[u8], at: usize, n: usize, blob_len: usize) -> Result<Strings, String> {
         let blob_at = n
             .checked_add(1)
             .and_then(|k| k.checked_mul(4))
@@ -123,7 +67,7 @@ impl Strings {
         if offsets.iter().any(|&o| !text.is_char_boundary(o as usize)) {
             return Err("a string offset splits a character".into());
         }
-        Ok(Strings { text, offsets })
+        Ok(StringTable { text, offsets })
     }
 
     /// Number of strings.
@@ -131,11 +75,24 @@ impl Strings {
         self.offsets.len() - 1
     }
 
-    /// The `i`-th string; callers have checked `i < len()`.
-    pub(crate) fn get(&self, i: u32) -> &str {
-        let (a, z) = (self.offsets[i as usize], self.offsets[i as usize + 1]);
-        &self.text[a as usize..z as usize]
+    /// String `i`; `None` for [`NO_STRING`] or an index out of range.
+    pub(crate) fn get(&self, i: u32) -> Option<&str> {
+        let a = *self.offsets.get(i as usize)? as usize;
+        let z = *self.offsets.get((i as usize).checked_add(1)?)? as usize;
+        Some(&self.text[a..z])
     }
+}
+
+/// The u32 at byte `o`; callers have checked the bounds.
+pub(crate) fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+/// The f64 at byte `o`; callers have checked the bounds.
+pub(crate) fn f64_at(b: &[u8], o: usize) -> f64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[o..o + 8]);
+    f64::from_le_bytes(a)
 }
 
 /// 32-bit FNV-1a over little-endian u32 words.
@@ -159,6 +116,39 @@ mod tests {
         let sum = fnv1a_words(&b);
         b.extend_from_slice(&sum.to_le_bytes());
         b
+    }
+
+    fn table(offsets: &[u32], blob: &[u8]) -> Vec<u8> {
+        let mut b: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+        b.extend_from_slice(blob);
+        b
+    }
+
+    #[test]
+    fn reads_a_string_table_and_refuses_an_unsound_one() {
+        let b = table(&[0, 5, 5, 8], b"hallo\xc3\xa4b");
+        let t = StringTable::read(&b, 0, 3, 8).unwrap();
+        assert_eq!(t.len(), 3);
+        assert_eq!(
+            [t.get(0), t.get(1), t.get(2), t.get(3), t.get(NO_STRING)],
+            [Some("hallo"), Some(""), Some("äb"), None, None]
+        );
+        let bad = |offsets: &[u32], blob: &[u8], blob_len| {
+            StringTable::read(&table(offsets, blob), 0, offsets.len() - 1, blob_len)
+                .err()
+                .unwrap_or_default()
+        };
+        assert_eq!(bad(&[0, 5, 3], b"hallo", 5), "string offsets out of order");
+        assert_eq!(bad(&[0, 6], b"hallo", 5), "string offsets out of order");
+        assert_eq!(
+            bad(&[0, 5], b"hallo", 9),
+            "the string table is out of bounds"
+        );
+        assert_eq!(bad(&[0, 3], b"ha\xff", 3), "strings are not UTF-8");
+        assert_eq!(
+            bad(&[0, 2, 4], b"h\xc3\xa4b", 4),
+            "a string offset splits a character"
+        );
     }
 
     #[test]

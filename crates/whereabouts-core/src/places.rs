@@ -165,8 +165,8 @@ impl PlaceIndex {
         if blob_at.checked_add(blob_len) != Some(body.len()) {
             return Err(corrupt("section sizes do not add up"));
         }
-        let strings = StringTable::read(b, offsets_at, n_strings, blob_at, blob_len)
-            .map_err(PlacesError::Corrupt)?;
+        let strings =
+            StringTable::read(b, offsets_at, n_strings, blob_len).map_err(PlacesError::Corrupt)?;
         let mut places = Vec::with_capacity(n);
         for i in 0..n {
             let o = HEADER + i * RECORD;

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use whereabouts_core::search::{SearchHit, SearchIndex, SearchOptions, ViewBox};
+use whereabouts_core::search::{Level, SearchHit, SearchIndex, SearchOptions, ViewBox};
 
 fn real() -> &'static SearchIndex {
     static S: OnceLock<SearchIndex> = OnceLock::new();
@@ -51,6 +51,60 @@ fn finds_munich_by_its_names_in_several_languages() {
     ] {
         assert_eq!(top(q), "Munich, Bavaria, DE", "{q}");
     }
+}
+
+#[test]
+fn answers_a_state_or_country_named_alone_at_its_seat_above_towns_one_edit_away() {
+    // (level, name, state, country, seat near lat/lon)
+    let bavaria = (Level::State, "Bavaria", Some("Bavaria"), "DE", 48.14, 11.58);
+    let texas = (Level::State, "Texas", Some("Texas"), "US", 30.27, -97.74);
+    let germany = (Level::Country, "Germany", None, "DE", 52.52, 13.41);
+    let france = (Level::Country, "France", None, "FR", 48.85, 2.35);
+    for (q, (level, name, state, cc, lat, lon)) in [
+        ("Bavaria", bavaria),
+        ("Texas", texas),
+        ("Germany", germany),
+        ("France", france),
+        ("  FRANCE ", france),
+        // a typo, and a country's name in another language
+        ("Bavria", bavaria),
+        ("Deutschland", germany),
+    ] {
+        let hits = search(q);
+        let h = &hits[0];
+        assert_eq!(
+            (h.level, h.name, h.state, h.county, h.country_code),
+            (level, name, state, None, cc),
+            "{q}"
+        );
+        assert!(
+            (h.lat - lat).abs() < 0.05 && (h.lon - lon).abs() < 0.05,
+            "{q}: {h:?}"
+        );
+    }
+    // the towns one edit away still come, below
+    assert!(search("Bavaria")
+        .iter()
+        .any(|h| h.name == "Szombathely" && h.level == Level::Place));
+    // countrycodes restrict areas too
+    let us = search_with(
+        "Bavaria",
+        SearchOptions {
+            countries: vec![*b"US"],
+            ..Default::default()
+        },
+    );
+    assert!(us
+        .iter()
+        .all(|h| h.level == Level::Place && h.country_code == "US"));
+}
+
+#[test]
+fn a_place_named_alike_stays_first_when_it_is_as_important() {
+    assert_eq!(top("Paris"), "Paris, Île-de-France, FR");
+    assert_eq!(search("Paris")[0].level, Level::Place);
+    // a place's name that is only part of a name is no area ("texas city")
+    assert!(search("texas city").iter().all(|h| h.level == Level::Place));
 }
 
 #[test]

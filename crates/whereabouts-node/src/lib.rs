@@ -95,6 +95,9 @@ pub struct SearchPlace {
     pub country_code: String,
     pub population: f64,
     pub score: f64,
+    /// "place", or "state" / "country" for a query naming a state or country alone (then
+    /// `name` is its name and the point its seat's).
+    pub level: String,
 }
 
 /// A place as `place(id)` answers it; admin names only when the data has them.
@@ -207,9 +210,15 @@ impl NativeEngine {
                 None => None,
             };
             let search = match &options.search {
-                Some(p) => Some(Arc::new(
-                    whereabouts_core::search::SearchIndex::open(&PathBuf::from(p)).map_err(err)?,
-                )),
+                Some(p) => {
+                    let index = Arc::new(
+                        whereabouts_core::search::SearchIndex::open(&PathBuf::from(p))
+                            .map_err(err)?,
+                    );
+                    // so that no user's first search waits for the word index
+                    whereabouts_core::search::SearchIndex::prepare_in_background(&index);
+                    Some(index)
+                }
                 None => None,
             };
             let countries = match &options.country_polygons {
@@ -464,8 +473,8 @@ impl NativeEngine {
 
     /// The places matching free text `query`, best first, at most `limit`; `countries`
     /// (alpha-2, upper case) restrict, `viewbox` ([left, right, top, bottom] in degrees)
-    /// prefers. The word index is built on the first call. Fails when no search file was
-    /// opened.
+    /// prefers. The word index is built on a background thread from `open`; a call before it
+    /// is ready waits for the rest of the build. Fails when no search file was opened.
     #[napi]
     pub fn search_places(
         &self,
@@ -516,6 +525,12 @@ impl NativeEngine {
                     country_code: h.country_code.to_owned(),
                     population: h.population as f64,
                     score: h.score,
+                    level: match h.level {
+                        whereabouts_core::search::Level::Place => "place",
+                        whereabouts_core::search::Level::State => "state",
+                        whereabouts_core::search::Level::Country => "country",
+                    }
+                    .to_owned(),
                 })
                 .collect())
         })

@@ -191,8 +191,8 @@ impl AddressIndex {
         if blob_at.checked_add(blob_len) != Some(body) {
             return Err(corrupt("section sizes do not add up"));
         }
-        let strings = StringTable::read(b, offsets_at, n_strings, blob_at, blob_len)
-            .map_err(AddressError::Corrupt)?;
+        let strings =
+            StringTable::read(b, offsets_at, n_strings, blob_len).map_err(AddressError::Corrupt)?;
         let valid_lat = |v: i32| (-900_000_000..=900_000_000).contains(&v);
         let valid_lon = |v: i32| (-1_800_000_000..=1_800_000_000).contains(&v);
         let opt = |s: u32| s == NONE || (s as usize) < n_strings;

@@ -30,13 +30,13 @@
 
 use std::io::Read;
 
-use crate::datafile::{check_envelope, u32_at, Strings};
+use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
 
 const MAGIC: &[u8; 8] = b"WBSEARC1";
 const HEADER: usize = 36;
 const RECORD: usize = 28;
 const COUNTRY: usize = 8;
-pub(crate) const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = NO_STRING;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Record {
@@ -55,7 +55,7 @@ pub(crate) struct SearchFile {
     pub places: Vec<Record>,
     /// Alpha-2 code and names string of every country.
     pub countries: Vec<([u8; 2], u32)>,
-    pub strings: Strings,
+    pub strings: StringTable,
 }
 
 /// Validates and decodes a search file; any inconsistency is an error naming it.
@@ -88,7 +88,7 @@ pub(crate) fn read(b: &[u8]) -> Result<SearchFile, String> {
     }
     let countries_at = n * RECORD;
     let strings_at = countries_at + n_countries * COUNTRY;
-    let strings = Strings::read(&data, strings_at, n_strings, blob_len)?;
+    let strings = StringTable::read(&data, strings_at, n_strings, blob_len)?;
     let valid = |s: u32| s == NONE || (s as usize) < strings.len();
     let mut places = Vec::with_capacity(n);
     for i in 0..n {

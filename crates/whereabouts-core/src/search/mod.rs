@@ -24,6 +24,18 @@
 //! - `countries` restricts to ISO 3166-1 alpha-2 codes; a `viewbox` prefers places inside it
 //!   without excluding any other.
 //!
+//! # States and countries named alone
+//! A query that is all of a state's (admin1) name or one of a country's names ("Bavaria",
+//! "Texas", "Deutschland"), word for word in order, each word within its typo allowance, also
+//! answers that state or country ([`Level`]): at its seat's point (a state's PPLA, or the
+//! capital when that is the seat, else its largest place; a country's capital, else its
+//! largest place), with the seat's importance for a state and full importance for a
+//! country. Its quality is as for a name (edits, an alternate name), so "Bavaria" (exact) is
+//! the state before "Savaria" (one edit), "France" the country before any town named France,
+//! and "Paris" the city, which ties with no area. At an equal score a place comes before an
+//! area of the same name. States are matched by their GeoNames English name only (not
+//! "Bayern"), and not with qualifiers ("Bavaria, Germany" is read as a place name).
+//!
 //! # Scores
 //! Each hit carries `score` in [0, 1], documented so that candidates from another source
 //! (street addresses) can be merged into one ranking:
@@ -46,7 +58,7 @@ pub mod normalize;
 pub mod vocab;
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
@@ -114,14 +126,18 @@ pub struct SearchHit<'a> {
     /// ISO 3166-1 alpha-2, upper case.
     pub country_code: &'a str,
     pub population: u32,
-    /// 0 place, 1 lower admin seat, 2 first-level admin seat, 3 capital.
+    /// 0 place, 1 lower admin seat, 2 first-level admin seat, 3 capital (for a state or
+    /// country: its seat's).
     pub kind: u8,
+    /// A place, or a state or country the query named alone.
+    pub level: Level,
     /// In [0, 1], as the module documents.
     pub score: f64,
 }
 
-/// The places of a search file; the word index is built on the first search (about a
-/// second), so opening an engine that never searches costs only reading the file.
+/// The places of a search file. The word index is built by [`SearchIndex::prepare`], by
+/// [`SearchIndex::prepare_in_background`] or else by the first search (about half a second
+/// of one core); opening alone costs only reading the file.
 pub struct SearchIndex {
     file: SearchFile,
     index: OnceLock<Index>,
@@ -134,6 +150,30 @@ struct Index {
     vocab: Vocab,
     /// Phrases of each country (its names, alpha-3 and alpha-2 codes), by alpha-2.
     countries: FxHashMap<[u8; 2], Phrases>,
+    /// States and countries, found when a query is nothing but one's name.
+    areas: Vec<Area>,
+    /// The words of their names (postings name areas, not places).
+    area_words: Vocab,
+}
+
+/// What a hit stands for: a populated place, or a state or country named alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Place,
+    /// A first-level division (admin1): the hit's `name` and `state` are its name.
+    State,
+    /// A country: the hit's `name` is its English name, `state` and `county` are none.
+    Country,
+}
+
+/// A state or country that a query naming it alone answers.
+struct Area {
+    level: Level,
+    /// The place whose point, importance and country the hit takes.
+    seat: u32,
+    /// The string of its names: a state's first line (the rest is its code), every line
+    /// of a country's (English first, then the other languages and the alpha-3 code).
+    name: u32,
 }
 
 struct Word {
@@ -170,14 +210,13 @@ impl SearchIndex {
         self.file.places.is_empty()
     }
 
-    fn string(&self, i: u32) -> Option<&str> {
-        (i != NONE).then(|| self.file.strings.get(i))
+    /// String `i` of the file; "" for none (indexes were validated at load).
+    fn string(&self, i: u32) -> &str {
+        self.file.strings.get(i).unwrap_or_default()
     }
 
     fn phrases(&self, s: u32) -> Phrases {
-        self.file
-            .strings
-            .get(s)
+        self.string(s)
             .split('\n')
             .map(|p| tokens(p).iter().map(|w| w.chars().collect()).collect())
             .filter(|p: &Vec<Vec<char>>| !p.is_empty())
@@ -186,10 +225,8 @@ impl SearchIndex {
 
     fn index(&self) -> &Index {
         self.index.get_or_init(|| {
-            let strings = &self.file.strings;
             let vocab = Vocab::build(self.file.places.iter().enumerate().flat_map(|(p, r)| {
-                strings
-                    .get(r.names)
+                self.string(r.names)
                     .split('\n')
                     .enumerate()
                     .take(u16::MAX as usize)
@@ -208,13 +245,92 @@ impl SearchIndex {
                     (code, p)
                 })
                 .collect();
-            Index { vocab, countries }
+            let areas = self.areas();
+            let area_words = Vocab::build(areas.iter().enumerate().flat_map(|(a, area)| {
+                let names = self.string(area.name);
+                let names = match area.level {
+                    Level::Country => names,
+                    _ => first_line(names),
+                };
+                names
+                    .split('\n')
+                    .enumerate()
+                    .take(u16::MAX as usize)
+                    .map(move |(n, name)| (name, a as u32, n as u16))
+            }));
+            Index {
+                vocab,
+                countries,
+                areas,
+                area_words,
+            }
         })
     }
 
     /// Builds the word index now rather than at the first search.
     pub fn prepare(&self) {
         self.index();
+    }
+
+    /// Builds the word index on a background thread, so that the first search finds it
+    /// ready (or waits only for the rest of the build: [`OnceLock`] makes a search that
+    /// comes meanwhile wait for the build under way rather than start another). When no
+    /// thread can be started, the first search builds it as before.
+    pub fn prepare_in_background(index: &Arc<SearchIndex>) {
+        let index = Arc::clone(index);
+        let _ = std::thread::Builder::new()
+            .name("search-index".into())
+            .spawn(move || {
+                index.prepare();
+                release_freed_memory();
+            });
+    }
+
+    /// Every state (admin1) and country with the place that stands for it: a state's seat
+    /// (PPLA, or the capital when it is one), else its largest place; a country's capital
+    /// (PPLC), else its largest place.
+    fn areas(&self) -> Vec<Area> {
+        // (country, state name) -> (state string, best place so far)
+        let mut states: FxHashMap<([u8; 2], &str), (u32, u32)> = FxHashMap::default();
+        let mut capitals: FxHashMap<[u8; 2], u32> = FxHashMap::default();
+        let rank = |p: u32, seat: u8| {
+            let r = &self.file.places[p as usize];
+            (r.kind >= seat, r.population)
+        };
+        for (p, r) in self.file.places.iter().enumerate() {
+            let p = p as u32;
+            if r.state != NONE {
+                let name = first_line(self.string(r.state));
+                let (_, best) = states.entry((r.country, name)).or_insert((r.state, p));
+                if rank(p, 2) > rank(*best, 2) {
+                    *best = p;
+                }
+            }
+            let best = capitals.entry(r.country).or_insert(p);
+            if rank(p, 3) > rank(*best, 3) {
+                *best = p;
+            }
+        }
+        let mut areas: Vec<Area> = states
+            .into_iter()
+            .map(|(_, (string, seat))| Area {
+                level: Level::State,
+                seat,
+                name: string,
+            })
+            .collect();
+        for &(code, names) in &self.file.countries {
+            if let Some(&seat) = capitals.get(&code) {
+                areas.push(Area {
+                    level: Level::Country,
+                    seat,
+                    name: names,
+                });
+            }
+        }
+        // a stable order, so equal hits come out the same in every process
+        areas.sort_unstable_by_key(|a| (a.level, a.seat));
+        areas
     }
 
     /// The places matching `query`, best first (module docs); empty when nothing matches.
@@ -327,9 +443,13 @@ impl SearchIndex {
             .into_iter()
             .map(|(place, quality)| self.hit(place, quality, options.viewbox))
             .collect();
+        hits.extend(self.lone_areas(index, &words, options));
+        // a place before the state or country of the same score ("Panamá" the city, then
+        // the province): the place carries more of the address
         hits.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
+                .then(a.level.cmp(&b.level))
                 .then(b.population.cmp(&a.population))
                 .then(a.name.cmp(b.name))
                 .then(a.lat.total_cmp(&b.lat))
@@ -338,24 +458,77 @@ impl SearchIndex {
         hits
     }
 
+    /// The states and countries whose whole name the query is (each word within its edits,
+    /// in order): quality 1 less [`EDIT_COST`] per edit and [`ALTERNATE_COST`] for a name
+    /// other than the first. A state is as important as its seat; a country counts as the
+    /// most important of all, so "France" is the country before any town called France.
+    fn lone_areas<'s>(
+        &'s self,
+        index: &Index,
+        words: &[Word],
+        options: &SearchOptions,
+    ) -> Vec<SearchHit<'s>> {
+        // (area, name) -> (query words met at their own position, edits)
+        let mut met: FxHashMap<(u32, u16), (usize, u32)> = FxHashMap::default();
+        for (qi, w) in words.iter().enumerate() {
+            let text: String = w.chars.iter().collect();
+            for (v, d) in index.area_words.lookup(&text, w.edits) {
+                for p in index.area_words.postings(v) {
+                    if p.pos as usize == qi && p.len as usize == words.len() {
+                        let m = met.entry((p.place, p.name)).or_default();
+                        m.0 += 1;
+                        m.1 += d as u32;
+                    }
+                }
+            }
+        }
+        let mut best: FxHashMap<u32, f64> = FxHashMap::default();
+        for ((area, name), (count, edits)) in met {
+            if count == words.len() {
+                let quality =
+                    1.0 - EDIT_COST * edits as f64 - if name > 0 { ALTERNATE_COST } else { 0.0 };
+                let b = best.entry(area).or_insert(f64::MIN);
+                *b = b.max(quality);
+            }
+        }
+        let mut hits = Vec::new();
+        for (area, quality) in best {
+            let area = &index.areas[area as usize];
+            let seat = &self.file.places[area.seat as usize];
+            if !options.countries.is_empty() && !options.countries.contains(&seat.country) {
+                continue;
+            }
+            if quality >= MIN_QUALITY {
+                let mut hit = self.hit(area.seat, quality, options.viewbox);
+                let name = first_line(self.string(area.name));
+                hit.level = area.level;
+                hit.name = name;
+                hit.county = None;
+                if area.level == Level::Country {
+                    hit.state = None;
+                    hit.score = score(quality, 1.0, hit.lat, hit.lon, options.viewbox);
+                }
+                hits.push(hit);
+            }
+        }
+        hits
+    }
+
     fn hit(&self, place: u32, quality: f64, viewbox: Option<ViewBox>) -> SearchHit<'_> {
         let r = &self.file.places[place as usize];
         let (lat, lon) = (r.lat as f64 * 1e-5, r.lon as f64 * 1e-5);
-        let inside = viewbox.is_some_and(|v| v.contains(lat, lon));
-        let score = 0.9 * quality
-            + 0.05 * importance(r.population, r.kind)
-            + if inside { 0.05 } else { 0.0 };
         SearchHit {
             lat,
             lon,
-            name: first_line(self.file.strings.get(r.names)),
-            state: self.string(r.state).map(first_line),
-            county: self.string(r.county),
+            name: first_line(self.string(r.names)),
+            state: (r.state != NONE).then(|| first_line(self.string(r.state))),
+            county: (r.county != NONE).then(|| self.string(r.county)),
             // validated as two ASCII upper-case letters at load
             country_code: std::str::from_utf8(&r.country).unwrap_or("??"),
             population: r.population,
             kind: r.kind,
-            score: score.clamp(0.0, 1.0),
+            level: Level::Place,
+            score: score(quality, importance(r.population, r.kind), lat, lon, viewbox),
         }
     }
 }
@@ -363,6 +536,29 @@ impl SearchIndex {
 /// The display form of a names string: its first line.
 fn first_line(s: &str) -> &str {
     s.split('\n').next().unwrap_or(s)
+}
+
+/// Hands the memory the index build freed (its word map and sort buffers: some 40 MB in
+/// small blocks) back to the system: glibc keeps it in the building thread's arena
+/// otherwise, and every process that searches would carry it as resident memory.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: malloc_trim only returns free pages of glibc's heaps to the kernel; it
+        // takes no pointer and is safe to call from any thread at any time.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
+/// A hit's score in [0, 1] (module docs).
+fn score(quality: f64, importance: f64, lat: f64, lon: f64, viewbox: Option<ViewBox>) -> f64 {
+    let inside = viewbox.is_some_and(|v| v.contains(lat, lon));
+    (0.9 * quality + 0.05 * importance + if inside { 0.05 } else { 0.0 }).clamp(0.0, 1.0)
 }
 
 /// How important a place is, in [0, 1] (module docs).

@@ -16,7 +16,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::normalize::tokens;
+use super::normalize::fold;
 
 /// Words shorter than this (in characters) are matched exactly only.
 pub const MIN_TYPO_CHARS: usize = 4;
@@ -61,14 +61,18 @@ impl Vocab {
         let mut ids: FxHashMap<Box<str>, u32> = FxHashMap::default();
         let mut occurrences: Vec<(u32, Posting)> = Vec::new();
         for (text, place, name) in names {
-            let words = tokens(text);
-            let len = words.len().min(u8::MAX as usize) as u8;
-            for (pos, w) in words.into_iter().take(u8::MAX as usize).enumerate() {
-                let id = match ids.get(w.as_str()) {
+            // one folded string per name, its words borrowed: a word is copied only the
+            // first time it is seen
+            let folded = fold(text);
+            let len = folded.split(' ').filter(|w| !w.is_empty()).count();
+            let len = len.min(u8::MAX as usize) as u8;
+            let words = folded.split(' ').filter(|w| !w.is_empty());
+            for (pos, w) in words.take(u8::MAX as usize).enumerate() {
+                let id = match ids.get(w) {
                     Some(&id) => id,
                     None => {
                         let id = ids.len() as u32;
-                        ids.insert(w.into_boxed_str(), id);
+                        ids.insert(w.into(), id);
                         id
                     }
                 };
@@ -99,10 +103,21 @@ impl Vocab {
         for i in 1..at.len() {
             at[i] += at[i - 1];
         }
-        let postings: Vec<Posting> = occurrences.into_iter().map(|(_, p)| p).collect();
+        drop(rank);
+        let mut postings: Vec<Posting> = occurrences.into_iter().map(|(_, p)| p).collect();
+        postings.shrink_to_fit();
         let mut text = String::with_capacity(sorted.iter().map(|(w, _)| w.len()).sum());
         let mut starts = Vec::with_capacity(sorted.len() + 1);
-        let mut deletes = Vec::new();
+        // sized exactly (a word and each of its one-character deletions), so the largest
+        // table of the index never doubles past its size while it fills
+        let mut deletes = Vec::with_capacity(
+            sorted
+                .iter()
+                .map(|(w, _)| w.chars().count())
+                .filter(|&n| n >= MIN_TYPO_CHARS)
+                .map(|n| n + 1)
+                .sum(),
+        );
         for (i, (w, _)) in sorted.into_iter().enumerate() {
             starts.push(text.len() as u32);
             text.push_str(&w);
