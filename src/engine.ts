@@ -150,6 +150,8 @@ export class Engine {
   readonly #hasSearch: boolean;
   readonly #reverseLookup: ReverseLookup;
   #closed = false;
+  /** Native calls still running on worker threads; the native engine is released after the last. */
+  #inflight = 0;
 
   private constructor(
     nativeEngine: NativeEngine,
@@ -250,7 +252,7 @@ export class Engine {
    */
   stationChanges(query: StationChangesQuery): Promise<StationChangesPage> {
     this.#assertOpen();
-    return this.#native.changesPage(query);
+    return this.#track(this.#native.changesPage(query));
   }
 
   /** The background sync's state (`sync` option of {@link Engine.open}); undefined without one. */
@@ -457,7 +459,7 @@ export class Engine {
   /** Learns submissions already validated and encoded (the server's batches); see {@link Engine.learn}. */
   async learnSubmissions(submissions: NativeSubmission[]): Promise<LearnCounts> {
     this.#assertOpen();
-    return this.#native.learn(submissions);
+    return this.#track(this.#native.learn(submissions));
   }
 
   /**
@@ -467,7 +469,7 @@ export class Engine {
    */
   async compact(): Promise<CompactSummary> {
     this.#assertOpen();
-    return this.#native.compact();
+    return this.#track(this.#native.compact());
   }
 
   /**
@@ -491,13 +493,29 @@ export class Engine {
     };
   }
 
-  /** Releases the database; later calls throw. */
+  /**
+   * Releases the database; later calls throw. Work already running on a worker thread
+   * (`learn`, `compact`, `stationChanges`) finishes first, and the data is released after it.
+   */
   close(): void {
     if (!this.#closed) {
       this.#closed = true;
       this.#remote?.close();
       this.#sync?.stop();
-      this.#native.close();
+      if (this.#inflight === 0) this.#native.close();
+    }
+  }
+
+  /**
+   * Counts a native call that runs on a worker thread. Such a call keeps the native engine
+   * borrowed until it settles, so `close` during one would fail: the release waits for the last.
+   */
+  async #track<T>(call: Promise<T>): Promise<T> {
+    this.#inflight++;
+    try {
+      return await call;
+    } finally {
+      if (--this.#inflight === 0 && this.#closed) this.#native.close();
     }
   }
 

@@ -59,6 +59,19 @@ describe('Engine.learn', () => {
     expect(engine.stats()).toMatchObject({ overlayCells: 1, overlayWifi: 2 });
   });
 
+  it('closes while a learning batch or a compaction is still running, which then finishes', async () => {
+    const engine = await Engine.open({ db: fixtureDb(), land: false, ipDatabases: false });
+    const learning = engine.learn([sighting(550, 52.45, 13.35)]);
+    engine.close();
+    await expect(learning).resolves.toMatchObject({ added: 1 });
+    expect(() => engine.process(ask(550))).toThrow(/closed/);
+    const other = await Engine.open({ db: fixtureDb(), land: false, ipDatabases: false });
+    await other.learn([sighting(551, 52.45, 13.35)]);
+    const compaction = other.compact();
+    other.close();
+    await expect(compaction).resolves.toMatchObject({ folded: 1 });
+  });
+
   it('rejects learning without a database directory', async () => {
     const engine = await Engine.open({ land: false, ipDatabases: false });
     opened.push(engine);
