@@ -96,7 +96,7 @@ export interface EngineOptions {
   compaction?: { stations?: number; ageSeconds?: number } | false;
   /**
    * Places for {@link Engine.search}; default: the embedded GeoNames places with alternate names.
-   * `false` disables forward geocoding. The word index is built on a background thread from `open` (about half a second of one core); a search before it is ready waits for the rest.
+   * `false` disables forward geocoding. The word index is built on the first search (about half a second of one core), or ahead of it on a background thread by {@link Engine.prepareSearch}.
    */
   search?: string | false;
   /**
@@ -394,6 +394,16 @@ export class Engine {
       (p) => this.#native.searchPlaces(p.q, p.limit, p.countries, p.viewbox),
       this.#native.hasAddresses() ? (p) => this.#streetHits(p, query.acceptLanguage) : undefined,
     );
+  }
+
+  /**
+   * Starts building the forward-search word index on a background thread, so that the first
+   * {@link Engine.search} does not wait for it (a search before it is ready waits only for the
+   * rest). The server calls this at start; a one-shot script need not.
+   */
+  prepareSearch(): void {
+    this.#assertOpen();
+    if (this.#hasSearch) this.#native.prepareSearch();
   }
 
   /**

@@ -172,6 +172,8 @@ export interface NativeEngine {
   reload(): boolean;
   /** One page of changed stations, built on a worker thread; rejects for a bad cursor. */
   changesPage(query: NativeChangesQuery): Promise<NativeChangesPage>;
+  /** Starts building the forward-search word index on a background thread. */
+  prepareSearch(): void;
   close(): void;
 }
 

@@ -95,6 +95,18 @@ describe('engine.search', () => {
     expect(top('münchen', { acceptLanguage: 'fr' })).toMatchObject({ country: 'Allemagne' });
   });
 
+  it('builds the word index ahead on prepareSearch, and answers the same after it', async () => {
+    const e = await Engine.open({ timezones: false, land: false, ipDatabases: false });
+    e.prepareSearch();
+    e.prepareSearch(); // a second call starts nothing new
+    expect(e.search({ q: 'londn', limit: 1 })).toMatchObject({
+      status: 'ok',
+      address: [{ city: 'London', country_code: 'gb' }],
+    });
+    e.close();
+    expect(() => e.prepareSearch()).toThrow(/closed/);
+  });
+
   it('says NO_MATCHES when nothing matches', () => {
     expect(engine.search({ q: 'xqzvwkj' })).toEqual({ status: 'error', message: 'NO_MATCHES' });
     expect(engine.search({ q: 'paris', countrycodes: 'jp' })).toEqual({

@@ -265,6 +265,8 @@ interface Running {
 
 async function startServer(config: ServeConfig): Promise<Running> {
   const engine = await Engine.open(config.engine);
+  // a user's first search should not wait for the word index
+  engine.prepareSearch();
   let tokens: TokenStore | undefined;
   let observations: ObservationStore | undefined;
   try {

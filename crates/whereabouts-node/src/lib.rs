@@ -210,15 +210,9 @@ impl NativeEngine {
                 None => None,
             };
             let search = match &options.search {
-                Some(p) => {
-                    let index = Arc::new(
-                        whereabouts_core::search::SearchIndex::open(&PathBuf::from(p))
-                            .map_err(err)?,
-                    );
-                    // so that no user's first search waits for the word index
-                    whereabouts_core::search::SearchIndex::prepare_in_background(&index);
-                    Some(index)
-                }
+                Some(p) => Some(Arc::new(
+                    whereabouts_core::search::SearchIndex::open(&PathBuf::from(p)).map_err(err)?,
+                )),
                 None => None,
             };
             let countries = match &options.country_polygons {
@@ -537,6 +531,20 @@ impl NativeEngine {
     }
 
     /// Releases the maps; later calls fail with "the engine is closed".
+    /// Starts building the forward-search word index on a background thread, so that the
+    /// first search does not wait for it (about half a second of one core). Not done by
+    /// `open`: a one-shot command or a process that never searches should not pay for it.
+    #[napi]
+    pub fn prepare_search(&self) -> Result<()> {
+        guarded("prepareSearch", || {
+            self.locator()?;
+            if let Some(index) = &self.search {
+                whereabouts_core::search::SearchIndex::prepare_in_background(index);
+            }
+            Ok(())
+        })
+    }
+
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
