@@ -267,7 +267,9 @@ export class Engine {
    * Invalid requests get the spec's error message; this method never throws for bad input.
    */
   process(request: unknown): ProcessResponse {
-    return this.processBatch([request])[0] as ProcessResponse;
+    this.#assertOpen();
+    const parsed = parseRequest(request, this.#parse);
+    return parsed.ok ? this.#solveOne(parsed.request) : errorResponse(parsed.message);
   }
 
   /** Answers many requests in one call into the core: the fast path for bulk work. */
@@ -322,7 +324,11 @@ export class Engine {
   /** {@link Engine.locate} for an already-validated request (the server validates once). */
   async locateParsed(request: LocateRequest): Promise<ProcessResponse> {
     this.#assertOpen();
-    const local = () => this.processParsed([request])[0] as ProcessResponse;
+    const local = () => {
+      // The remote layer may call this after an await, when the engine may have closed.
+      this.#assertOpen();
+      return this.#solveOne(request);
+    };
     return this.#remote === undefined ? local() : this.#remote.answer(request, local);
   }
 
@@ -333,13 +339,22 @@ export class Engine {
 
   #solve(valid: readonly LocateRequest[], slots: number[], out: ProcessResponse[]): ProcessResponse[] {
     if (valid.length > 0) {
-      const { input, output: answers, ips } = this.#wire.encode(valid);
-      this.#native.locateInto(input, ips, answers);
+      const wire = this.#wire;
+      wire.encode(valid);
+      this.#native.locateInto(wire.input, wire.length, wire.ips, wire.output);
       for (let k = 0; k < valid.length; k++) {
-        out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, answers, k, this.#addressOf);
+        out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, wire.output, k, this.#addressOf);
       }
     }
     return out;
+  }
+
+  /** {@link Engine.#solve} for one request, without the arrays a batch needs. */
+  #solveOne(request: LocateRequest): ProcessResponse {
+    const wire = this.#wire;
+    wire.encodeOne(request);
+    this.#native.locateInto(wire.input, wire.length, wire.ips, wire.output);
+    return shapeAnswer(request, wire.output, 0, this.#addressOf);
   }
 
   /**

@@ -208,11 +208,10 @@ export function formatBssid(mac: number): string {
  */
 export function parseRadio(name: string): RadioCodeValue | undefined {
   if (typeof name !== 'string') return undefined;
-  const exact = RADIO_ALIASES[name];
-  if (exact !== undefined && Object.hasOwn(RADIO_ALIASES, name)) return exact;
+  const exact = RADIO_BY_NAME.get(name);
+  if (exact !== undefined) return exact;
   // Android and modem tools spell the same technology with '-', '_' or spaces.
-  const key = name.trim().toLowerCase().replace(/[-_ ]/g, '');
-  return Object.hasOwn(RADIO_ALIASES, key) ? RADIO_ALIASES[key] : undefined;
+  return RADIO_BY_NAME.get(name.trim().toLowerCase().replace(/[-_ ]/g, ''));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,7 +219,7 @@ export function parseRadio(name: string): RadioCodeValue | undefined {
 const MAC_MAX = 0xffff_ffff_ffff;
 const TWO_POW_40 = 2 ** 40;
 
-const RADIO_ALIASES: Record<string, RadioCodeValue> = {
+const RADIO_ALIASES: Readonly<Record<string, RadioCodeValue>> = {
   gsm: RadioCode.gsm,
   edge: RadioCode.gsm,
   gprs: RadioCode.gsm,
@@ -254,6 +253,9 @@ const RADIO_ALIASES: Record<string, RadioCodeValue> = {
   '5g': RadioCode.nr,
   '5gnr': RadioCode.nr,
 };
+
+// A Map sees no prototype (`constructor`, `__proto__`) and is faster than a dictionary object.
+const RADIO_BY_NAME = new Map(Object.entries(RADIO_ALIASES));
 
 interface Range {
   readonly min: number;
@@ -548,14 +550,17 @@ function parseCells(raw: unknown[], top: TopLevel): CellObservation[] {
     if (cell === undefined) continue;
     // A repeated cell would count twice in the solver; the first copy keeps its place.
     // A scan of at most 7 cells is cheaper than building string keys for a Set.
-    if (cells.some((c) => sameCell(c, cell))) continue;
-    cells.push(cell);
+    if (!hasCell(cells, cell)) cells.push(cell);
   }
   return cells;
 }
 
-function sameCell(a: CellObservation, b: CellObservation): boolean {
-  return a.cid === b.cid && a.lac === b.lac && a.mnc === b.mnc && a.mcc === b.mcc && a.radio === b.radio;
+function hasCell(cells: readonly CellObservation[], b: CellObservation): boolean {
+  for (const a of cells) {
+    if (a.cid === b.cid && a.lac === b.lac && a.mnc === b.mnc && a.mcc === b.mcc && a.radio === b.radio)
+      return true;
+  }
+  return false;
 }
 
 /** Returns the normalised cell, undefined for a cell to drop, or rejects the whole request. */
@@ -586,16 +591,19 @@ function parseCell(input: unknown, top: TopLevel): CellObservation | undefined {
   // up, but its neighbours still can, so it is dropped rather than failing the request.
   if (!inRange(lac, limits.lac) || !inRange(cid, limits.cid)) return undefined;
 
-  const cell: CellObservation = { radio, mcc, mnc, lac, cid };
-  const signal = optionalMeasure(item.signal, limits.signal);
-  if (signal !== undefined) cell.signal = signal;
-  const asu = optionalMeasure(item.asu, limits.asu);
-  if (asu !== undefined) cell.asu = asu;
-  const ta = optionalInt(item.ta, limits.ta);
-  if (ta !== undefined) cell.ta = ta;
-  const psc = optionalInt(item.psc, limits.psc);
-  if (psc !== undefined) cell.psc = psc;
-  return cell;
+  // Every cell gets the same shape (absent measurements as undefined): one allocation and
+  // monomorphic reads in the wire encoding, instead of a shape per combination of fields.
+  return {
+    radio,
+    mcc,
+    mnc,
+    lac,
+    cid,
+    signal: optionalMeasure(item.signal, limits.signal),
+    asu: optionalMeasure(item.asu, limits.asu),
+    ta: optionalInt(item.ta, limits.ta),
+    psc: optionalInt(item.psc, limits.psc),
+  };
 }
 
 /** True for a MAC that names one fixed access point. */
@@ -616,19 +624,21 @@ function parseWifi(raw: unknown[]): WifiObservation[] {
     const bssid = parseBssid(text);
     if (bssid === undefined || !isUsableMac(bssid)) continue;
 
-    const ap: WifiObservation = { bssid };
     const signal = optionalMeasure(item.signal, WIFI_SIGNAL_CLAMPABLE);
-    if (signal !== undefined)
-      ap.signal = Math.min(WIFI_SIGNAL_SPEC.max, Math.max(WIFI_SIGNAL_SPEC.min, signal));
-    const frequency = optionalInt(item.frequency, WIFI_FREQUENCY);
-    if (frequency !== undefined) ap.frequency = frequency;
-    const channel = optionalInt(item.channel, WIFI_CHANNEL);
-    if (channel !== undefined) ap.channel = channel;
-    const snr = optionalMeasure(item.signalToNoiseRatio, WIFI_SNR);
-    if (snr !== undefined) ap.snr = snr;
+    // One shape for every AP, as for cells.
+    const ap: WifiObservation = {
+      bssid,
+      signal:
+        signal === undefined
+          ? undefined
+          : Math.min(WIFI_SIGNAL_SPEC.max, Math.max(WIFI_SIGNAL_SPEC.min, signal)),
+      frequency: optionalInt(item.frequency, WIFI_FREQUENCY),
+      channel: optionalInt(item.channel, WIFI_CHANNEL),
+      snr: optionalMeasure(item.signalToNoiseRatio, WIFI_SNR),
+    };
 
     // At most 15 APs: a scan beats a Map.
-    const previous = aps.findIndex((a) => a.bssid === bssid);
+    const previous = indexOfBssid(aps, bssid);
     if (previous < 0) {
       aps.push(ap);
     } else if ((ap.signal ?? -Infinity) > (aps[previous]?.signal ?? -Infinity)) {
@@ -637,6 +647,11 @@ function parseWifi(raw: unknown[]): WifiObservation[] {
   }
   // One access point gives no position the cells or IP would not; the spec asks for two.
   return aps.length >= 2 ? aps : [];
+}
+
+function indexOfBssid(aps: readonly WifiObservation[], bssid: number): number {
+  for (let i = 0; i < aps.length; i++) if ((aps[i] as WifiObservation).bssid === bssid) return i;
+  return -1;
 }
 
 function parseFallbacks(fallbacks: unknown): Fallbacks {

@@ -276,19 +276,27 @@ impl NativeEngine {
         })
     }
 
-    /// Locates a batch of encoded requests (layout in `wire.rs`) and writes six numbers
-    /// per request into `output`; returns the number of requests. Both arrays are
-    /// borrowed for the call: no buffer is allocated or referenced per call, which is
-    /// what a one-request call costs most otherwise.
+    /// Locates the batch of encoded requests in `input[..length]` (layout in `wire.rs`)
+    /// and writes six numbers per request into `output` from its start; returns the
+    /// number of requests. Both arrays are borrowed for the call: no buffer is allocated
+    /// or referenced per call, and JS passes its reusable buffers whole (a length rather
+    /// than a `subarray` view, which would cost an object per call).
     #[napi]
     pub fn locate_into(
         &self,
         input: &[f64],
+        length: u32,
         ips: Vec<String>,
         mut output: Float64ArraySlice,
     ) -> Result<u32> {
         guarded("locate", || {
             let locator = self.locator()?;
+            let input = input.get(..length as usize).ok_or_else(|| {
+                err(format!(
+                    "malformed request batch: length {length} beyond the input's {}",
+                    input.len()
+                ))
+            })?;
             // SAFETY: the view is borrowed for this synchronous call only and JS cannot run
             // meanwhile; `input` is a different buffer (WireBuffers keeps them apart).
             let out = unsafe { output.as_mut() };
