@@ -166,10 +166,16 @@ export function parseBssid(text: string): number | undefined {
   return Number.parseInt(hex, 16);
 }
 
+// Hex digit values by char code, -1 for anything else.
+const HEX = new Int8Array(128).fill(-1);
+for (let c = 0; c < 10; c++) HEX[48 + c] = c;
+for (let c = 0; c < 6; c++) {
+  HEX[65 + c] = 10 + c;
+  HEX[97 + c] = 10 + c;
+}
+
 function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  const lower = code | 0x20;
-  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+  return code < 128 ? (HEX[code] as number) : -1;
 }
 
 /**
@@ -179,15 +185,30 @@ function hexValue(code: number): number {
 function parseColonMac(t: string): number | undefined {
   const delimiter = t.charCodeAt(2);
   if (delimiter !== 58 && delimiter !== 45 && delimiter !== 46) return undefined;
-  let mac = 0;
-  for (let i = 0; i < 17; i += 3) {
-    if (i > 0 && t.charCodeAt(i - 1) !== delimiter) return undefined;
-    const hi = hexValue(t.charCodeAt(i));
-    const lo = hexValue(t.charCodeAt(i + 1));
-    if (hi < 0 || lo < 0) return undefined;
-    mac = mac * 256 + hi * 16 + lo;
+  if (
+    t.charCodeAt(5) !== delimiter ||
+    t.charCodeAt(8) !== delimiter ||
+    t.charCodeAt(11) !== delimiter ||
+    t.charCodeAt(14) !== delimiter
+  )
+    return undefined;
+  // Two 24-bit halves stay small integers; one 48-bit sum would be a double throughout.
+  let hi = 0;
+  let lo = 0;
+  let bad = 0;
+  for (let i = 0; i < 9; i += 3) {
+    const a = hexValue(t.charCodeAt(i));
+    const b = hexValue(t.charCodeAt(i + 1));
+    bad |= a | b;
+    hi = (hi << 8) | (a << 4) | b;
   }
-  return mac;
+  for (let i = 9; i < 18; i += 3) {
+    const a = hexValue(t.charCodeAt(i));
+    const b = hexValue(t.charCodeAt(i + 1));
+    bad |= a | b;
+    lo = (lo << 8) | (a << 4) | b;
+  }
+  return bad < 0 ? undefined : hi * 0x1000000 + lo;
 }
 
 /**
