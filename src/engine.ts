@@ -341,9 +341,10 @@ export class Engine {
     if (valid.length > 0) {
       const wire = this.#wire;
       wire.encode(valid);
-      this.#native.locateInto(wire.input, wire.length, wire.ips, wire.output);
+      this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
       for (let k = 0; k < valid.length; k++) {
-        out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, wire.output, k, this.#addressOf);
+        const answer = shapeAnswer(valid[k] as LocateRequest, wire.buffer, wire.answerAt(k), this.#addressOf);
+        out[slots[k] as number] = answer;
       }
     }
     return out;
@@ -353,8 +354,8 @@ export class Engine {
   #solveOne(request: LocateRequest): ProcessResponse {
     const wire = this.#wire;
     wire.encodeOne(request);
-    this.#native.locateInto(wire.input, wire.length, wire.ips, wire.output);
-    return shapeAnswer(request, wire.output, 0, this.#addressOf);
+    this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
+    return shapeAnswer(request, wire.buffer, wire.answerAt(0), this.#addressOf);
   }
 
   /**

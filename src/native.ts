@@ -123,10 +123,11 @@ export interface NativeChangesPage {
 /** The native engine handle. */
 export interface NativeEngine {
   /**
-   * Locates the requests encoded in `input[0 .. length)` and writes {@link ANSWER} numbers per
-   * request into `output` from its start; returns the request count.
+   * Locates the requests encoded in `buffer[0 .. length)` and writes {@link ANSWER} numbers per
+   * request into `buffer` from `length` on; returns the request count. `ips`: the IP addresses
+   * the requests' headers index, absent when there are none.
    */
-  locateInto(input: Float64Array, length: number, ips: string[], output: Float64Array): number;
+  locateInto(buffer: Float64Array, length: number, ips: string[] | undefined): number;
   /** Every zone name {@link NativeEngine.timezoneIndexAt} answers, by index. */
   timezoneNames(): string[];
   /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
@@ -219,23 +220,22 @@ function sizeOf(r: LocateRequest): number {
 }
 
 /**
- * Reusable request and answer buffers: one engine call allocates nothing on the way to the
- * core (no views, no result object). The core reads `input[0 .. length)` and writes
- * {@link ANSWER} numbers per request into `output` from the start.
+ * One reusable buffer for a call's requests and answers: a call then allocates nothing on
+ * the way to the core (no views, no result object). Requests fill `buffer[0 .. length)`; the
+ * core writes {@link ANSWER} numbers per request after them, read with {@link answerAt}.
  */
 export class WireBuffers {
-  input = new Float64Array(1024);
-  output = new Float64Array(64 * ANSWER);
+  buffer = new Float64Array(4096);
   /** IP addresses of the encoded requests, referenced by index from their header. */
   readonly ips: string[] = [];
-  /** Numbers of `input` the last encoding used. */
+  /** Numbers of `buffer` the encoded requests use. */
   length = 0;
 
   /** Encodes validated requests (a batch). */
   encode(requests: readonly LocateRequest[]): void {
     let size = 0;
     for (const r of requests) size += sizeOf(r);
-    this.#reserve(size, requests.length);
+    this.#reserve(size + requests.length * ANSWER);
     this.ips.length = 0;
     let at = 0;
     for (const r of requests) at = this.#write(r, at);
@@ -244,21 +244,28 @@ export class WireBuffers {
 
   /** Encodes one validated request: the object API's path, without a one-element array. */
   encodeOne(request: LocateRequest): void {
-    this.#reserve(sizeOf(request), 1);
+    this.#reserve(sizeOf(request) + ANSWER);
     this.ips.length = 0;
     this.length = this.#write(request, 0);
   }
 
-  #reserve(size: number, requests: number): void {
-    if (this.input.length < size) this.input = new Float64Array(Math.max(size, this.input.length * 2));
-    const answers = requests * ANSWER;
-    if (this.output.length < answers)
-      this.output = new Float64Array(Math.max(answers, this.output.length * 2));
+  /** Where the answer to the `index`-th encoded request starts in `buffer`. */
+  answerAt(index: number): number {
+    return this.length + index * ANSWER;
   }
 
-  /** Writes one request at `at`; returns where the next one starts. */
+  /** The IP list argument of the core call. */
+  ipsArgument(): string[] | undefined {
+    return this.ips.length > 0 ? this.ips : undefined;
+  }
+
+  #reserve(size: number): void {
+    if (this.buffer.length < size) this.buffer = new Float64Array(Math.max(size, this.buffer.length * 2));
+  }
+
+  /** Writes one request at `start`; returns where the next one starts. */
   #write(r: LocateRequest, start: number): number {
-    const input = this.input;
+    const input = this.buffer;
     let at = start;
     let ipIndex = -1;
     if (r.fallbacks.ipf === 1 && r.ip !== undefined) {
