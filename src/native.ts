@@ -236,7 +236,7 @@ export class WireBuffers {
     let size = 0;
     for (const r of requests) size += sizeOf(r);
     this.#reserve(size + requests.length * ANSWER);
-    this.ips.length = 0;
+    this.#clearIps();
     let at = 0;
     for (const r of requests) at = this.#write(r, at);
     this.length = at;
@@ -245,7 +245,7 @@ export class WireBuffers {
   /** Encodes one validated request: the object API's path, without a one-element array. */
   encodeOne(request: LocateRequest): void {
     this.#reserve(sizeOf(request) + ANSWER);
-    this.ips.length = 0;
+    this.#clearIps();
     this.length = this.#write(request, 0);
   }
 
@@ -257,6 +257,11 @@ export class WireBuffers {
   /** The IP list argument of the core call. */
   ipsArgument(): string[] | undefined {
     return this.ips.length > 0 ? this.ips : undefined;
+  }
+
+  #clearIps(): void {
+    // The length setter is a builtin call, and almost no request carries an IP.
+    if (this.ips.length > 0) this.ips.length = 0;
   }
 
   #reserve(size: number): void {
