@@ -1,7 +1,8 @@
 /**
  * The native binding (crates/whereabouts-node) and the batch wire format it shares with
  * `crates/whereabouts-node/src/wire.rs`: requests go down as one flat Float64Array, answers
- * come back as six numbers each. NaN marks an absent optional value.
+ * come back as six numbers each in the same array, after the requests. NaN marks an absent
+ * optional value.
  */
 import { createRequire } from 'node:module';
 import type { LearnCounts, NativeSubmission } from './learning.js';
