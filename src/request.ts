@@ -507,7 +507,8 @@ function parseBody(input: unknown, options: ParseOptions): LocateRequest {
   const geolocation = readChoice<0 | 1>(value.geolocation, 1, 1);
   const gpsSandbox = readChoice<0 | 1>(value.gps_sandbox, 1, 1);
   const fallbacks = parseFallbacks(value.fallbacks);
-  const gps = readArray(value.gps, MAX_GPS).map(parseGps);
+  const rawGps = readArray(value.gps, MAX_GPS);
+  const gps = rawGps.length === 0 ? [] : rawGps.map(parseGps);
 
   const maxCells =
     typeof options.maxCells === 'number' && Number.isSafeInteger(options.maxCells) && options.maxCells > 0
@@ -556,11 +557,19 @@ function parseTopLevel(value: Obj): TopLevel {
 }
 
 /** A `radio` field: undefined when absent, a code when known, otherwise `Invalid request`. */
+// The last radio text accepted and its code: requests name the same radio in every cell, and
+// the code depends on the text alone.
+let lastRadioText: string | undefined;
+let lastRadioCode: number = UNKNOWN_RADIO;
+
 function parseRadioField(v: unknown): number | undefined {
+  if (typeof v === 'string' && v === lastRadioText) return lastRadioCode;
   const name = readString(v);
   if (name === undefined) return undefined;
   const code = parseRadio(name);
   if (code === undefined) reject(GeoMessage.invalidRequest);
+  lastRadioText = v as string;
+  lastRadioCode = code;
   return code;
 }
 
