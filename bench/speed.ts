@@ -4,8 +4,10 @@
  *  - the batch API (`engine.processBatch`) per request against the same baseline;
  *  - both against a better-sqlite3 lookup per station.
  * Prints median latency per request and the ratios (medians: these machines are shared).
+ * The four cases run in turn, `--rounds` times: load on the machine drifts over seconds, so
+ * every ratio is taken within one round and the median over rounds is reported.
  *
- *   npx tsx bench/speed.ts [--seed N] [--time MS]
+ *   npx tsx bench/speed.ts [--seed N] [--time MS per case and round] [--rounds N] [--batch N]
  *
  * Uses the simulator world of bench/accuracy.ts (.eval/, built on first use).
  */
@@ -19,7 +21,12 @@ import { Engine } from '../src/engine.js';
 import { MapBaseline } from './baseline.js';
 
 const { values } = parseArgs({
-  options: { seed: { type: 'string', default: '1' }, time: { type: 'string', default: '2000' } },
+  options: {
+    seed: { type: 'string', default: '1' },
+    time: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '5' },
+    batch: { type: 'string', default: '1000' },
+  },
 });
 const root = join(import.meta.dirname, '..');
 const work = join(root, '.eval', `sim-${values.seed}-1000`);
@@ -90,7 +97,7 @@ function sqliteProcess(request: unknown) {
   return sw > 0 ? { lat: la / sw, lon: lo / sw } : undefined;
 }
 
-const BATCH = 1000;
+const BATCH = Number(values.batch);
 let i = 0;
 const next = () => requests[i++ % requests.length];
 const bench = new Bench({ time: Number(values.time), warmupTime: 300 });
@@ -109,18 +116,31 @@ bench
     engine.processBatch(requests.slice(start, start + BATCH));
     i += BATCH;
   });
-await bench.run();
-
-const perRequestNs = (name: string, per = 1) => {
-  const t = bench.tasks.find((x) => x.name === name);
-  const p50 = t?.result?.latency.p50;
-  return p50 === undefined ? Number.NaN : (p50 * 1e6) / per;
-};
+const rounds = Math.max(1, Number(values.rounds));
 const names = bench.tasks.map((t) => t.name);
-const ns = names.map((n) => perRequestNs(n, n.includes('processBatch') ? BATCH : 1));
-const [mapNs, sqliteNs, objNs, batchNs] = ns as [number, number, number, number];
+/** Per round: the median ns per request of every case, in `names` order. */
+const perRound: number[][] = [];
+for (let round = 0; round < rounds; round++) {
+  await bench.run();
+  perRound.push(
+    names.map((n) => {
+      const p50 = bench.tasks.find((x) => x.name === n)?.result?.latency.p50;
+      return p50 === undefined ? Number.NaN : (p50 * 1e6) / (n.includes('processBatch') ? BATCH : 1);
+    }),
+  );
+}
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+const ns = names.map((_, k) => median(perRound.map((r) => r[k] as number)));
+/** Median over rounds of case `a`'s time over case `b`'s: how many times faster `b` is. */
+const ratio = (a: number, b: number) =>
+  median(perRound.map((r) => (r[a] as number) / (r[b] as number))).toFixed(2);
+const [MAP, SQLITE, OBJ, BATCH_CASE] = [0, 1, 2, 3];
 console.log(
-  `Speed on ${requests.length} mixed simulator requests (median latency per request; ${process.version})`,
+  `Speed on ${requests.length} mixed simulator requests (median latency per request over ${rounds} rounds; ${process.version})`,
 );
 console.table(
   names.map((n, k) => ({
@@ -129,8 +149,8 @@ console.table(
     'requests/s': Math.round(1e9 / (ns[k] as number)),
   })),
 );
-console.log(`object API vs Map baseline: ${(mapNs / objNs).toFixed(2)}x (target: > 1)`);
-console.log(`batch API vs Map baseline:  ${(mapNs / batchNs).toFixed(2)}x (target: >= 5)`);
-console.log(`batch API vs better-sqlite3: ${(sqliteNs / batchNs).toFixed(2)}x (target: >= 20)`);
-console.log(`object API vs better-sqlite3: ${(sqliteNs / objNs).toFixed(2)}x`);
+console.log(`object API vs Map baseline: ${ratio(MAP, OBJ)}x (target: > 1)`);
+console.log(`batch API vs Map baseline:  ${ratio(MAP, BATCH_CASE)}x (target: >= 5)`);
+console.log(`batch API vs better-sqlite3: ${ratio(SQLITE, BATCH_CASE)}x (target: >= 20)`);
+console.log(`object API vs better-sqlite3: ${ratio(SQLITE, OBJ)}x`);
 engine.close();

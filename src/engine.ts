@@ -275,7 +275,9 @@ export class Engine {
    * Invalid requests get the spec's error message; this method never throws for bad input.
    */
   process(request: unknown): ProcessResponse {
-    return this.processBatch([request])[0] as ProcessResponse;
+    this.#assertOpen();
+    const parsed = parseRequest(request, this.#parse);
+    return parsed.ok ? this.#solveOne(parsed.request) : errorResponse(parsed.message);
   }
 
   /** Answers many requests in one call into the core: the fast path for bulk work. */
@@ -330,7 +332,11 @@ export class Engine {
   /** {@link Engine.locate} for an already-validated request (the server validates once). */
   async locateParsed(request: LocateRequest): Promise<ProcessResponse> {
     this.#assertOpen();
-    const local = () => this.processParsed([request])[0] as ProcessResponse;
+    const local = () => {
+      // The remote layer may call this after an await, when the engine may have closed.
+      this.#assertOpen();
+      return this.#solveOne(request);
+    };
     return this.#remote === undefined ? local() : this.#remote.answer(request, local);
   }
 
@@ -341,13 +347,23 @@ export class Engine {
 
   #solve(valid: readonly LocateRequest[], slots: number[], out: ProcessResponse[]): ProcessResponse[] {
     if (valid.length > 0) {
-      const { input, output: answers, ips } = this.#wire.encode(valid);
-      this.#native.locateInto(input, ips, answers);
+      const wire = this.#wire;
+      wire.encode(valid);
+      this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
       for (let k = 0; k < valid.length; k++) {
-        out[slots[k] as number] = shapeAnswer(valid[k] as LocateRequest, answers, k, this.#addressOf);
+        const answer = shapeAnswer(valid[k] as LocateRequest, wire.buffer, wire.answerAt(k), this.#addressOf);
+        out[slots[k] as number] = answer;
       }
     }
     return out;
+  }
+
+  /** {@link Engine.#solve} for one request, without the arrays a batch needs. */
+  #solveOne(request: LocateRequest): ProcessResponse {
+    const wire = this.#wire;
+    wire.encodeOne(request);
+    this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
+    return shapeAnswer(request, wire.buffer, wire.answerAt(0), this.#addressOf);
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * The native binding (crates/whereabouts-node) and the batch wire format it shares with
  * `crates/whereabouts-node/src/wire.rs`: requests go down as one flat Float64Array, answers
- * come back as six numbers each. NaN marks an absent optional value.
+ * come back as six numbers each in the same array, after the requests. NaN marks an absent
+ * optional value.
  */
 import { createRequire } from 'node:module';
 import type { LearnCounts, NativeSubmission } from './learning.js';
@@ -129,8 +130,12 @@ export interface NativeChangesPage {
 
 /** The native engine handle. */
 export interface NativeEngine {
-  /** Writes {@link ANSWER} numbers per request of `input` into `output`; returns the request count. */
-  locateInto(input: Float64Array, ips: string[], output: Float64Array): number;
+  /**
+   * Locates the requests encoded in `buffer[0 .. length)` and writes {@link ANSWER} numbers per
+   * request into `buffer` from `length` on; returns the request count. `ips`: the IP addresses
+   * the requests' headers index, absent when there are none.
+   */
+  locateInto(buffer: Float64Array, length: number, ips: string[] | undefined): number;
   /** Every zone name {@link NativeEngine.timezoneIndexAt} answers, by index. */
   timezoneNames(): string[];
   /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
@@ -235,54 +240,86 @@ function sizeOf(r: LocateRequest): number {
 }
 
 /**
- * Reusable request and answer buffers: one engine call then allocates nothing but the
- * two views it hands to the core.
+ * One reusable buffer for a call's requests and answers: a call then allocates nothing on
+ * the way to the core (no views, no result object). Requests fill `buffer[0 .. length)`; the
+ * core writes {@link ANSWER} numbers per request after them, read with {@link answerAt}.
  */
 export class WireBuffers {
-  input = new Float64Array(1024);
-  output = new Float64Array(64 * ANSWER);
+  buffer = new Float64Array(4096);
+  /** IP addresses of the encoded requests, referenced by index from their header. */
+  readonly ips: string[] = [];
+  /** Numbers of `buffer` the encoded requests use. */
+  length = 0;
 
-  /** Encodes validated requests; their IP addresses go in `ips`, referenced by index. */
-  encode(requests: readonly LocateRequest[]): { input: Float64Array; output: Float64Array; ips: string[] } {
+  /** Encodes validated requests (a batch). */
+  encode(requests: readonly LocateRequest[]): void {
     let size = 0;
     for (const r of requests) size += sizeOf(r);
-    if (this.input.length < size) this.input = new Float64Array(Math.max(size, this.input.length * 2));
-    const answers = requests.length * ANSWER;
-    if (this.output.length < answers)
-      this.output = new Float64Array(Math.max(answers, this.output.length * 2));
-    const input = this.input;
-    const ips: string[] = [];
+    this.#reserve(size + requests.length * ANSWER);
+    this.#clearIps();
     let at = 0;
-    for (const r of requests) {
-      let ipIndex = -1;
-      if (r.fallbacks.ipf === 1 && r.ip !== undefined) {
-        ipIndex = ips.length;
-        ips.push(r.ip);
-      }
-      input[at++] = r.cells.length;
-      input[at++] = r.wifi.length;
-      input[at++] = r.fallbacks.lacf;
-      input[at++] = r.fallbacks.scf;
-      input[at++] = r.fallbacks.ipf;
-      input[at++] = r.bt;
-      input[at++] = ipIndex;
-      for (const c of r.cells) {
-        input[at++] = c.radio;
-        input[at++] = c.mcc;
-        input[at++] = c.mnc;
-        input[at++] = c.lac;
-        input[at++] = c.cid;
-        input[at++] = c.signal ?? Number.NaN;
-        input[at++] = c.asu ?? Number.NaN;
-        input[at++] = c.ta ?? Number.NaN;
-        input[at++] = c.psc ?? Number.NaN;
-      }
-      for (const w of r.wifi) {
-        input[at++] = w.bssid;
-        input[at++] = w.signal ?? Number.NaN;
-        input[at++] = w.frequency ?? Number.NaN;
-      }
+    for (const r of requests) at = this.#write(r, at);
+    this.length = at;
+  }
+
+  /** Encodes one validated request: the object API's path, without a one-element array. */
+  encodeOne(request: LocateRequest): void {
+    this.#reserve(sizeOf(request) + ANSWER);
+    this.#clearIps();
+    this.length = this.#write(request, 0);
+  }
+
+  /** Where the answer to the `index`-th encoded request starts in `buffer`. */
+  answerAt(index: number): number {
+    return this.length + index * ANSWER;
+  }
+
+  /** The IP list argument of the core call. */
+  ipsArgument(): string[] | undefined {
+    return this.ips.length > 0 ? this.ips : undefined;
+  }
+
+  #clearIps(): void {
+    // The length setter is a builtin call, and almost no request carries an IP.
+    if (this.ips.length > 0) this.ips.length = 0;
+  }
+
+  #reserve(size: number): void {
+    if (this.buffer.length < size) this.buffer = new Float64Array(Math.max(size, this.buffer.length * 2));
+  }
+
+  /** Writes one request at `start`; returns where the next one starts. */
+  #write(r: LocateRequest, start: number): number {
+    const input = this.buffer;
+    let at = start;
+    let ipIndex = -1;
+    if (r.fallbacks.ipf === 1 && r.ip !== undefined) {
+      ipIndex = this.ips.length;
+      this.ips.push(r.ip);
     }
-    return { input: input.subarray(0, size), output: this.output.subarray(0, answers), ips };
+    input[at++] = r.cells.length;
+    input[at++] = r.wifi.length;
+    input[at++] = r.fallbacks.lacf;
+    input[at++] = r.fallbacks.scf;
+    input[at++] = r.fallbacks.ipf;
+    input[at++] = r.bt;
+    input[at++] = ipIndex;
+    for (const c of r.cells) {
+      input[at++] = c.radio;
+      input[at++] = c.mcc;
+      input[at++] = c.mnc;
+      input[at++] = c.lac;
+      input[at++] = c.cid;
+      input[at++] = c.signal ?? Number.NaN;
+      input[at++] = c.asu ?? Number.NaN;
+      input[at++] = c.ta ?? Number.NaN;
+      input[at++] = c.psc ?? Number.NaN;
+    }
+    for (const w of r.wifi) {
+      input[at++] = w.bssid;
+      input[at++] = w.signal ?? Number.NaN;
+      input[at++] = w.frequency ?? Number.NaN;
+    }
+    return at;
   }
 }

@@ -166,10 +166,16 @@ export function parseBssid(text: string): number | undefined {
   return Number.parseInt(hex, 16);
 }
 
+// Hex digit values by char code, -1 for anything else.
+const HEX = new Int8Array(128).fill(-1);
+for (let c = 0; c < 10; c++) HEX[48 + c] = c;
+for (let c = 0; c < 6; c++) {
+  HEX[65 + c] = 10 + c;
+  HEX[97 + c] = 10 + c;
+}
+
 function hexValue(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48;
-  const lower = code | 0x20;
-  return lower >= 97 && lower <= 102 ? lower - 87 : -1;
+  return code < 128 ? (HEX[code] as number) : -1;
 }
 
 /**
@@ -179,15 +185,30 @@ function hexValue(code: number): number {
 function parseColonMac(t: string): number | undefined {
   const delimiter = t.charCodeAt(2);
   if (delimiter !== 58 && delimiter !== 45 && delimiter !== 46) return undefined;
-  let mac = 0;
-  for (let i = 0; i < 17; i += 3) {
-    if (i > 0 && t.charCodeAt(i - 1) !== delimiter) return undefined;
-    const hi = hexValue(t.charCodeAt(i));
-    const lo = hexValue(t.charCodeAt(i + 1));
-    if (hi < 0 || lo < 0) return undefined;
-    mac = mac * 256 + hi * 16 + lo;
+  if (
+    t.charCodeAt(5) !== delimiter ||
+    t.charCodeAt(8) !== delimiter ||
+    t.charCodeAt(11) !== delimiter ||
+    t.charCodeAt(14) !== delimiter
+  )
+    return undefined;
+  // Two 24-bit halves stay small integers; one 48-bit sum would be a double throughout.
+  let hi = 0;
+  let lo = 0;
+  let bad = 0;
+  for (let i = 0; i < 9; i += 3) {
+    const a = hexValue(t.charCodeAt(i));
+    const b = hexValue(t.charCodeAt(i + 1));
+    bad |= a | b;
+    hi = (hi << 8) | (a << 4) | b;
   }
-  return mac;
+  for (let i = 9; i < 18; i += 3) {
+    const a = hexValue(t.charCodeAt(i));
+    const b = hexValue(t.charCodeAt(i + 1));
+    bad |= a | b;
+    lo = (lo << 8) | (a << 4) | b;
+  }
+  return bad < 0 ? undefined : hi * 0x1000000 + lo;
 }
 
 /**
@@ -208,11 +229,10 @@ export function formatBssid(mac: number): string {
  */
 export function parseRadio(name: string): RadioCodeValue | undefined {
   if (typeof name !== 'string') return undefined;
-  const exact = RADIO_ALIASES[name];
-  if (exact !== undefined && Object.hasOwn(RADIO_ALIASES, name)) return exact;
+  const exact = RADIO_BY_NAME.get(name);
+  if (exact !== undefined) return exact;
   // Android and modem tools spell the same technology with '-', '_' or spaces.
-  const key = name.trim().toLowerCase().replace(/[-_ ]/g, '');
-  return Object.hasOwn(RADIO_ALIASES, key) ? RADIO_ALIASES[key] : undefined;
+  return RADIO_BY_NAME.get(name.trim().toLowerCase().replace(/[-_ ]/g, ''));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,7 +240,7 @@ export function parseRadio(name: string): RadioCodeValue | undefined {
 const MAC_MAX = 0xffff_ffff_ffff;
 const TWO_POW_40 = 2 ** 40;
 
-const RADIO_ALIASES: Record<string, RadioCodeValue> = {
+const RADIO_ALIASES: Readonly<Record<string, RadioCodeValue>> = {
   gsm: RadioCode.gsm,
   edge: RadioCode.gsm,
   gprs: RadioCode.gsm,
@@ -254,6 +274,9 @@ const RADIO_ALIASES: Record<string, RadioCodeValue> = {
   '5g': RadioCode.nr,
   '5gnr': RadioCode.nr,
 };
+
+// A Map sees no prototype (`constructor`, `__proto__`) and is faster than a dictionary object.
+const RADIO_BY_NAME = new Map(Object.entries(RADIO_ALIASES));
 
 interface Range {
   readonly min: number;
@@ -484,7 +507,8 @@ function parseBody(input: unknown, options: ParseOptions): LocateRequest {
   const geolocation = readChoice<0 | 1>(value.geolocation, 1, 1);
   const gpsSandbox = readChoice<0 | 1>(value.gps_sandbox, 1, 1);
   const fallbacks = parseFallbacks(value.fallbacks);
-  const gps = readArray(value.gps, MAX_GPS).map(parseGps);
+  const rawGps = readArray(value.gps, MAX_GPS);
+  const gps = rawGps.length === 0 ? [] : rawGps.map(parseGps);
 
   const maxCells =
     typeof options.maxCells === 'number' && Number.isSafeInteger(options.maxCells) && options.maxCells > 0
@@ -533,11 +557,19 @@ function parseTopLevel(value: Obj): TopLevel {
 }
 
 /** A `radio` field: undefined when absent, a code when known, otherwise `Invalid request`. */
+// The last radio text accepted and its code: requests name the same radio in every cell, and
+// the code depends on the text alone.
+let lastRadioText: string | undefined;
+let lastRadioCode: number = UNKNOWN_RADIO;
+
 function parseRadioField(v: unknown): number | undefined {
+  if (typeof v === 'string' && v === lastRadioText) return lastRadioCode;
   const name = readString(v);
   if (name === undefined) return undefined;
   const code = parseRadio(name);
   if (code === undefined) reject(GeoMessage.invalidRequest);
+  lastRadioText = v as string;
+  lastRadioCode = code;
   return code;
 }
 
@@ -548,14 +580,17 @@ function parseCells(raw: unknown[], top: TopLevel): CellObservation[] {
     if (cell === undefined) continue;
     // A repeated cell would count twice in the solver; the first copy keeps its place.
     // A scan of at most 7 cells is cheaper than building string keys for a Set.
-    if (cells.some((c) => sameCell(c, cell))) continue;
-    cells.push(cell);
+    if (!hasCell(cells, cell)) cells.push(cell);
   }
   return cells;
 }
 
-function sameCell(a: CellObservation, b: CellObservation): boolean {
-  return a.cid === b.cid && a.lac === b.lac && a.mnc === b.mnc && a.mcc === b.mcc && a.radio === b.radio;
+function hasCell(cells: readonly CellObservation[], b: CellObservation): boolean {
+  for (const a of cells) {
+    if (a.cid === b.cid && a.lac === b.lac && a.mnc === b.mnc && a.mcc === b.mcc && a.radio === b.radio)
+      return true;
+  }
+  return false;
 }
 
 /** Returns the normalised cell, undefined for a cell to drop, or rejects the whole request. */
@@ -586,16 +621,19 @@ function parseCell(input: unknown, top: TopLevel): CellObservation | undefined {
   // up, but its neighbours still can, so it is dropped rather than failing the request.
   if (!inRange(lac, limits.lac) || !inRange(cid, limits.cid)) return undefined;
 
-  const cell: CellObservation = { radio, mcc, mnc, lac, cid };
-  const signal = optionalMeasure(item.signal, limits.signal);
-  if (signal !== undefined) cell.signal = signal;
-  const asu = optionalMeasure(item.asu, limits.asu);
-  if (asu !== undefined) cell.asu = asu;
-  const ta = optionalInt(item.ta, limits.ta);
-  if (ta !== undefined) cell.ta = ta;
-  const psc = optionalInt(item.psc, limits.psc);
-  if (psc !== undefined) cell.psc = psc;
-  return cell;
+  // Every cell gets the same shape (absent measurements as undefined): one allocation and
+  // monomorphic reads in the wire encoding, instead of a shape per combination of fields.
+  return {
+    radio,
+    mcc,
+    mnc,
+    lac,
+    cid,
+    signal: optionalMeasure(item.signal, limits.signal),
+    asu: optionalMeasure(item.asu, limits.asu),
+    ta: optionalInt(item.ta, limits.ta),
+    psc: optionalInt(item.psc, limits.psc),
+  };
 }
 
 /** True for a MAC that names one fixed access point. */
@@ -616,19 +654,21 @@ function parseWifi(raw: unknown[]): WifiObservation[] {
     const bssid = parseBssid(text);
     if (bssid === undefined || !isUsableMac(bssid)) continue;
 
-    const ap: WifiObservation = { bssid };
     const signal = optionalMeasure(item.signal, WIFI_SIGNAL_CLAMPABLE);
-    if (signal !== undefined)
-      ap.signal = Math.min(WIFI_SIGNAL_SPEC.max, Math.max(WIFI_SIGNAL_SPEC.min, signal));
-    const frequency = optionalInt(item.frequency, WIFI_FREQUENCY);
-    if (frequency !== undefined) ap.frequency = frequency;
-    const channel = optionalInt(item.channel, WIFI_CHANNEL);
-    if (channel !== undefined) ap.channel = channel;
-    const snr = optionalMeasure(item.signalToNoiseRatio, WIFI_SNR);
-    if (snr !== undefined) ap.snr = snr;
+    // One shape for every AP, as for cells.
+    const ap: WifiObservation = {
+      bssid,
+      signal:
+        signal === undefined
+          ? undefined
+          : Math.min(WIFI_SIGNAL_SPEC.max, Math.max(WIFI_SIGNAL_SPEC.min, signal)),
+      frequency: optionalInt(item.frequency, WIFI_FREQUENCY),
+      channel: optionalInt(item.channel, WIFI_CHANNEL),
+      snr: optionalMeasure(item.signalToNoiseRatio, WIFI_SNR),
+    };
 
     // At most 15 APs: a scan beats a Map.
-    const previous = aps.findIndex((a) => a.bssid === bssid);
+    const previous = indexOfBssid(aps, bssid);
     if (previous < 0) {
       aps.push(ap);
     } else if ((ap.signal ?? -Infinity) > (aps[previous]?.signal ?? -Infinity)) {
@@ -637,6 +677,11 @@ function parseWifi(raw: unknown[]): WifiObservation[] {
   }
   // One access point gives no position the cells or IP would not; the spec asks for two.
   return aps.length >= 2 ? aps : [];
+}
+
+function indexOfBssid(aps: readonly WifiObservation[], bssid: number): number {
+  for (let i = 0; i < aps.length; i++) if ((aps[i] as WifiObservation).bssid === bssid) return i;
+  return -1;
 }
 
 function parseFallbacks(fallbacks: unknown): Fallbacks {

@@ -2,7 +2,7 @@
  * Shapes `/process` responses (spec 2.8), in one place for the library, the CLI and the server.
  */
 import { GeoMessage } from './errors.js';
-import { ANSWER, FALLBACK_NAMES } from './native.js';
+import { FALLBACK_NAMES } from './native.js';
 import type { LocateRequest } from './request.js';
 
 /** A fallback that produced a location (spec 2.6, 2.8). */
@@ -71,18 +71,17 @@ function round(value: number, digits: number): number {
 }
 
 /**
- * Shapes the core's answer at `answers[index * ANSWER ..]` for `request`. With `address` 1 the
+ * Shapes the core's answer at `answers[at .. at + ANSWER)` for `request`. With `address` 1 the
  * response carries the address text; with 2 also `address_details` (the components that have
  * values: city, county, state, country, country_code).
  */
 export function shapeAnswer(
   request: LocateRequest,
   answers: Float64Array,
-  index: number,
+  at: number,
   addressOf?: AddressLookup,
 ): ProcessResponse {
   if (request.geolocation === 0) return { status: 'ok' };
-  const at = index * ANSWER;
   if (answers[at] !== 1) return errorResponse(GeoMessage.noMatches);
   const out: ProcessResponse = {
     status: 'ok',

@@ -107,6 +107,30 @@ describe('Engine.process', () => {
     expect(engine.processBatch(reqs)).toEqual(reqs.map((r) => engine.process(r)));
   });
 
+  it('answers a long mixed batch exactly as one request at a time, IP fallbacks included', () => {
+    // Several chunks and a grown wire buffer; IP requests between others, so that a wrong
+    // IP index would answer from another country.
+    const ips = ['8.8.8.8', '81.2.69.142', '1.1.1.1', '194.25.0.60'];
+    const variants = (i: number): unknown => {
+      switch (i % 5) {
+        case 0:
+          return { ip: ips[i % ips.length], fallbacks: { ipf: 1 }, address: 0 };
+        case 1:
+          return { cells: [gsm(1), gsm(2), gsm(3)], ip: ips[(i + 1) % ips.length], address: 0 };
+        case 2:
+          return { cells: [gsm(i)], address: 0 };
+        case 3:
+          return { bad: i };
+        default:
+          return { ip: ips[(i + 2) % ips.length], fallbacks: { ipf: 1 }, cells: [gsm(777)], address: 0 };
+      }
+    };
+    const reqs = Array.from({ length: 700 }, (_, i) => variants(i));
+    const batch = engine.processBatch(reqs);
+    expect(batch).toEqual(reqs.map((r) => engine.process(r)));
+    expect(new Set(batch.filter((r) => r.fallback === 'ipf').map((r) => r.lat)).size).toBe(ips.length);
+  });
+
   it('omits location when geolocation is 0', () => {
     expect(engine.process({ cells: [gsm(1)], geolocation: 0 })).toEqual({ status: 'ok' });
   });

@@ -310,23 +310,35 @@ impl NativeEngine {
         })
     }
 
-    /// Locates a batch of encoded requests (layout in `wire.rs`) and writes six numbers
-    /// per request into `output`; returns the number of requests. Both arrays are
-    /// borrowed for the call: no buffer is allocated or referenced per call, which is
-    /// what a one-request call costs most otherwise.
+    /// Locates the batch of encoded requests in `buffer[..length]` (layout in `wire.rs`)
+    /// and writes six numbers per request into `buffer[length..]`; returns the number of
+    /// requests. `ips` holds the requests' IP addresses (absent when none has one).
+    ///
+    /// One buffer for both directions and no per-call allocation: argument conversion
+    /// is most of what a one-request call costs beside the solve (about 0.27 µs for a
+    /// method without arguments, 0.47 µs with the former two arrays and an IP list).
     #[napi]
     pub fn locate_into(
         &self,
-        input: &[f64],
-        ips: Vec<String>,
-        mut output: Float64ArraySlice,
+        mut buffer: Float64ArraySlice,
+        length: u32,
+        ips: Option<Vec<String>>,
     ) -> Result<u32> {
         guarded("locate", || {
             let locator = self.locator()?;
             // SAFETY: the view is borrowed for this synchronous call only and JS cannot run
-            // meanwhile; `input` is a different buffer (WireBuffers keeps them apart).
-            let out = unsafe { output.as_mut() };
-            let n = wire::locate_batch(locator, input, &ips, out).map_err(err)?;
+            // meanwhile.
+            let buffer = unsafe { buffer.as_mut() };
+            let length = length as usize;
+            if length > buffer.len() {
+                return Err(err(format!(
+                    "malformed request batch: length {length} beyond the buffer's {}",
+                    buffer.len()
+                )));
+            }
+            let (input, out) = buffer.split_at_mut(length);
+            let n = wire::locate_batch(locator, input, ips.as_deref().unwrap_or_default(), out)
+                .map_err(err)?;
             Ok(n as u32)
         })
     }

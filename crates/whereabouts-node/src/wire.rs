@@ -1,6 +1,7 @@
 //! The batch wire format shared with `src/native.ts`: requests as one flat
 //! `Float64Array` (a JS number holds a 36-bit cell id or a 48-bit BSSID exactly),
-//! answers as six numbers each. NaN marks an absent optional value.
+//! answers as six numbers each, written after the requests in the same buffer
+//! (`NativeEngine::locate_into` splits it). NaN marks an absent optional value.
 //!
 //! request: ncells, nwifi, lacf, scf, ipf, bt, ip index (-1: none)
 //!   then ncells x (radio|-1, mcc|-1, mnc, lac, cid, signal, asu, ta, psc)
