@@ -43,6 +43,16 @@ pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T>
     }
 }
 
+/// Opens an optional data file when a path is given.
+fn open_optional<T, E: std::fmt::Display>(
+    path: &Option<String>,
+    open: impl FnOnce(&std::path::Path) -> std::result::Result<T, E>,
+) -> Result<Option<Arc<T>>> {
+    path.as_deref()
+        .map(|p| open(std::path::Path::new(p)).map(Arc::new).map_err(err))
+        .transpose()
+}
+
 /// Optional data an engine was opened with, or `missing` as the error when it was not.
 pub(crate) fn loaded<'a, T>(data: &'a Option<Arc<T>>, missing: &str) -> Result<&'a T> {
     data.as_deref()
@@ -196,39 +206,13 @@ impl NativeEngine {
             if let Some(now) = options.now {
                 locator = locator.with_now(now as i64);
             }
-            let timezones = match &options.timezones {
-                Some(p) => Some(Arc::new(
-                    whereabouts_core::timezone::TimezoneIndex::open(&PathBuf::from(p))
-                        .map_err(err)?,
-                )),
-                None => None,
-            };
-            let places = match &options.places {
-                Some(p) => Some(Arc::new(
-                    whereabouts_core::places::PlaceIndex::open(&PathBuf::from(p)).map_err(err)?,
-                )),
-                None => None,
-            };
-            let search = match &options.search {
-                Some(p) => Some(Arc::new(
-                    whereabouts_core::search::SearchIndex::open(&PathBuf::from(p)).map_err(err)?,
-                )),
-                None => None,
-            };
-            let countries = match &options.country_polygons {
-                Some(p) => Some(Arc::new(
-                    whereabouts_core::countries::CountryIndex::open(&PathBuf::from(p))
-                        .map_err(err)?,
-                )),
-                None => None,
-            };
-            let addresses = match &options.addresses {
-                Some(p) => Some(Arc::new(
-                    whereabouts_core::addresses::AddressIndex::open(&PathBuf::from(p))
-                        .map_err(err)?,
-                )),
-                None => None,
-            };
+            use whereabouts_core::{addresses, countries, places, search, timezone};
+            let timezones = open_optional(&options.timezones, timezone::TimezoneIndex::open)?;
+            let places = open_optional(&options.places, places::PlaceIndex::open)?;
+            let search = open_optional(&options.search, search::SearchIndex::open)?;
+            let countries =
+                open_optional(&options.country_polygons, countries::CountryIndex::open)?;
+            let addresses = open_optional(&options.addresses, addresses::AddressIndex::open)?;
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
                 compactor: Arc::new(Compactor::new(thresholds)),
