@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultDbDir, timezonesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
+import { ZoneLookup } from '../src/geocoding/zone-lookup.js';
 import { native } from '../src/native.js';
 import { mulberry32 } from './random.js';
 
@@ -123,6 +124,9 @@ interface GeoJsonFc {
 const handle = native().NativeEngine.open({ db: defaultDbDir, timezones: file });
 const zoneNames = handle.timezoneNames();
 const zoneAt = (lat: number, lon: number) => zoneNames[handle.timezoneIndexAt(lat, lon)];
+// the engine's lookup: the core's zone grid in JavaScript, the core where a cell has no single zone
+const zones = new ZoneLookup(handle);
+const gridZoneAt = (lat: number, lon: number) => zoneNames[zones.indexAt(lat, lon)];
 const engine = await Engine.open({ timezones: file });
 
 function median(xs: number[]): number {
@@ -148,12 +152,14 @@ function timePerLookup(points: Float64Array, f: (lat: number, lon: number) => un
 
 function run(label: string, points: Float64Array): void {
   let agree = 0;
+  let gridDiffers = 0;
   const examples: string[] = [];
   for (let i = 0; i < points.length; i += 2) {
     const lat = points[i] as number;
     const lon = points[i + 1] as number;
     const ref = geoTz.find(lat, lon)[0];
     const ours = zoneAt(lat, lon);
+    if (gridZoneAt(lat, lon) !== ours) gridDiffers++;
     if (ref === ours) agree++;
     else if (examples.length < 5)
       examples.push(`(${lat.toFixed(6)}, ${lon.toFixed(6)}) geo-tz ${ref}, ours ${ours}`);
@@ -162,6 +168,7 @@ function run(label: string, points: Float64Array): void {
   // warm pass first for geo-tz: it loads and caches the features of a quad on first use
   const geoNs = timePerLookup(points, (la, lo) => geoTz.find(la, lo), 3);
   const coreNs = timePerLookup(points, zoneAt);
+  const gridNs = timePerLookup(points, gridZoneAt);
   const engineNs = timePerLookup(points, (la, lo) => engine.timezone({ lat: la, lon: lo }), 3);
   console.log(`\n${label}: ${total} points`);
   console.log(
@@ -171,6 +178,9 @@ function run(label: string, points: Float64Array): void {
   console.log(`  geo-tz find:             ${geoNs.toFixed(0)} ns/lookup`);
   console.log(
     `  core timezoneAt:         ${coreNs.toFixed(0)} ns/lookup (${(geoNs / coreNs).toFixed(1)}x faster)`,
+  );
+  console.log(
+    `  grid + core (engine's):  ${gridNs.toFixed(0)} ns/lookup (${(geoNs / gridNs).toFixed(1)}x faster; differs from the core on ${gridDiffers} points)`,
   );
   console.log(
     `  engine.timezone (+tzdb): ${engineNs.toFixed(0)} ns/lookup (${(geoNs / engineNs).toFixed(1)}x faster)`,

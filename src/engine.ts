@@ -15,6 +15,7 @@ import {
   timezonesFile,
 } from './data-files.js';
 import { ReverseLookup } from './geocoding/reverse-lookup.js';
+import { ZoneLookup } from './geocoding/zone-lookup.js';
 import {
   LearnBatcher,
   type LearnCounts,
@@ -144,6 +145,7 @@ export class Engine {
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
   readonly #zoneNames: string[] | undefined;
+  #zones: ZoneLookup | undefined;
   readonly #hasPlaces: boolean;
   readonly #remote: RemotePolicy | undefined;
   #sync: SyncScheduler | undefined;
@@ -375,7 +377,10 @@ export class Engine {
     this.#assertOpen();
     const names = this.#zoneNames;
     if (!names) return { status: 'error', message: 'UNKNOWN_ERROR' };
-    return answerTimezone(query, (lat, lon) => names[this.#native.timezoneIndexAt(lat, lon)] ?? null);
+    // built on the first lookup: the 2 MB grid is for engines that answer timezones
+    this.#zones ??= new ZoneLookup(this.#native);
+    const zones = this.#zones;
+    return answerTimezone(query, (lat, lon) => names[zones.indexAt(lat, lon)] ?? null);
   }
 
   /**

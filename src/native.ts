@@ -138,6 +138,8 @@ export interface NativeEngine {
   locateInto(buffer: Float64Array, length: number, ips: string[] | undefined): number;
   /** Every zone name {@link NativeEngine.timezoneIndexAt} answers, by index. */
   timezoneNames(): string[];
+  /** Per cell of a square grid over the sphere, the zone every point inside it has (an index into `timezoneNames()`), or 65535. */
+  timezoneGrid(): Uint16Array;
   /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
   timezoneIndexAt(lat: number, lon: number): number;
   /**

@@ -16,7 +16,10 @@
 
 use std::path::Path;
 
-use crate::polygons::{Hit, PolygonError, PolygonIndex};
+use crate::polygons::{GridCell, Hit, PolygonError, PolygonIndex, LON_EDGE};
+
+/// A cell of [`TimezoneIndex::zone_grid`] whose points do not all share one zone.
+pub const GRID_MIXED: u16 = u16::MAX;
 
 const MAGIC: &[u8; 8] = b"WBTZONE1";
 
@@ -108,23 +111,56 @@ impl TimezoneIndex {
             .collect()
     }
 
+    /// The nautical zone of a longitude as an index into [`TimezoneIndex::all_names`].
+    fn nautical_index(&self, lon: f64) -> usize {
+        let name = nautical_zone(lon);
+        self.polygons.names().len() + NAUTICAL.iter().position(|n| *n == name).unwrap_or(12)
+    }
+
+    /// The zone of every point strictly inside each cell of the polygon tree's grid at `depth`
+    /// ([`PolygonIndex::coarse_grid`]: its layout), as an index into
+    /// [`TimezoneIndex::all_names`], or [`GRID_MIXED`] where it depends on the point (the
+    /// tree's geometry, or a nautical band edge crossing the cell). JavaScript answers most
+    /// points from this table without a call into the core, which costs more than the lookup.
+    pub fn zone_grid(&self, depth: u32) -> Vec<u16> {
+        let grid = self.polygons.coarse_grid(depth);
+        let n = (grid.len() as f64).sqrt() as usize;
+        let w = 2.0 * LON_EDGE / n as f64;
+        let band = |lon: f64| ((lon + 7.5) / 15.0).floor();
+        grid.iter()
+            .enumerate()
+            .map(|(i, cell)| match *cell {
+                GridCell::Label(l) => u16::try_from(l)
+                    .ok()
+                    .filter(|&v| v != GRID_MIXED)
+                    .unwrap_or(GRID_MIXED),
+                GridCell::Outside => {
+                    let left = -LON_EDGE + (i % n) as f64 * w;
+                    let right = left + w;
+                    if band(left) == band(right) {
+                        self.nautical_index((left + right) / 2.0) as u16
+                    } else {
+                        GRID_MIXED
+                    }
+                }
+                GridCell::Mixed => GRID_MIXED,
+            })
+            .collect()
+    }
+
     /// The zone at a point as an index into [`TimezoneIndex::all_names`]: the form that
     /// crosses into JavaScript without building a string per lookup.
     pub fn zone_index_at(&self, lat: f64, lon: f64) -> Option<usize> {
         if !((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)) {
             return None;
         }
-        let nautical = |lon: f64| {
-            let name = nautical_zone(lon);
-            self.polygons.names().len() + NAUTICAL.iter().position(|n| *n == name).unwrap_or(12)
-        };
         if lat == 90.0 {
             // geo-tz lists every nautical zone for the pole itself; its longitude's is one
-            return Some(nautical(lon));
+            return Some(self.nautical_index(lon));
         }
         Some(match self.polygons.hit(lat, lon) {
             Hit::Label(i) => i,
-            Hit::Outside => nautical(lon),
+            Hit::Outside => self.nautical_index(lon),
         })
     }
 }

@@ -104,3 +104,44 @@ fn damaged_files_are_refused() {
     assert!(TimezoneIndex::from_bytes(b"WBTZONE1".to_vec()).is_err());
     assert!(TimezoneIndex::open(&PathBuf::from("/nonexistent/timezones.bin")).is_err());
 }
+
+#[test]
+fn the_zone_grid_agrees_with_the_lookup_inside_its_cells() {
+    use whereabouts_core::polygons::{LAT_EDGE, LON_EDGE};
+    use whereabouts_core::timezone::GRID_MIXED;
+    let depth = 8;
+    let grid = tz().zone_grid(depth);
+    let n = 1usize << depth;
+    assert_eq!(grid.len(), n * n);
+    let (w, h) = (2.0 * LON_EDGE / n as f64, 2.0 * LAT_EDGE / n as f64);
+    let mut single = 0;
+    for (i, &zone) in grid.iter().enumerate() {
+        if zone == GRID_MIXED {
+            continue;
+        }
+        single += 1;
+        let (x, y) = ((i % n) as f64, (i / n) as f64);
+        // the centre and points just inside the four corners of the cell
+        for (fx, fy) in [
+            (0.5, 0.5),
+            (0.001, 0.001),
+            (0.999, 0.001),
+            (0.001, 0.999),
+            (0.999, 0.999),
+        ] {
+            let lon = -LON_EDGE + (x + fx) * w;
+            let lat = LAT_EDGE - (y + fy) * h;
+            assert_eq!(
+                tz().zone_index_at(lat, lon),
+                Some(zone as usize),
+                "cell ({x}, {y}) at {lat}, {lon}"
+            );
+        }
+    }
+    // most of the sphere is open sea or deep inside one zone
+    assert!(
+        single > n * n * 3 / 4,
+        "{single} of {} cells answer alone",
+        n * n
+    );
+}
