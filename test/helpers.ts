@@ -82,6 +82,11 @@ export interface TestServer {
   base: string;
   /** The directory holding the token and observation stores. */
   store: string;
+  /** GET `path` on the server: the HTTP status and the JSON body. */
+  get(
+    path: string,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -111,13 +116,18 @@ export async function startTestServer(
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('no address');
+  const base = `http://127.0.0.1:${address.port}`;
   return {
     engine,
     tokens,
     observations,
     app,
-    base: `http://127.0.0.1:${address.port}`,
+    base,
     store,
+    get: async (path, headers = {}) => {
+      const res = await fetch(`${base}${path}`, { headers });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    },
     close: async () => {
       await app.close();
       tokens.close();

@@ -220,23 +220,16 @@ describe('whereabouts reverse', () => {
 
 describe('GET /v2/reverse', () => {
   let tokens: TokenStore;
-  let base: string;
 
   let server: TestServer;
 
   beforeAll(async () => {
     server = await startTestServer({ tokens: { cacheMs: 0 } });
-    ({ tokens, base } = server);
+    ({ tokens } = server);
   });
   afterAll(() => server?.close());
 
-  async function get(
-    path: string,
-    headers: Record<string, string> = {},
-  ): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${base}${path}`, { headers });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
+  const get: TestServer['get'] = (path, headers) => server.get(path, headers);
 
   it('answers with the address and the balance after the charge, at both paths', async () => {
     const token = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:reverse'] }).token;

@@ -164,19 +164,15 @@ describe('whereabouts search', () => {
 
 describe('GET /v2/search', () => {
   let tokens: TokenStore;
-  let base: string;
   let server: TestServer;
 
   beforeAll(async () => {
     server = await startTestServer({ tokens: { cacheMs: 0 } });
-    ({ tokens, base } = server);
+    ({ tokens } = server);
   });
   afterAll(() => server?.close());
 
-  async function get(path: string, headers: Record<string, string> = {}) {
-    const res = await fetch(`${base}${path}`, { headers });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
+  const get: TestServer['get'] = (path, headers) => server.get(path, headers);
 
   it('answers with addresses and the balance after the charge, at both paths', async () => {
     const token = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:forward'] }).token;

@@ -127,20 +127,16 @@ describe('whereabouts timezone', () => {
 
 describe('GET /v2/timezone', () => {
   let tokens: TokenStore;
-  let base: string;
 
   let server: TestServer;
 
   beforeAll(async () => {
     server = await startTestServer({ tokens: { cacheMs: 0 } });
-    ({ tokens, base } = server);
+    ({ tokens } = server);
   });
   afterAll(() => server?.close());
 
-  async function get(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${base}${path}`);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
+  const get: TestServer['get'] = (path, headers) => server.get(path, headers);
 
   it('answers with the timezone and the geocoding balance after the charge, at both paths', async () => {
     const token = tokens.create({ geocodingPerDay: 10 }).token;
