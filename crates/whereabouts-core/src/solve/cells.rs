@@ -23,8 +23,13 @@ pub const ESTIMATE_ERROR: f64 = 0.5;
 pub const SPREAD_SCALE: f64 = 1.0;
 /// A position from a timing advance and a mast is tighter than the cells' ranges say.
 const TA_ACCURACY_SCALE: f64 = 0.7;
-/// Scale from an area's covering radius (90% of its cells' reach) to the accuracy radius.
-pub const AREA_ACCURACY_FACTOR: f64 = 0.5;
+/// Accuracy of an area's answer (a device on a cell the database lacks, somewhere in the
+/// area): `AREA_ACCURACY_FACTOR` times the area's radius (90% of its cells' positions
+/// within it), times sqrt(1 + `AREA_FEW_CELLS` / cells): a few cells are a poor sample
+/// of the area's extent, and their centre of its middle. Fitted on the simulator's seed 1
+/// and three folds of the Cork learn files (docs/positioning.md).
+pub const AREA_ACCURACY_FACTOR: f64 = 0.82;
+pub const AREA_FEW_CELLS: f64 = 5.0;
 /// The least a cell answer claims: cell positions are crowd estimates.
 const MIN_CELL_ACCURACY_M: f64 = 50.0;
 /// Cells with no published range are treated as this wide.
@@ -176,6 +181,12 @@ fn cells_accuracy(spread_m: f64, range_m: f64, samples: u32) -> f64 {
     between.hypot(estimate)
 }
 
+/// The 68% radius of an area's answer from its radius and cell count.
+fn area_accuracy(radius_m: f64, cells: u32) -> f64 {
+    let few = (1.0 + AREA_FEW_CELLS / cells.max(1) as f64).sqrt();
+    (radius_m * AREA_ACCURACY_FACTOR * few).max(MIN_CELL_ACCURACY_M)
+}
+
 /// The LAC/TAC area of the first observed cell whose area is known.
 pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
     for obs in cells {
@@ -190,8 +201,7 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
                     return Some(Answer {
                         lat: a.lat(),
                         lon: a.lon(),
-                        accuracy_m: (a.range_m as f64 * AREA_ACCURACY_FACTOR)
-                            .max(MIN_CELL_ACCURACY_M),
+                        accuracy_m: area_accuracy(a.range_m as f64, a.cells),
                         fallback: Fallback::Lacf,
                         aged: true,
                         source: Source::Area,
@@ -231,6 +241,16 @@ mod tests {
         assert!((single_cell_accuracy(1_000.0, 1_000_000) - 550.0).abs() < 0.2);
         // One sighting: the estimate's own error, half the range, adds in quadrature.
         assert!((single_cell_accuracy(1_000.0, 1) - 0.55f64.hypot(0.5) * 1_000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_area_of_few_cells_claims_more_than_its_spread() {
+        let many = area_accuracy(10_000.0, 1_000_000);
+        assert!((many - 8_200.0).abs() < 1.0, "{many}");
+        // Five cells: sqrt(2) wider; one cell: sqrt(6).
+        assert!((area_accuracy(10_000.0, 5) - 8_200.0 * 2f64.sqrt()).abs() < 1e-6);
+        assert!((area_accuracy(10_000.0, 1) - 8_200.0 * 6f64.sqrt()).abs() < 1e-6);
+        assert_eq!(area_accuracy(10.0, 100), MIN_CELL_ACCURACY_M);
     }
 
     #[test]

@@ -452,7 +452,13 @@ pub(crate) fn take_lock(lock: &Path) -> Result<(), StoreError> {
 }
 
 /// A LAC area: a robust centre (cells far from the median dropped as bad
-/// estimates) and the radius covering 90% of its cells' coverage.
+/// estimates) and its radius: the distance from the centre within which 90% of its
+/// cells' positions lie, at least their median range (a lone cell's area is its
+/// coverage). Cell positions, not their ranges: published ranges mean different
+/// things in different sources (an OpenCelliD-like export's coverage, a drive
+/// test's farthest sighting), and a radius built on them held 70% of unknown cells'
+/// devices in the simulator but 9% on the Cork drive tests; positions held both
+/// (docs/positioning.md).
 fn derive_area(network: u32, lac: u32, cells: &[Station]) -> Option<Area> {
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -484,18 +490,19 @@ fn derive_area(network: u32, lac: u32, cells: &[Station]) -> Option<Area> {
         return None;
     }
     let (lat, lon) = frame.to_latlon(sx / sw, sy / sw);
-    let mut reach: Vec<f64> = kept
+    let mut spread: Vec<f64> = kept
         .iter()
-        .map(|c| geo::distance_m(lat, lon, c.lat(), c.lon()) + c.range_m() as f64)
+        .map(|c| geo::distance_m(lat, lon, c.lat(), c.lon()))
         .collect();
-    reach.sort_by(f64::total_cmp);
-    let p90 = reach[((reach.len() - 1) as f64 * 0.9).round() as usize];
+    spread.sort_by(f64::total_cmp);
+    let p90 = spread[((spread.len() - 1) as f64 * 0.9).round() as usize];
+    let radius = p90.max(median(kept.iter().map(|c| c.range_m() as f64).collect()));
     Some(Area {
         network,
         lac,
         lat_e7: (lat * 1e7).round() as i32,
         lon_e7: (lon * 1e7).round() as i32,
-        range_m: p90.round().clamp(1.0, u32::MAX as f64) as u32,
+        range_m: radius.round().clamp(1.0, u32::MAX as f64) as u32,
         cells: cells.len() as u32,
     })
 }

@@ -14,7 +14,8 @@ use std::mem::size_of;
 use super::record::{Area, Network, ShortCid, Station};
 
 pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
-pub const FORMAT_VERSION: u32 = 3;
+/// 4: an area's radius is the spread of its cells' positions, no longer their coverage.
+pub const FORMAT_VERSION: u32 = 4;
 
 pub const VTABLE_POS: usize = 8;
 pub const FIELD_COUNT: usize = 9;
