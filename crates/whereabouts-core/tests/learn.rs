@@ -51,7 +51,9 @@ fn opencellid_measurements() {
     // The ring's centre; the fix 30 km away was dropped, not averaged in.
     assert!(distance_m(c.lat(), c.lon(), 50.0, 8.0) < 10.0);
     assert_eq!(c.samples(), 12);
-    assert!((396..=408).contains(&c.range_m()), "{}", c.range_m());
+    // Twice the ring's radius: a cell's range is twice the distance holding 90% of
+    // its kept observations (they sample only part of its coverage).
+    assert!((792..=816).contains(&c.range_m()), "{}", c.range_m());
     assert_eq!(c.psc(), Some(42));
     // A cell seen once gets the radio's default reach.
     let g = db.cell(Radio::Gsm, 1, 1, 7, 300).unwrap();

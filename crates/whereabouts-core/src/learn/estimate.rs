@@ -36,6 +36,14 @@ const OUTLIER_FACTOR: f64 = 3.0;
 /// ones at the edge of coverage is not an inconsistency.
 const MIN_OUTLIER_CELL_M: f64 = 500.0;
 const MIN_OUTLIER_WIFI_M: f64 = 100.0;
+/// A cell's range is this many times the distance within which 90% of its kept
+/// sightings lie. The sightings are where the learning drives went, a part of the
+/// cell's coverage: the next device is often elsewhere in it. The solver's single-cell
+/// radius (0.55 of the range, `solve::cells::SINGLE_SPREAD`) then held 68% of the held-out
+/// fold's rows in three-fold cross-validation on the Cork learn files (1.8 to 2.2
+/// tried; docs/learning.md), where the farthest sighting held 62%. WiFi keeps the
+/// farthest sighting: no WiFi data here to fit on.
+const RANGE_PER_P90_CELL: f64 = 2.0;
 /// The least covering radius we publish: a handful of fixes in one spot says
 /// little about how far the station reaches.
 const MIN_RANGE_CELL_M: f64 = 100.0;
@@ -58,7 +66,8 @@ const MODE_MAX_STEPS: usize = 50;
 pub struct Estimate {
     pub lat: f64,
     pub lon: f64,
-    /// Covering radius of the kept observations, metres.
+    /// Radius of the station's coverage, metres: for WiFi the farthest kept
+    /// observation, for cells twice the distance holding 90% of them.
     pub range_m: f64,
     /// Observations kept.
     pub samples: u32,
@@ -186,10 +195,21 @@ pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
     if !wifi {
         (cx, cy) = mode(kept.iter().map(|&i| pts[i]), (cx, cy), MODE_KERNEL_CELL_M);
     }
-    let reach = kept
+    let mut dists: Vec<f64> = kept
         .iter()
         .map(|&i| (pts[i].0 - cx).hypot(pts[i].1 - cy))
-        .fold(0.0, f64::max);
+        .collect();
+    dists.sort_by(f64::total_cmp);
+    let reach = if wifi {
+        dists.last().copied().unwrap_or(0.0)
+    } else {
+        // `kept` holds at least the half of the weight within the median distance.
+        let p90 = dists
+            .get(((dists.len().max(1) - 1) as f64 * 0.9) as usize)
+            .copied()
+            .unwrap_or(0.0);
+        RANGE_PER_P90_CELL * p90
+    };
     let (lat, lon) = frame.to_latlon(cx, cy);
     let times = kept.iter().filter_map(|&i| obs[i].time);
     let psc = kept
@@ -286,7 +306,9 @@ mod tests {
         let e = estimate(&obs, false).unwrap();
         assert!(distance_m(e.lat, e.lon, 50.0, 8.0) < 5.0, "{e:?}");
         assert_eq!((e.samples, e.rejected), (12, 1));
-        assert!((e.range_m - 300.0).abs() < 5.0);
+        // A cell's range: twice the distance holding 90% of the kept observations.
+        assert!((e.range_m - 600.0).abs() < 10.0, "{e:?}");
+        assert!((estimate(&obs, true).unwrap().range_m - 300.0).abs() < 5.0);
     }
 
     #[test]
