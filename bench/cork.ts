@@ -2,7 +2,7 @@
  * Cell positioning learned from real drive tests: the Cork 5G/LTE traces (G-NetTrack Pro,
  * 2019/2020; ../shared/data/ucc-5g-cork, GPL-3.0, read in place and never copied here).
  *
- *   npx tsx bench/cork.ts [--json] [--zip PATH]
+ *   npx tsx bench/cork.ts [--json] [--zip PATH] [--cv]
  *
  * The zip is unpacked into a temp directory (the __MACOSX copies skipped), its 83 trace files
  * sorted by path, and three of every four (index % 4 != 3) learned with `learnFiles`, as
@@ -13,6 +13,11 @@
  * fallbacks lacf only) and compared with each row's GPS position. The baseline is the plain
  * mean of the training observations of the same cell. Rows whose cell never appears in the
  * training files are reported apart: they can only be answered through the TAC area (lacf).
+ *
+ * --cv evaluates within the learn files only, for choosing constants without looking at the
+ * held-out ones: three folds (learn-file index % 3), each located by a database learned from
+ * the other two; the rows of the three folds are pooled, and the mean of the folds' medians
+ * is reported beside the pooled median.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +29,11 @@ import { Engine } from '../src/engine.js';
 import { ErrorStats } from './metrics.js';
 
 const { values } = parseArgs({
-  options: { json: { type: 'boolean', default: false }, zip: { type: 'string' } },
+  options: {
+    json: { type: 'boolean', default: false },
+    zip: { type: 'string' },
+    cv: { type: 'boolean', default: false },
+  },
 });
 
 const root = join(import.meta.dirname, '..');
@@ -49,51 +58,68 @@ try {
   const train = files.filter((_, i) => i % 4 !== 3);
   const test = files.filter((_, i) => i % 4 === 3);
 
-  const db = join(work, 'db');
-  const learned = await nativeLearn()(db, train, { mcc: MCC, mnc: MNC }, () => {});
-
-  // The baseline: plain mean of each cell's training observations (the rows the learner accepts).
-  const sums = new Map<string, { lat: number; lon: number; n: number }>();
-  for (const f of train)
-    for (const r of rows(f)) {
-      const s = sums.get(r.key) ?? { lat: 0, lon: 0, n: 0 };
-      s.lat += r.lat;
-      s.lon += r.lon;
-      s.n++;
-      sums.set(r.key, s);
-    }
-
-  const testRows = test.flatMap((f) => rows(f).map((r) => ({ ...r, file: f }))).filter((r) => r.speed > 0);
-  const engine = await Engine.open({ db, land: false, ipDatabases: false });
-  const responses = engine.processBatch(
-    testRows.map((r) => ({
-      cells: [{ radio: r.radio, mcc: MCC, mnc: MNC, lac: r.lac, cid: r.cid, signal: r.signal }],
-      fallbacks: { lacf: 1, scf: 0, ipf: 0 },
-    })),
-  );
-  engine.close();
-
   const oursSeen = new ErrorStats();
   const baseSeen = new ErrorStats();
   const oursUnseen = new ErrorStats();
-  let unseenViaLacf = 0;
-  let staticRows = 0;
-  testRows.forEach((r, i) => {
-    const res = responses[i];
-    const answer =
-      res?.status === 'ok' && res.lat !== undefined && res.lon !== undefined
-        ? { lat: res.lat, lon: res.lon, accuracy: res.accuracy }
-        : undefined;
-    if (r.file.includes('/Static/')) staticRows++;
-    const mean = sums.get(r.key);
-    if (mean) {
-      oursSeen.add(r, answer);
-      baseSeen.add(r, { lat: mean.lat / mean.n, lon: mean.lon / mean.n });
-    } else {
-      oursUnseen.add(r, answer);
-      if (res?.fallback === 'lacf') unseenViaLacf++;
-    }
-  });
+  const counts = { unseenViaLacf: 0, staticRows: 0, testRows: 0 };
+  const foldMedians: number[] = [];
+  const splits = values.cv
+    ? [0, 1, 2].map((k) => ({
+        learn: train.filter((_, j) => j % 3 !== k),
+        locate: train.filter((_, j) => j % 3 === k),
+      }))
+    : [{ learn: train, locate: test }];
+  let learned: Awaited<ReturnType<ReturnType<typeof nativeLearn>>> | undefined;
+  for (const [k, split] of splits.entries()) {
+    const db = join(work, `db-${k}`);
+    learned = await nativeLearn()(db, split.learn, { mcc: MCC, mnc: MNC }, () => {});
+    const fold = new ErrorStats();
+    await locate(db, split.learn, split.locate, fold);
+    foldMedians.push(fold.median);
+  }
+
+  /** Learns nothing: locates the driving rows of `files` in `db` and adds them to the stats. */
+  async function locate(db: string, learnFiles: string[], files: string[], fold: ErrorStats): Promise<void> {
+    // The baseline: plain mean of each cell's training observations (the rows the learner accepts).
+    const sums = new Map<string, { lat: number; lon: number; n: number }>();
+    for (const f of learnFiles)
+      for (const r of rows(f)) {
+        const s = sums.get(r.key) ?? { lat: 0, lon: 0, n: 0 };
+        s.lat += r.lat;
+        s.lon += r.lon;
+        s.n++;
+        sums.set(r.key, s);
+      }
+
+    const testRows = files.flatMap((f) => rows(f).map((r) => ({ ...r, file: f }))).filter((r) => r.speed > 0);
+    counts.testRows += testRows.length;
+    const engine = await Engine.open({ db, land: false, ipDatabases: false });
+    const responses = engine.processBatch(
+      testRows.map((r) => ({
+        cells: [{ radio: r.radio, mcc: MCC, mnc: MNC, lac: r.lac, cid: r.cid, signal: r.signal }],
+        fallbacks: { lacf: 1, scf: 0, ipf: 0 },
+      })),
+    );
+    engine.close();
+
+    testRows.forEach((r, i) => {
+      const res = responses[i];
+      const answer =
+        res?.status === 'ok' && res.lat !== undefined && res.lon !== undefined
+          ? { lat: res.lat, lon: res.lon, accuracy: res.accuracy }
+          : undefined;
+      if (r.file.includes('/Static/')) counts.staticRows++;
+      const mean = sums.get(r.key);
+      if (mean) {
+        oursSeen.add(r, answer);
+        fold.add(r, answer);
+        baseSeen.add(r, { lat: mean.lat / mean.n, lon: mean.lon / mean.n });
+      } else {
+        oursUnseen.add(r, answer);
+        if (res?.fallback === 'lacf') counts.unseenViaLacf++;
+      }
+    });
+  }
 
   const f = (x: number) => (Number.isFinite(x) ? Math.round(x) : '-');
   const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
@@ -107,36 +133,53 @@ try {
     inside: radius ? p(s.insideShare) : '-',
     note: extra,
   });
+  const folds = values.cv
+    ? `folds' medians ${foldMedians.map(f).join(', ')}, mean ${f(foldMedians.reduce((a, b) => a + b, 0) / foldMedians.length)}`
+    : '';
   const table = [
-    line('learned (Engine, serving cell)', oursSeen),
+    line('learned (Engine, serving cell)', oursSeen, folds),
     line('centroid of observations', baseSeen, 'plain mean of the training rows of the cell', false),
-    line('unseen cells (Engine)', oursUnseen, `${unseenViaLacf} answered through lacf (TAC area)`),
+    line('unseen cells (Engine)', oursUnseen, `${counts.unseenViaLacf} answered through lacf (TAC area)`),
   ];
   const summary = {
     files: { total: files.length, train: train.length, test: test.length },
-    learned: {
+    crossValidation: values.cv,
+    // The last split's learning run (the only one without --cv).
+    learned: learned && {
       observations: learned.observations,
       outliers: learned.outliers,
       cells: learned.cells,
       moved: learned.moved,
       blocked: learned.blocked,
     },
-    testRows: testRows.length,
-    staticTraceRows: staticRows,
+    testRows: counts.testRows,
+    staticTraceRows: counts.staticRows,
     table,
   };
   if (values.json) process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else {
-    console.log(
-      `Cork traces: learned from ${train.length} of ${files.length} files (index % 4 != 3; mcc ${MCC}, mnc ${MNC} assumed), ` +
-        `${learned.observations.toLocaleString('en')} observations -> ${learned.cells} cells ` +
-        `(${learned.outliers.toLocaleString('en')} observations dropped as inconsistent, ${learned.moved} moved).`,
-    );
-    console.log(
-      `Located the ${testRows.length.toLocaleString('en')} driving rows (Speed > 0; ${staticRows.toLocaleString('en')} of them in "Static" traces) ` +
-        `of the ${test.length} held-out files by their serving cell; errors against their GPS, "inside" = share within the reported 68% radius.`,
-    );
+    printHeading();
     console.table(table);
+  }
+
+  function printHeading(): void {
+    if (values.cv)
+      console.log(
+        `Cork learn files only (${train.length} of ${files.length}; index % 4 != 3), three folds (index % 3): ` +
+          `the ${counts.testRows.toLocaleString('en')} driving rows of each fold located by a database learned from the other two, pooled; ` +
+          `${counts.staticRows.toLocaleString('en')} of them in "Static" traces.`,
+      );
+    else if (learned) {
+      console.log(
+        `Cork traces: learned from ${train.length} of ${files.length} files (index % 4 != 3; mcc ${MCC}, mnc ${MNC} assumed), ` +
+          `${learned.observations.toLocaleString('en')} observations -> ${learned.cells} cells ` +
+          `(${learned.outliers.toLocaleString('en')} observations dropped as inconsistent, ${learned.moved} moved).`,
+      );
+      console.log(
+        `Located the ${counts.testRows.toLocaleString('en')} driving rows (Speed > 0; ${counts.staticRows.toLocaleString('en')} of them in "Static" traces) ` +
+          `of the ${test.length} held-out files by their serving cell; errors against their GPS, "inside" = share within the reported 68% radius.`,
+      );
+    }
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
