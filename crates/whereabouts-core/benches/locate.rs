@@ -618,6 +618,18 @@ fn median_ns(dir: &Path, group: &str, id: &str, since: SystemTime) -> Option<f64
     v["median"]["point_estimate"].as_f64()
 }
 
+/// This thread's CPU time in seconds: unlike wall time, it leaves out the time other
+/// processes held the core (cache contention with them still counts).
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
 /// A driver for profilers (`valgrind --tool=callgrind`): LOCATE_BENCH_PROFILE=group/id
 /// runs that case over LOCATE_BENCH_N requests (default 20,000) once, without
 /// criterion's repetitions, so that instruction counts per request are easy to read.
@@ -643,11 +655,17 @@ fn profile(fx: &Fixture, case: &str) {
         _ => panic!("unknown case {case}"),
     };
     let t = Instant::now();
+    let cpu = thread_cpu_s();
     for r in pool.iter().cycle().take(n) {
         black_box(f(&r.query()));
     }
+    let cpu = thread_cpu_s() - cpu;
     let s = t.elapsed().as_secs_f64();
-    eprintln!("{case}: {n} requests in {s:.3} s ({:.0}/s)", n as f64 / s);
+    eprintln!(
+        "{case}: {n} requests in {s:.3} s ({:.0}/s), {cpu:.3} s of thread CPU time ({:.0}/s)",
+        n as f64 / s,
+        n as f64 / cpu
+    );
 }
 
 /// LOCATE_BENCH_OVERLAY_AB=1: the cost of a non-empty overlay, measured by

@@ -23,7 +23,9 @@ pub struct Database {
     cell_shards: Vec<(NetKey, NetKey, u32)>,
     /// CDMA SID -> mccs, for CDMA requests that come without an mcc (spec 2.2).
     cdma_sids: HashMap<u16, Vec<u16>>,
-    wifi_shards: Vec<u32>,
+    /// Shards holding WiFi, with their first and last BSSID: a lookup searches only the
+    /// shard whose range holds the key, never a failed search through another first.
+    wifi_shards: Vec<(u64, u64, u32)>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -79,8 +81,8 @@ impl Database {
                     mccs.push(n.mcc);
                 }
             }
-            if !s.wifi().is_empty() {
-                wifi_shards.push(si as u32);
+            if let (Some(first), Some(last)) = (s.wifi().first(), s.wifi().last()) {
+                wifi_shards.push((first.key, last.key, si as u32));
             }
         }
         if cell_shards.windows(2).any(|w| w[0].1 > w[1].0) {
@@ -157,6 +159,14 @@ impl Database {
         })
     }
 
+    /// Starts fetching what `cell(...)` with the same arguments will read (see `prefetch_wifi`).
+    pub fn prefetch_cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) {
+        let key = cell_key(lac, cid);
+        for (shard, _, n) in self.nets(radio, mcc, mnc) {
+            shard.prefetch_cell(n.first as usize..(n.first + n.count) as usize, key);
+        }
+    }
+
     /// Cells of one network and LAC whose ids lie in `cids` (inclusive), in id order:
     /// for example the sibling sectors of an LTE eNB (`enb << 8 ..= enb << 8 | 255`).
     pub fn cells_between(
@@ -222,13 +232,27 @@ impl Database {
         })
     }
 
+    /// The access point with this BSSID. The search goes through the shard's fences:
+    /// their upper levels are 8-byte keys that stay cached, where a binary search of the
+    /// 24-byte records misses the cache on most of its steps.
     pub fn wifi(&self, bssid: u64) -> Option<&Station> {
-        self.wifi_shards.iter().find_map(|&si| {
-            let w = self.shards[si as usize].wifi();
-            w.binary_search_by_key(&bssid, |s| s.key)
-                .ok()
-                .map(|i| &w[i])
-        })
+        self.wifi_shards
+            .iter()
+            .filter(|&&(first, last, _)| first <= bssid && bssid <= last)
+            .find_map(|&(_, _, si)| {
+                let shard = &self.shards[si as usize];
+                shard.find_wifi(bssid).map(|i| &shard.wifi()[i])
+            })
+    }
+
+    /// Starts fetching what `wifi(bssid)` will read: a request's lookups, prefetched
+    /// first, then wait for memory together rather than one after another.
+    pub fn prefetch_wifi(&self, bssid: u64) {
+        for &(first, last, si) in &self.wifi_shards {
+            if first <= bssid && bssid <= last {
+                self.shards[si as usize].prefetch_wifi(bssid);
+            }
+        }
     }
 
     /// Every cell, in stored order, with its network: the input of a merge into a new database.
@@ -246,6 +270,6 @@ impl Database {
     pub fn iter_wifi(&self) -> impl Iterator<Item = &Station> + '_ {
         self.wifi_shards
             .iter()
-            .flat_map(|&si| self.shards[si as usize].wifi().iter())
+            .flat_map(|&(_, _, si)| self.shards[si as usize].wifi().iter())
     }
 }

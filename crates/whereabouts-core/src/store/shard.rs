@@ -199,6 +199,18 @@ impl Shard {
         find_with_fences(w, self.wifi_fences(), 0..w.len(), key)
     }
 
+    /// Starts fetching what `find_cell(range, key)` will read (see `prefetch_search`).
+    pub fn prefetch_cell(&self, range: Range<usize>, key: u64) {
+        let c = self.cells();
+        prefetch_search(&c[block_with_fences(c.len(), self.cell_fences(), range, key)]);
+    }
+
+    /// Starts fetching what `find_wifi(key)` will read (see `prefetch_search`).
+    pub fn prefetch_wifi(&self, key: u64) {
+        let w = self.wifi();
+        prefetch_search(&w[block_with_fences(w.len(), self.wifi_fences(), 0..w.len(), key)]);
+    }
+
     /// The cells of network `n`, sorted by key.
     pub fn network_cells(&self, n: &Network) -> &[Station] {
         let c = self.cells();
@@ -214,34 +226,67 @@ impl Shard {
     }
 }
 
-/// Finds `key` in `stations[range]` (sorted): first among the fences that fall in the
-/// range (`fences[i]` is `stations[i * FENCE_STRIDE].key`), then inside one block.
+/// Finds `key` in `stations[range]` (sorted), inside the block `fences` point to.
 fn find_with_fences(
     stations: &[Station],
     fences: &[u64],
     range: Range<usize>,
     key: u64,
 ) -> Option<usize> {
-    let (a, b) = (range.start, range.end.min(stations.len()));
-    if a >= b {
-        return None;
-    }
-    let fa = a.div_ceil(FENCE_STRIDE);
-    let fb = b.div_ceil(FENCE_STRIDE).min(fences.len());
-    let (lo, hi) = if fa >= fb {
-        (a, b)
-    } else {
-        match fences[fa..fb].partition_point(|&k| k <= key) {
-            // Before the first fence of the range: the partial block that starts the range.
-            0 => (a, (fa * FENCE_STRIDE).min(b)),
-            j => {
-                let p = (fa + j - 1) * FENCE_STRIDE;
-                (p.max(a), (p + FENCE_STRIDE).min(b))
-            }
-        }
-    };
-    stations[lo..hi]
+    let block = block_with_fences(stations.len(), fences, range, key);
+    let lo = block.start;
+    stations[block]
         .binary_search_by_key(&key, |s| s.key)
         .ok()
         .map(|i| lo + i)
+}
+
+/// The block of `range` (at most `FENCE_STRIDE` stations) that holds `key` if any station
+/// does: a search among the fences that fall in the range (`fences[i]` is
+/// `stations[i * FENCE_STRIDE].key`).
+fn block_with_fences(len: usize, fences: &[u64], range: Range<usize>, key: u64) -> Range<usize> {
+    let (a, b) = (range.start, range.end.min(len));
+    if a >= b {
+        return a..a;
+    }
+    let fa = a.div_ceil(FENCE_STRIDE);
+    let fb = b.div_ceil(FENCE_STRIDE).min(fences.len());
+    if fa >= fb {
+        return a..b;
+    }
+    match fences[fa..fb].partition_point(|&k| k <= key) {
+        // Before the first fence of the range: the partial block that starts the range.
+        0 => a..(fa * FENCE_STRIDE).min(b),
+        j => {
+            let p = (fa + j - 1) * FENCE_STRIDE;
+            p.max(a)..(p + FENCE_STRIDE).min(b)
+        }
+    }
+}
+
+/// Asks the CPU for every cache line of `block` (24 lines for 64 stations) without
+/// waiting for them. A binary search of a block not in cache waits for 4 or 5 misses one
+/// after another; fetched together they cost about one, and the lookups of a request,
+/// prefetched first, overlap too (callgrind cannot see this: measured with the profile
+/// driver's thread CPU time in benches/locate.rs, 1.5x for mixed requests and for single cells).
+fn prefetch_search(block: &[Station]) {
+    for s in block.iter().step_by(64 / std::mem::size_of::<Station>()) {
+        prefetch(s);
+    }
+    // A block rarely starts on a line boundary: its last station may be on one more line.
+    if let Some(s) = block.last() {
+        prefetch(s);
+    }
+}
+
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(value as *const T as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
