@@ -64,6 +64,11 @@ export class ZoneLookup {
     this.#nauticalBase = native.timezoneNames().length - 25;
   }
 
+  /** Bytes of the cell tree. */
+  get bytes(): number {
+    return this.#entries.byteLength;
+  }
+
   indexAt(lat: number, lon: number): number {
     // false for NaN too: such points, the poles' rims and the antimeridian go to the core
     if (lat > -LAT_EDGE && lat < LAT_EDGE && lon > -LON_EDGE && lon < LON_EDGE) {
