@@ -129,7 +129,7 @@ export interface NativeChangesPage {
 }
 
 /**
- * whereabouts-core's `CellTree` of the timezones (crates/whereabouts-core/src/polygons.rs:
+ * whereabouts-core's `CellTree` of the timezones (crates/whereabouts-core/src/polygons/cell_tree.rs:
  * the layout and the rules), walked by src/geocoding/zone-lookup.ts.
  */
 export interface TimezoneCells {
