@@ -7,7 +7,9 @@
  *    it needs is cached), for the core's name lookup and for the full `engine.timezone`
  *    (which adds tzdb data from Intl);
  *  - memory: each side in a fresh child process, RSS after loading everything it needs
- *    (geo-tz `preCache()`, our index) minus RSS before.
+ *    (geo-tz `preCache()`, our index and the cell tree the engine walks) minus RSS before;
+ *  - what opening costs: `Engine.open`, and the first `engine.timezone`, which builds the
+ *    cell tree (src/geocoding/zone-lookup.ts).
  *
  *   npx tsx bench/timezone.ts [--points N] [--near M] [--seed S] [--file data/timezones.bin]
  */
@@ -43,7 +45,7 @@ if (values.memory) {
     geoTz.find(0, 0);
   } else {
     const handle = native().NativeEngine.open({ db: defaultDbDir, timezones: file });
-    handle.timezoneIndexAt(0, 0);
+    new ZoneLookup(handle).indexAt(0, 0);
   }
   const g = globalThis as { gc?: () => void };
   g.gc?.();
@@ -124,10 +126,25 @@ interface GeoJsonFc {
 const handle = native().NativeEngine.open({ db: defaultDbDir, timezones: file });
 const zoneNames = handle.timezoneNames();
 const zoneAt = (lat: number, lon: number) => zoneNames[handle.timezoneIndexAt(lat, lon)];
-// the engine's lookup: the core's zone grid in JavaScript, the core where a cell has no single zone
+// the engine's lookup: the core's cell tree in JavaScript, the core where a cell has no single zone
 const zones = new ZoneLookup(handle);
 const gridZoneAt = (lat: number, lon: number) => zoneNames[zones.indexAt(lat, lon)];
+let coreCalls = 0;
+const counted = new ZoneLookup({
+  timezoneCells: (top, max) => handle.timezoneCells(top, max),
+  timezoneNames: () => handle.timezoneNames(),
+  timezoneIndexAt: (lat, lon) => {
+    coreCalls++;
+    return handle.timezoneIndexAt(lat, lon);
+  },
+});
+const t0 = performance.now();
 const engine = await Engine.open({ timezones: file });
+const t1 = performance.now();
+engine.timezone({ lat: 0, lon: 0 });
+const t2 = performance.now();
+const openMs = t1 - t0;
+const firstMs = t2 - t1;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -153,6 +170,7 @@ function timePerLookup(points: Float64Array, f: (lat: number, lon: number) => un
 function run(label: string, points: Float64Array): void {
   let agree = 0;
   let gridDiffers = 0;
+  coreCalls = 0;
   const examples: string[] = [];
   for (let i = 0; i < points.length; i += 2) {
     const lat = points[i] as number;
@@ -160,6 +178,7 @@ function run(label: string, points: Float64Array): void {
     const ref = geoTz.find(lat, lon)[0];
     const ours = zoneAt(lat, lon);
     if (gridZoneAt(lat, lon) !== ours) gridDiffers++;
+    counted.indexAt(lat, lon);
     if (ref === ours) agree++;
     else if (examples.length < 5)
       examples.push(`(${lat.toFixed(6)}, ${lon.toFixed(6)}) geo-tz ${ref}, ours ${ours}`);
@@ -180,7 +199,7 @@ function run(label: string, points: Float64Array): void {
     `  core timezoneAt:         ${coreNs.toFixed(0)} ns/lookup (${(geoNs / coreNs).toFixed(1)}x faster)`,
   );
   console.log(
-    `  grid + core (engine's):  ${gridNs.toFixed(0)} ns/lookup (${(geoNs / gridNs).toFixed(1)}x faster; differs from the core on ${gridDiffers} points)`,
+    `  cells + core (engine's): ${gridNs.toFixed(0)} ns/lookup (${(geoNs / gridNs).toFixed(1)}x faster; differs from the core on ${gridDiffers} points; ${((100 * coreCalls) / total).toFixed(2)} % asked the core)`,
   );
   console.log(
     `  engine.timezone (+tzdb): ${engineNs.toFixed(0)} ns/lookup (${(geoNs / engineNs).toFixed(1)}x faster)`,
@@ -206,6 +225,9 @@ function memory(side: string): number {
 }
 
 console.log(`timezone bench: ${file} (${readFileSync(file).length} bytes), seed ${values.seed}`);
+console.log(
+  `Engine.open ${openMs.toFixed(1)} ms; first engine.timezone (builds the cell tree, ${(zones.bytes / 1e6).toFixed(1)} MB) ${firstMs.toFixed(0)} ms`,
+);
 run('uniform over the sphere', uniformPoints());
 run(`within ${values.near} m of a border vertex`, borderPoints());
 const memGeo = memory('geo-tz');

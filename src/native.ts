@@ -128,6 +128,21 @@ export interface NativeChangesPage {
   next?: string | null;
 }
 
+/**
+ * whereabouts-core's `CellTree` of the timezones (crates/whereabouts-core/src/polygons/cell_tree.rs:
+ * the layout and the rules), walked by src/geocoding/zone-lookup.ts.
+ */
+export interface TimezoneCells {
+  /** Depth of the grid `entries` starts with (`2 ** topDepth` cells a row). */
+  topDepth: number;
+  /** Depth of the smallest cells. */
+  maxDepth: number;
+  /** Degrees from a cell's side within which a point must ask the core. */
+  guard: number;
+  /** The grid, then blocks of four children: low 2 bits a tag (0 zone, 1 nautical, 2 split, 3 ask the core), the rest a zone or entry index. */
+  entries: Uint32Array;
+}
+
 /** The native engine handle. */
 export interface NativeEngine {
   /**
@@ -138,8 +153,8 @@ export interface NativeEngine {
   locateInto(buffer: Float64Array, length: number, ips: string[] | undefined): number;
   /** Every zone name {@link NativeEngine.timezoneIndexAt} answers, by index. */
   timezoneNames(): string[];
-  /** Per cell of a square grid over the sphere, the zone every point inside it has (an index into `timezoneNames()`), or 65535. */
-  timezoneGrid(): Uint16Array;
+  /** The zones that need no geometry, as a grid at `topDepth` split down to `maxDepth`: see {@link TimezoneCells}. Built on each call. */
+  timezoneCells(topDepth: number, maxDepth: number): TimezoneCells;
   /** The timezone at a point as an index into `timezoneNames()` (nautical Etc/GMT zones at sea); -1 for an invalid coordinate. */
   timezoneIndexAt(lat: number, lon: number): number;
   /**

@@ -190,37 +190,45 @@ describe('GET /v2/timezone', () => {
   });
 });
 
-describe('ZoneLookup (the zone grid answered in JavaScript)', () => {
-  it('gives the core answer everywhere: random points, cell edges, the rims and bad input', () => {
+describe('ZoneLookup (the cell tree answered in JavaScript)', () => {
+  it('gives the core answer everywhere: random points, cell sides at every depth, the rims and bad input', () => {
     const handle = native().NativeEngine.open({ db: defaultDbDir, timezones: timezonesFile });
     const zones = new ZoneLookup(handle);
     const random = mulberry32(7);
-    const n = Math.sqrt(handle.timezoneGrid().length);
     const points: [number, number][] = [];
     for (let i = 0; i < 20_000; i++) {
       points.push([Math.asin(2 * random() - 1) * (180 / Math.PI), random() * 360 - 180]);
     }
-    // on and next to cell edges, where the grid must defer to the core
-    for (let i = 0; i < 2_000; i++) {
+    // on and next to the sides of cells of every depth, where the cells must defer to the core
+    const { topDepth, maxDepth, guard } = handle.timezoneCells(1, 1);
+    expect(guard).toBeGreaterThan(0);
+    for (let i = 0; i < 5_000; i++) {
+      const n = 2 ** (8 + (i % 9));
       const x = Math.floor(random() * n);
       const y = Math.floor(random() * n);
       const lon = -179.9999 + (x * 359.9998) / n;
       const lat = 89.9999 - (y * 179.9998) / n;
       points.push([lat, lon], [lat - 1e-9, lon + 1e-9], [lat + 1e-7, lon - 1e-7]);
+      points.push([lat - 1.5e-6, lon + 2.5e-6], [lat + 2.5e-6, lon - 1.5e-6], [lat - 3e-6, lon + 3e-6]);
     }
+    expect([topDepth, maxDepth]).toEqual([1, 1]);
     points.push([90, 10], [-90, 0], [89.99995, 5], [0, 180], [0, -180], [0, 179.99995]);
     points.push([Number.NaN, 0], [0, Number.NaN], [91, 0], [0, 181]);
     for (const [lat, lon] of points) {
       expect(zones.indexAt(lat, lon), `${lat}, ${lon}`).toBe(handle.timezoneIndexAt(lat, lon));
     }
-    // and most random points do not need the core at all
-    const grid = handle.timezoneGrid();
-    const single = points.slice(0, 20_000).filter(([lat, lon]) => {
-      const x = Math.floor(((lon + 179.9999) / 359.9998) * n);
-      const y = Math.floor(((89.9999 - lat) / 179.9998) * n);
-      return grid[y * n + x] !== 0xffff;
-    }).length;
-    expect(single).toBeGreaterThan(0.85 * 20_000);
+    // and few random points need the core at all
+    let core = 0;
+    const counting = new ZoneLookup({
+      timezoneCells: (top, max) => handle.timezoneCells(top, max),
+      timezoneNames: () => handle.timezoneNames(),
+      timezoneIndexAt: (lat, lon) => {
+        core++;
+        return handle.timezoneIndexAt(lat, lon);
+      },
+    });
+    for (const [lat, lon] of points.slice(0, 20_000)) counting.indexAt(lat, lon);
+    expect(core).toBeLessThan(0.02 * 20_000);
     handle.close();
   });
 });

@@ -54,6 +54,9 @@ use std::path::Path;
 use crate::datafile::{check_envelope, f64_at, u32_at};
 use crate::geo::EARTH_RADIUS_M;
 
+mod cell_tree;
+pub use cell_tree::{CellTree, CELL_LABEL, CELL_MIXED, CELL_NODE, CELL_OUTSIDE};
+
 const HEADER: usize = 48;
 
 const OUTSIDE: u32 = 0;
@@ -64,17 +67,6 @@ const LEAF: u32 = 3;
 /// geo-tz clamps queries into this box before it descends its quadtree.
 pub const LAT_EDGE: f64 = 89.9999;
 pub const LON_EDGE: f64 = 179.9999;
-
-/// What every point of a cell of [`PolygonIndex::coarse_grid`] answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GridCell {
-    /// Inside the polygon of this label.
-    Label(u32),
-    /// Outside every polygon.
-    Outside,
-    /// It depends on the point: the tree goes deeper, or has geometry, here.
-    Mixed,
-}
 
 #[derive(Debug)]
 pub enum PolygonError {
@@ -192,6 +184,46 @@ fn walk_leaf(blob: &[u8], mut f: impl FnMut(LeafEvent) -> bool) -> Option<()> {
 #[inline]
 fn crosses(ax: f64, ay: f64, bx: f64, by: f64, qx: f64, qy: f64) -> bool {
     (ay > qy) != (by > qy) && qx < ax + (qy - ay) * (bx - ax) / (by - ay)
+}
+
+/// The even-odd rule over a leaf's events, in lattice coordinates: the first feature that
+/// contains the point.
+struct EvenOdd {
+    qx: f64,
+    qy: f64,
+    odd: bool,
+    found: Hit,
+}
+
+impl EvenOdd {
+    fn new(qx: f64, qy: f64) -> EvenOdd {
+        EvenOdd {
+            qx,
+            qy,
+            odd: false,
+            found: Hit::Outside,
+        }
+    }
+
+    /// Takes the next event; true once a feature contains the point.
+    #[inline]
+    fn event(&mut self, e: LeafEvent) -> bool {
+        match e {
+            LeafEvent::Edge(ax, ay, bx, by) => {
+                if crosses(ax, ay, bx, by, self.qx, self.qy) {
+                    self.odd = !self.odd;
+                }
+                false
+            }
+            LeafEvent::FeatureEnd(label) => {
+                if self.odd {
+                    self.found = Hit::Label(label as usize);
+                }
+                self.odd = false;
+                self.found != Hit::Outside
+            }
+        }
+    }
 }
 
 /// Where a point lies in the index.
@@ -445,56 +477,6 @@ impl PolygonIndex {
         &self.bytes[self.blob_at + a..self.blob_at + b]
     }
 
-    #[inline]
-    /// The tree flattened to a grid of `2^depth` x `2^depth` cells, its quads at that depth
-    /// (rows from north to south, columns from west to east, over the box [`LAT_EDGE`],
-    /// [`LON_EDGE`]; the quads halve it evenly, so cell `(x, y)` spans
-    /// `-LON_EDGE + x * w .. + w` with `w = 2 * LON_EDGE / 2^depth`, and likewise in latitude
-    /// from the north). A cell whose quad, or an ancestor of it, is filled or empty answers
-    /// every point inside it alike, without geometry: a caller can answer such points from
-    /// the grid alone. Points on a cell's edge take the tree's side, so they are the caller's
-    /// to send to [`PolygonIndex::hit`].
-    pub fn coarse_grid(&self, depth: u32) -> Vec<GridCell> {
-        let n = 1usize << depth.clamp(1, 12);
-        let mut grid = vec![GridCell::Mixed; n * n];
-        self.fill_grid(0, depth.clamp(1, 12), (0, 0), n, &mut grid, n);
-        grid
-    }
-
-    fn fill_grid(
-        &self,
-        node: usize,
-        levels: u32,
-        (x0, y0): (usize, usize),
-        size: usize,
-        grid: &mut [GridCell],
-        n: usize,
-    ) {
-        let half = size / 2;
-        for k in 0..4 {
-            // geo-tz's child order: north-east, north-west, south-west, south-east
-            let (x, y) = match k {
-                0 => (x0 + half, y0),
-                1 => (x0, y0),
-                2 => (x0, y0 + half),
-                _ => (x0 + half, y0 + half),
-            };
-            let e = self.entry(node, k);
-            let cell = match e & 3 {
-                FILL => GridCell::Label(e >> 2),
-                OUTSIDE => GridCell::Outside,
-                NODE if levels > 1 => {
-                    self.fill_grid((e >> 2) as usize, levels - 1, (x, y), half, grid, n);
-                    continue;
-                }
-                _ => GridCell::Mixed,
-            };
-            for row in y..y + half {
-                grid[row * n + x..row * n + x + half].fill(cell);
-            }
-        }
-    }
-
     fn entry(&self, node: usize, k: usize) -> u32 {
         u32_at(&self.bytes, self.nodes_at + 16 * node + 4 * k)
     }
@@ -546,26 +528,9 @@ impl PolygonIndex {
     }
 
     fn hit_in_leaf(&self, leaf: usize, lat: f64, lon: f64) -> Hit {
-        let qx = (lon + 180.0) / self.q;
-        let qy = (lat + 90.0) / self.q;
-        let mut odd = false;
-        let mut found = Hit::Outside;
-        walk_leaf(self.leaf(leaf), |e| match e {
-            LeafEvent::Edge(ax, ay, bx, by) => {
-                if crosses(ax, ay, bx, by, qx, qy) {
-                    odd = !odd;
-                }
-                false
-            }
-            LeafEvent::FeatureEnd(label) => {
-                if odd {
-                    found = Hit::Label(label as usize);
-                }
-                odd = false;
-                found != Hit::Outside
-            }
-        });
-        found
+        let mut rule = EvenOdd::new((lon + 180.0) / self.q, (lat + 90.0) / self.q);
+        walk_leaf(self.leaf(leaf), |e| rule.event(e));
+        rule.found
     }
 
     /// The label of the polygon nearest to a point outside every polygon, and its distance

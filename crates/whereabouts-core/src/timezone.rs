@@ -16,10 +16,7 @@
 
 use std::path::Path;
 
-use crate::polygons::{GridCell, Hit, PolygonError, PolygonIndex, LON_EDGE};
-
-/// A cell of [`TimezoneIndex::zone_grid`] whose points do not all share one zone.
-pub const GRID_MIXED: u16 = u16::MAX;
+use crate::polygons::{CellTree, Hit, PolygonError, PolygonIndex};
 
 const MAGIC: &[u8; 8] = b"WBTZONE1";
 
@@ -117,35 +114,15 @@ impl TimezoneIndex {
         self.polygons.names().len() + NAUTICAL.iter().position(|n| *n == name).unwrap_or(12)
     }
 
-    /// The zone of every point strictly inside each cell of the polygon tree's grid at `depth`
-    /// ([`PolygonIndex::coarse_grid`]: its layout), as an index into
-    /// [`TimezoneIndex::all_names`], or [`GRID_MIXED`] where it depends on the point (the
-    /// tree's geometry, or a nautical band edge crossing the cell). JavaScript answers most
-    /// points from this table without a call into the core, which costs more than the lookup.
-    pub fn zone_grid(&self, depth: u32) -> Vec<u16> {
-        let grid = self.polygons.coarse_grid(depth);
-        let n = (grid.len() as f64).sqrt() as usize;
-        let w = 2.0 * LON_EDGE / n as f64;
-        let band = |lon: f64| ((lon + 7.5) / 15.0).floor();
-        grid.iter()
-            .enumerate()
-            .map(|(i, cell)| match *cell {
-                GridCell::Label(l) => u16::try_from(l)
-                    .ok()
-                    .filter(|&v| v != GRID_MIXED)
-                    .unwrap_or(GRID_MIXED),
-                GridCell::Outside => {
-                    let left = -LON_EDGE + (i % n) as f64 * w;
-                    let right = left + w;
-                    if band(left) == band(right) {
-                        self.nautical_index((left + right) / 2.0) as u16
-                    } else {
-                        GRID_MIXED
-                    }
-                }
-                GridCell::Mixed => GRID_MIXED,
-            })
-            .collect()
+    /// The zones that need no geometry, for JavaScript to answer most points without a call
+    /// into the core (which costs more than the lookup): the polygons' [`CellTree`]
+    /// ([`PolygonIndex::cell_tree`]), whose labels are indexes into
+    /// [`TimezoneIndex::all_names`]. A cell outside every polygon has the nautical zone of
+    /// each point's longitude, `all_names().len() - 25 + h + 12` with
+    /// `h = floor((lon + 7.5) / 15)` ([`nautical_zone`]; the cells lie within
+    /// +-179.9999 degrees, so the antimeridian's own rule never applies).
+    pub fn zone_cells(&self, top_depth: u32, max_depth: u32) -> CellTree {
+        self.polygons.cell_tree(top_depth, max_depth)
     }
 
     /// The zone at a point as an index into [`TimezoneIndex::all_names`]: the form that

@@ -6,6 +6,9 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use whereabouts_core::polygons::{
+    CellTree, CELL_LABEL, CELL_MIXED, CELL_NODE, CELL_OUTSIDE, LAT_EDGE, LON_EDGE,
+};
 use whereabouts_core::timezone::{nautical_zone, TimezoneError, TimezoneIndex};
 
 fn tz_path() -> PathBuf {
@@ -105,43 +108,120 @@ fn damaged_files_are_refused() {
     assert!(TimezoneIndex::open(&PathBuf::from("/nonexistent/timezones.bin")).is_err());
 }
 
+/// What JavaScript does with a [`CellTree`] (src/geocoding/zone-lookup.ts): the zone of a
+/// point from the cells alone, or None where it must ask the core.
+fn zone_from_cells(tree: &CellTree, nautical_base: usize, lat: f64, lon: f64) -> Option<usize> {
+    if !(lat > -LAT_EDGE && lat < LAT_EDGE && lon > -LON_EDGE && lon < LON_EDGE) {
+        return None;
+    }
+    let cells = (1u64 << tree.max_depth) as f64;
+    let (w, h) = (2.0 * LON_EDGE / cells, 2.0 * LAT_EDGE / cells);
+    let fx = (lon + LON_EDGE) / (2.0 * LON_EDGE) * cells;
+    let fy = (LAT_EDGE - lat) / (2.0 * LAT_EDGE) * cells;
+    let (x, y) = (fx.floor(), fy.floor());
+    let (gx, gy) = (tree.guard / w, tree.guard / h);
+    if fx - x <= gx || x + 1.0 - fx <= gx || fy - y <= gy || y + 1.0 - fy <= gy {
+        return None;
+    }
+    let (x, y) = (x as usize, y as usize);
+    let mut shift = tree.max_depth - tree.top_depth;
+    let n = 1usize << tree.top_depth;
+    let mut e = tree.entries[(y >> shift) * n + (x >> shift)];
+    while e & 3 == CELL_NODE {
+        shift -= 1;
+        e = tree.entries[(e >> 2) as usize + 2 * ((y >> shift) & 1) + ((x >> shift) & 1)];
+    }
+    match e & 3 {
+        CELL_LABEL => Some((e >> 2) as usize),
+        CELL_OUTSIDE => Some(nautical_base + (((lon + 7.5) / 15.0).floor() + 12.0) as usize),
+        _ => None,
+    }
+}
+
+/// A small random generator (xorshift), so that the points are the same on every run.
+fn xorshift(state: &mut u64) -> f64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}
+
 #[test]
-fn the_zone_grid_agrees_with_the_lookup_inside_its_cells() {
-    use whereabouts_core::polygons::{LAT_EDGE, LON_EDGE};
-    use whereabouts_core::timezone::GRID_MIXED;
-    let depth = 8;
-    let grid = tz().zone_grid(depth);
-    let n = 1usize << depth;
-    assert_eq!(grid.len(), n * n);
-    let (w, h) = (2.0 * LON_EDGE / n as f64, 2.0 * LAT_EDGE / n as f64);
-    let mut single = 0;
-    for (i, &zone) in grid.iter().enumerate() {
-        if zone == GRID_MIXED {
-            continue;
+fn the_cell_tree_agrees_with_the_lookup() {
+    let t = tz();
+    let started = std::time::Instant::now();
+    let tree = t.zone_cells(8, 14);
+    let built = started.elapsed();
+    let base = t.all_names().len() - 25;
+    let n = 1usize << tree.top_depth;
+    assert!(tree.entries.len() >= n * n);
+    assert!(tree.guard > 0.0 && tree.guard < 1e-4);
+
+    // uniform points over the sphere, and the same points moved onto the sides of their
+    // cells at every depth, where the cells must defer to the core
+    let mut state = 0x2545_f491_4f6c_dd1d_u64;
+    let (mut answered, total) = (0, 40_000);
+    for i in 0..total {
+        let lat = (2.0 * xorshift(&mut state) - 1.0).asin().to_degrees();
+        let lon = 360.0 * xorshift(&mut state) - 180.0;
+        let want = t.zone_index_at(lat, lon);
+        if let Some(zone) = zone_from_cells(&tree, base, lat, lon) {
+            assert_eq!(Some(zone), want, "({lat}, {lon})");
+            answered += 1;
         }
-        single += 1;
-        let (x, y) = ((i % n) as f64, (i / n) as f64);
-        // the centre and points just inside the four corners of the cell
-        for (fx, fy) in [
-            (0.5, 0.5),
-            (0.001, 0.001),
-            (0.999, 0.001),
-            (0.001, 0.999),
-            (0.999, 0.999),
-        ] {
-            let lon = -LON_EDGE + (x + fx) * w;
-            let lat = LAT_EDGE - (y + fy) * h;
-            assert_eq!(
-                tz().zone_index_at(lat, lon),
-                Some(zone as usize),
-                "cell ({x}, {y}) at {lat}, {lon}"
-            );
+        let depth = tree.top_depth + (i as u32 % (tree.max_depth - tree.top_depth + 1));
+        let cells = (1u64 << depth) as f64;
+        let x = ((lon + LON_EDGE) / (2.0 * LON_EDGE) * cells).round();
+        let side = -LON_EDGE + x * (2.0 * LON_EDGE / cells);
+        for lon in [side, side - 1e-9, side + 1e-7, side + 1.5e-6, side + 2.5e-6] {
+            if let Some(zone) = zone_from_cells(&tree, base, lat, lon) {
+                assert_eq!(Some(zone), t.zone_index_at(lat, lon), "({lat}, {lon})");
+            }
         }
     }
-    // most of the sphere is open sea or deep inside one zone
-    assert!(
-        single > n * n * 3 / 4,
-        "{single} of {} cells answer alone",
-        n * n
+    println!(
+        "cell tree 8..14: {} entries, built in {built:?}; {answered} of {total} uniform points answered",
+        tree.entries.len()
     );
+    // borders and coasts cross few of the smallest cells
+    assert!(answered > total * 97 / 100, "{answered} of {total}");
+
+    // cells with one answer: their centre and the points just inside their guard
+    let mut checked = 0;
+    let mut stack: Vec<(u32, u32, usize, usize)> = (0..n * n)
+        .map(|i| (tree.entries[i], tree.top_depth, i % n, i / n))
+        .collect();
+    while let Some((e, depth, x, y)) = stack.pop() {
+        if e & 3 == CELL_NODE {
+            for k in 0..4 {
+                let child = tree.entries[(e >> 2) as usize + k];
+                stack.push((child, depth + 1, 2 * x + (k & 1), 2 * y + k / 2));
+            }
+            continue;
+        }
+        if e & 3 == CELL_MIXED {
+            continue;
+        }
+        // one cell in five (the test runs unoptimised)
+        checked += 1;
+        if checked % 5 != 0 {
+            continue;
+        }
+        let cells = (1u64 << depth) as f64;
+        let (w, h) = (2.0 * LON_EDGE / cells, 2.0 * LAT_EDGE / cells);
+        let (left, top) = (-LON_EDGE + x as f64 * w, LAT_EDGE - y as f64 * h);
+        let g = tree.guard * 1.01;
+        for (lat, lon) in [
+            (top - h / 2.0, left + w / 2.0),
+            (top - g, left + g),
+            (top - g, left + w - g),
+            (top - h + g, left + g),
+            (top - h + g, left + w - g),
+        ] {
+            if let Some(zone) = zone_from_cells(&tree, base, lat, lon) {
+                assert_eq!(Some(zone), t.zone_index_at(lat, lon), "({lat}, {lon})");
+            }
+        }
+    }
+    assert!(checked > 100_000, "{checked} cells");
 }

@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice, Uint16Array};
+use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice, Uint32Array};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use whereabouts_core::learn::compact::{Compactor, Thresholds};
@@ -42,10 +42,6 @@ pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T>
         }
     }
 }
-
-/// 1024 x 1024 cells of 0.35 x 0.18 degrees (2 MB): fine enough that nine in ten random
-/// points fall in a cell with one zone.
-const TIMEZONE_GRID_DEPTH: u32 = 10;
 
 /// Opens an optional data file when a path is given.
 fn open_optional<T, E: std::fmt::Display>(
@@ -99,6 +95,20 @@ pub struct OpenOptions {
 }
 
 /// A place answered by `searchPlaces`, with its score in [0, 1] (whereabouts-core's `search`).
+/// whereabouts-core's `CellTree` of the timezones: see `NativeEngine::timezone_cells`.
+#[napi(object)]
+pub struct TimezoneCells {
+    /// Depth of the grid `entries` starts with (`2^topDepth` cells a row).
+    pub top_depth: u32,
+    /// Depth of the smallest cells.
+    pub max_depth: u32,
+    /// Degrees from a cell's side within which a point must ask `timezoneIndexAt`.
+    pub guard: f64,
+    /// The grid, then the blocks of four children; low 2 bits a tag (0 zone, 1 outside every
+    /// polygon: the nautical zone, 2 split, 3 ask the core), the rest a zone or block index.
+    pub entries: Uint32Array,
+}
+
 #[napi(object)]
 pub struct SearchPlace {
     pub lat: f64,
@@ -382,15 +392,19 @@ impl NativeEngine {
         })
     }
 
-    /// The zone grid JavaScript answers most timezone lookups from (whereabouts-core's
-    /// `TimezoneIndex::zone_grid` at `TIMEZONE_GRID_DEPTH`): indexes into `timezoneNames()`,
-    /// 65535 where a cell needs `timezoneIndexAt`.
+    /// The cell tree JavaScript answers most timezone lookups from (whereabouts-core's
+    /// `TimezoneIndex::zone_cells` and `CellTree`: the layout and the rules): a grid at
+    /// `topDepth` whose cells are split down to `maxDepth`. Built on each call.
     #[napi]
-    pub fn timezone_grid(&self) -> Result<Uint16Array> {
+    pub fn timezone_cells(&self, top_depth: u32, max_depth: u32) -> Result<TimezoneCells> {
         guarded("timezone", || {
-            Ok(Uint16Array::new(
-                self.timezones()?.zone_grid(TIMEZONE_GRID_DEPTH),
-            ))
+            let tree = self.timezones()?.zone_cells(top_depth, max_depth);
+            Ok(TimezoneCells {
+                top_depth: tree.top_depth,
+                max_depth: tree.max_depth,
+                guard: tree.guard,
+                entries: Uint32Array::new(tree.entries),
+            })
         })
     }
 
