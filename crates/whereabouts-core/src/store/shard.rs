@@ -194,21 +194,29 @@ impl Shard {
         find_with_fences(self.cells(), self.cell_fences(), range, key)
     }
 
-    pub fn find_wifi(&self, key: u64) -> Option<usize> {
+    /// The block of WiFi stations that holds `key` if any does; its lines are being
+    /// fetched when this returns (see `prefetch_search`).
+    pub fn wifi_block(&self, key: u64) -> Range<usize> {
         let w = self.wifi();
-        find_with_fences(w, self.wifi_fences(), 0..w.len(), key)
+        let block = block_with_fences(w.len(), self.wifi_fences(), 0..w.len(), key);
+        prefetch_search(&w[block.clone()]);
+        block
+    }
+
+    /// The position of the WiFi station with `key` in `block` (from `wifi_block`).
+    pub fn find_wifi_in(&self, block: Range<usize>, key: u64) -> Option<usize> {
+        let lo = block.start;
+        self.wifi()
+            .get(block)?
+            .binary_search_by_key(&key, |s| s.key)
+            .ok()
+            .map(|i| lo + i)
     }
 
     /// Starts fetching what `find_cell(range, key)` will read (see `prefetch_search`).
     pub fn prefetch_cell(&self, range: Range<usize>, key: u64) {
         let c = self.cells();
         prefetch_search(&c[block_with_fences(c.len(), self.cell_fences(), range, key)]);
-    }
-
-    /// Starts fetching what `find_wifi(key)` will read (see `prefetch_search`).
-    pub fn prefetch_wifi(&self, key: u64) {
-        let w = self.wifi();
-        prefetch_search(&w[block_with_fences(w.len(), self.wifi_fences(), 0..w.len(), key)]);
     }
 
     /// The cells of network `n`, sorted by key.
