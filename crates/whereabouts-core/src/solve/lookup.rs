@@ -10,7 +10,7 @@ use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
 use crate::radio::Radio;
 use crate::store::record::{cell_key, Station};
-use crate::store::Database;
+use crate::store::{Database, WifiBlock};
 
 /// A cell the device saw that the database knows.
 #[derive(Clone, Copy, Debug)]
@@ -84,9 +84,8 @@ pub fn resolve(
         };
         db.prefetch_cell(radio, mcc, obs.mnc, obs.lac, obs.cid);
     }
-    for obs in wifi {
-        db.prefetch_wifi(obs.bssid);
-    }
+    let blocks: SmallVec<[Option<WifiBlock>; 16]> =
+        wifi.iter().map(|obs| db.wifi_block(obs.bssid)).collect();
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
         match find_cell(db, overlay, obs) {
@@ -107,9 +106,9 @@ pub fn resolve(
             None => {}
         }
     }
-    for obs in wifi {
+    for (obs, block) in wifi.iter().zip(blocks) {
         let found = match overlay.map(|o| o.get(&StationKey::Wifi(obs.bssid))) {
-            None | Some(Lookup::Unknown) => db.wifi(obs.bssid).copied(),
+            None | Some(Lookup::Unknown) => block.and_then(|b| db.wifi_in(b, obs.bssid)).copied(),
             Some(Lookup::Learned(st)) => Some(st),
             Some(Lookup::Blocked) => None,
         };

@@ -28,6 +28,14 @@ pub struct Database {
     wifi_shards: Vec<(u64, u64, u32)>,
 }
 
+/// Where a WiFi lookup will search: a block of one shard's stations (`Database::wifi_block`).
+#[derive(Clone, Copy, Debug)]
+pub struct WifiBlock {
+    shard: u32,
+    start: usize,
+    end: usize,
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DbStats {
     pub cells: u64,
@@ -159,7 +167,7 @@ impl Database {
         })
     }
 
-    /// Starts fetching what `cell(...)` with the same arguments will read (see `prefetch_wifi`).
+    /// Starts fetching what `cell(...)` with the same arguments will read (see `wifi_block`).
     pub fn prefetch_cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) {
         let key = cell_key(lac, cid);
         for (shard, _, n) in self.nets(radio, mcc, mnc) {
@@ -232,27 +240,35 @@ impl Database {
         })
     }
 
-    /// The access point with this BSSID. The search goes through the shard's fences:
-    /// their upper levels are 8-byte keys that stay cached, where a binary search of the
-    /// 24-byte records misses the cache on most of its steps.
+    /// The access point with this BSSID (see `wifi_block`).
     pub fn wifi(&self, bssid: u64) -> Option<&Station> {
-        self.wifi_shards
-            .iter()
-            .filter(|&&(first, last, _)| first <= bssid && bssid <= last)
-            .find_map(|&(_, _, si)| {
-                let shard = &self.shards[si as usize];
-                shard.find_wifi(bssid).map(|i| &shard.wifi()[i])
-            })
+        self.wifi_in(self.wifi_block(bssid)?, bssid)
     }
 
-    /// Starts fetching what `wifi(bssid)` will read: a request's lookups, prefetched
-    /// first, then wait for memory together rather than one after another.
-    pub fn prefetch_wifi(&self, bssid: u64) {
-        for &(first, last, si) in &self.wifi_shards {
-            if first <= bssid && bssid <= last {
-                self.shards[si as usize].prefetch_wifi(bssid);
-            }
-        }
+    /// The first half of a WiFi lookup: the block of 64 stations that holds `bssid` if
+    /// any does, found among the fences of the one shard whose BSSID range holds it
+    /// (8-byte keys whose upper levels stay cached), and the block's lines asked for
+    /// without waiting. A request takes the blocks of all its APs first, then searches
+    /// them (`wifi_in`): their cache misses overlap instead of following each other.
+    pub fn wifi_block(&self, bssid: u64) -> Option<WifiBlock> {
+        let &(_, _, si) = self
+            .wifi_shards
+            .iter()
+            .find(|&&(first, last, _)| first <= bssid && bssid <= last)?;
+        let range = self.shards[si as usize].wifi_block(bssid);
+        Some(WifiBlock {
+            shard: si,
+            start: range.start,
+            end: range.end,
+        })
+    }
+
+    /// The second half of a WiFi lookup: the station with `bssid` in `block`.
+    pub fn wifi_in(&self, block: WifiBlock, bssid: u64) -> Option<&Station> {
+        let shard = self.shards.get(block.shard as usize)?;
+        shard
+            .find_wifi_in(block.start..block.end, bssid)
+            .map(|i| &shard.wifi()[i])
     }
 
     /// Every cell, in stored order, with its network: the input of a merge into a new database.
