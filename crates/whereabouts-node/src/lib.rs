@@ -441,7 +441,7 @@ impl NativeEngine {
                     None => return Ok(false),
                 },
                 None => match places.reverse(lat, lon, zoom) {
-                    Some(p) => (p.country_code.to_owned(), Some(p)),
+                    Some(p) => (p.country_code, Some(p)),
                     None => return Ok(false),
                 },
             };
