@@ -107,7 +107,7 @@ function timePerLookup(f: (lat: number, lon: number) => unknown, passes = 5): nu
 const kdNs = timePerLookup((lat, lon) => around(index, lon, lat, 1, 50)[0]);
 const out = new Float64Array(3);
 const nativeNs = timePerLookup((lat, lon) => handle.reverseInto(lat, lon, zoom, out));
-const lookupNs = timePerLookup((lat, lon) => lookup.find(lat, lon, zoom));
+const lookupNs = timePerLookup((lat, lon) => lookup.find(lat, lon, zoom)?.place !== undefined);
 const engineNs = timePerLookup((lat, lon) => engine.reverse({ lat, lon, zoom }).status === 'ok');
 const nearestNs = timePerLookup((lat, lon) => handle.nearestPlaceId(lat, lon) >= 0);
 
