@@ -131,6 +131,8 @@ pub struct PlaceIndex {
     cells: Vec<Cell>,
     /// The cosine of each cell row's latitude farthest from the equator (the row's smallest).
     row_cos: Vec<f64>,
+    /// The squared chord of [`MAX_DISTANCE_M`] on the unit sphere.
+    max_chord2: f64,
 }
 
 /// What the search reads of a place, together: a lookup is bound by cache misses, and one
@@ -154,12 +156,14 @@ struct Cell {
     max_weight: f32,
 }
 
+// `as usize` truncates towards zero and takes negatives and NaN to 0: the floor, clamped,
+// without a call into libm's `floor` (no SSE4.1 on the baseline target)
 fn cell_row(lat: f64) -> usize {
-    (((lat + 90.0) / CELL_DEG).floor().max(0.0) as usize).min(ROWS - 1)
+    (((lat + 90.0) / CELL_DEG) as usize).min(ROWS - 1)
 }
 
 fn cell_col(lon: f64) -> usize {
-    (((lon + 180.0) / CELL_DEG).floor().max(0.0) as usize).min(COLS - 1)
+    (((lon + 180.0) / CELL_DEG) as usize).min(COLS - 1)
 }
 
 impl PlaceIndex {
@@ -257,6 +261,7 @@ impl PlaceIndex {
             spots,
             cells,
             row_cos,
+            max_chord2: chord2_of(MAX_DISTANCE_M),
         })
     }
 
@@ -298,7 +303,7 @@ impl PlaceIndex {
 
     /// The place with the lowest `distance / weight^k` among the places within
     /// [`MAX_DISTANCE_M`] that `keep` accepts (of several equal, the first in index order),
-    /// and its distance; `k = 0` is the nearest place.
+    /// and its distance; `k = 0` is the nearest place. `None` for an invalid coordinate.
     ///
     /// The cells that the 50 km circle can reach are visited in the order of a lower bound
     /// on the score of any place in them (their nearest side's distance over their largest
@@ -311,19 +316,37 @@ impl PlaceIndex {
         k: i32,
         keep: impl Fn(&Spot) -> bool,
     ) -> Option<(usize, f64)> {
+        if !((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)) {
+            return None;
+        }
         let mut order: SmallVec<[(f64, u32); 32]> = SmallVec::new();
-        self.cells_within(lat, lon, MAX_DISTANCE_M, |row, col| {
-            let c = row * COLS + col;
-            let cell = self.cells[c];
-            if cell.start != self.cells[c + 1].start {
-                let bound = self.cell_distance_bound(lat, lon, row, col)
-                    / pow(f64::from(cell.max_weight), k);
-                order.push((bound, c as u32));
+        let dlat = (MAX_DISTANCE_M / EARTH_RADIUS_M).to_degrees();
+        let (r0, r1) = (cell_row(lat - dlat), cell_row(lat + dlat));
+        let cols = cols_within(lat, lon, dlat);
+        for row in r0..=r1 {
+            // the latitude part of the cells' distance bound (see `cell_distance_bound`)
+            let south = row as f64 * CELL_DEG - 90.0;
+            let lat_gap = (south - lat)
+                .max(lat - (south + CELL_DEG))
+                .max(0.0)
+                .to_radians();
+            let row_cos = self.row_cos[row];
+            for &(c0, c1) in &cols {
+                for col in c0..c1 + 1 {
+                    let c = row * COLS + col;
+                    let cell = self.cells[c];
+                    if cell.start == self.cells[c + 1].start {
+                        continue;
+                    }
+                    let bound = cell_distance_bound(lat_gap, row_cos, lon, col)
+                        / pow(f64::from(cell.max_weight), k);
+                    order.push((bound, c as u32));
+                }
             }
-        });
+        }
         order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let q = unit(lat, lon);
-        let max_chord2 = chord2_of(MAX_DISTANCE_M);
+        let max_chord2 = self.max_chord2;
         // (index, distance, score)
         let mut best: Option<(usize, f64, f64)> = None;
         for &(bound, c) in &order {
@@ -338,13 +361,14 @@ impl PlaceIndex {
             // no place beyond `reach` can beat the best; its latitude band, rounded outwards
             let max_w = pow(f64::from(self.cells[c].max_weight), k);
             let reach = best.map_or(MAX_DISTANCE_M, |b| (b.2 * max_w).min(MAX_DISTANCE_M));
+            // in the file's 1e-5 degree units, widened by one (a metre) for rounding
             let dlat = (reach / EARTH_RADIUS_M).to_degrees();
-            let lat_lo = ((lat - dlat) * 1e5).floor() as i32;
-            let lat_hi = ((lat + dlat) * 1e5).ceil() as i32;
+            let lat_lo = (lat - dlat) * 1e5 - 1.0;
+            let lat_hi = (lat + dlat) * 1e5 + 1.0;
             let cell = &self.spots[start..end];
-            let from = cell.partition_point(|s| s.lat < lat_lo);
+            let from = cell.partition_point(|s| f64::from(s.lat) < lat_lo);
             for (i, s) in cell[from..].iter().enumerate() {
-                if s.lat > lat_hi {
+                if f64::from(s.lat) > lat_hi {
                     break;
                 }
                 if !keep(s) {
@@ -377,61 +401,8 @@ impl PlaceIndex {
         best.map(|(i, d, _)| (i, d))
     }
 
-    /// Calls `f` with the row and column of every cell that a circle of `radius_m` around the
-    /// point can reach (whole rows near the poles).
-    fn cells_within(&self, lat: f64, lon: f64, radius_m: f64, mut f: impl FnMut(usize, usize)) {
-        let dlat = (radius_m / EARTH_RADIUS_M).to_degrees();
-        let (r0, r1) = (cell_row(lat - dlat), cell_row(lat + dlat));
-        // the longitude span grows towards the poles; near them scan whole rows
-        let cos = (lat.abs() + dlat).min(90.0).to_radians().cos();
-        let full = cos < 1e-6 || dlat / cos >= 180.0;
-        let dlon = if full { 180.0 } else { dlat / cos };
-        for row in r0..=r1 {
-            let mut cols = |c0: usize, c1: usize| (c0..=c1).for_each(|col| f(row, col));
-            let (w, e) = (lon - dlon, lon + dlon);
-            if full {
-                cols(0, COLS - 1);
-            } else if w < -180.0 {
-                cols(cell_col(w + 360.0), COLS - 1);
-                cols(0, cell_col(e));
-            } else if e > 180.0 {
-                cols(cell_col(w), COLS - 1);
-                cols(0, cell_col(e - 360.0));
-            } else {
-                cols(cell_col(w), cell_col(e));
-            }
-        }
-    }
-
-    /// A lower bound, in metres, on the distance from the point to any point of a cell.
-    /// The latitude difference alone bounds the angle; so does the angle to the meridian
-    /// plane of the point, `asin(cos(lat') sin(dlon)) >= cos(lat') (dlon - dlon^3 / 6)`,
-    /// with the cell's smallest cosine. No trigonometry: it is computed for every cell near.
-    fn cell_distance_bound(&self, lat: f64, lon: f64, row: usize, col: usize) -> f64 {
-        let south = row as f64 * CELL_DEG - 90.0;
-        let west = col as f64 * CELL_DEG - 180.0;
-        let dlat = (south - lat).max(lat - (south + CELL_DEG)).max(0.0);
-        let dlon = if (west..=west + CELL_DEG).contains(&lon) {
-            0.0
-        } else {
-            // both within -180..=180: at most 360 apart
-            let gap = |x: f64| {
-                let d = (x - lon).abs();
-                d.min(360.0 - d)
-            };
-            gap(west).min(gap(west + CELL_DEG))
-        };
-        let x = dlon.to_radians();
-        let across = if dlon <= 45.0 {
-            self.row_cos[row] * (x - x * x * x / 6.0)
-        } else {
-            0.0
-        };
-        // a margin far above the rounding of the distances it is compared with
-        EARTH_RADIUS_M * dlat.to_radians().max(across) * (1.0 - 1e-9)
-    }
-
-    /// The nearest place within [`MAX_DISTANCE_M`], by distance alone.
+    /// The nearest place within [`MAX_DISTANCE_M`], by distance alone; `None` for an invalid
+    /// coordinate.
     pub fn nearest(&self, lat: f64, lon: f64) -> Option<Place<'_>> {
         let (i, d) = self.best(lat, lon, 0, |_| true)?;
         Some(self.place(i, d))
@@ -473,6 +444,56 @@ impl PlaceIndex {
         let (i, d) = self.best(lat, lon, k, |s| s.country == country)?;
         Some(self.place(i, d))
     }
+}
+
+/// The column ranges (inclusive; one, or two across the antimeridian) of the cells that a
+/// circle of `dlat` degrees around the point can reach: all of them near the poles.
+fn cols_within(lat: f64, lon: f64, dlat: f64) -> SmallVec<[(usize, usize); 2]> {
+    // the longitude span grows towards the poles
+    let cos = (lat.abs() + dlat).min(90.0).to_radians().cos();
+    if cos < 1e-6 || dlat / cos >= 180.0 {
+        return SmallVec::from_buf_and_len([(0, COLS - 1), (0, 0)], 1);
+    }
+    let (w, e) = (lon - dlat / cos, lon + dlat / cos);
+    let mut cols = SmallVec::new();
+    if w < -180.0 {
+        cols.push((cell_col(w + 360.0), COLS - 1));
+        cols.push((0, cell_col(e)));
+    } else if e > 180.0 {
+        cols.push((cell_col(w), COLS - 1));
+        cols.push((0, cell_col(e - 360.0)));
+    } else {
+        cols.push((cell_col(w), cell_col(e)));
+    }
+    cols
+}
+
+/// A lower bound, in metres, on the distance from the point to any point of the cell in
+/// column `col` of a row `lat_gap` radians of latitude away whose smallest cosine of latitude
+/// is `row_cos`. The latitude difference alone bounds the angle; so does the angle to the
+/// meridian plane of the point, `asin(cos(lat') sin(dlon)) >= cos(lat') (dlon - dlon^3 / 6)`.
+/// No trigonometry: it is computed for every cell near.
+#[inline]
+fn cell_distance_bound(lat_gap: f64, row_cos: f64, lon: f64, col: usize) -> f64 {
+    let west = col as f64 * CELL_DEG - 180.0;
+    let dlon = if (west..=west + CELL_DEG).contains(&lon) {
+        0.0
+    } else {
+        // both within -180..=180: at most 360 apart
+        let gap = |x: f64| {
+            let d = (x - lon).abs();
+            d.min(360.0 - d)
+        };
+        gap(west).min(gap(west + CELL_DEG))
+    };
+    let x = dlon.to_radians();
+    let across = if dlon <= 45.0 {
+        row_cos * (x - x * x * x / 6.0)
+    } else {
+        0.0
+    };
+    // a margin far above the rounding of the distances it is compared with
+    EARTH_RADIUS_M * lat_gap.max(across) * (1.0 - 1e-9)
 }
 
 /// `w^k` for the ranking's `k` (0, 1 or 2), as `f64::powi` computes it (`w * w` for 2) but
