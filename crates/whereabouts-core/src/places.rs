@@ -416,7 +416,8 @@ impl PlaceIndex {
             return None;
         }
         let (nearest, _) = self.best(lat, lon, 0, |_| true)?;
-        self.ranked(lat, lon, zoom, self.places[nearest].country)
+        let (i, d) = self.ranked(lat, lon, zoom, self.spots[nearest].country)?;
+        Some(self.place(i, d))
     }
 
     /// The reverse answer with the country from its polygons: the country containing the
@@ -430,19 +431,32 @@ impl PlaceIndex {
         lon: f64,
         zoom: u8,
     ) -> Option<Reverse<'a>> {
-        let code = countries.country_at(lat, lon)?;
-        let country: [u8; 2] = code.as_bytes().try_into().ok()?;
+        let (country_code, place) = self.reverse_id_with(countries, lat, lon, zoom)?;
         Some(Reverse {
-            country_code: code,
-            place: self.ranked(lat, lon, zoom, country),
+            country_code,
+            place: place.map(|(i, d)| self.place(i, d)),
         })
     }
 
+    /// [`PlaceIndex::reverse_with`] as the country code and the place's id (for
+    /// [`PlaceIndex::get`]) and distance: all that a caller keeping the names itself needs,
+    /// without reading the place's record (a cache miss).
+    pub fn reverse_id_with<'a>(
+        &'a self,
+        countries: &'a CountryIndex,
+        lat: f64,
+        lon: f64,
+        zoom: u8,
+    ) -> Option<(&'a str, Option<(usize, f64)>)> {
+        let code = countries.country_at(lat, lon)?;
+        let country: [u8; 2] = code.as_bytes().try_into().ok()?;
+        Some((code, self.ranked(lat, lon, zoom, country)))
+    }
+
     /// The ranking of the module notes among the places of `country` within 50 km.
-    fn ranked(&self, lat: f64, lon: f64, zoom: u8, country: [u8; 2]) -> Option<Place<'_>> {
+    fn ranked(&self, lat: f64, lon: f64, zoom: u8, country: [u8; 2]) -> Option<(usize, f64)> {
         let k = if (10..13).contains(&zoom) { 2 } else { 1 };
-        let (i, d) = self.best(lat, lon, k, |s| s.country == country)?;
-        Some(self.place(i, d))
+        self.best(lat, lon, k, |s| s.country == country)
     }
 }
 
