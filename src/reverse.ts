@@ -209,6 +209,8 @@ function languageOf(acceptLanguage: string | undefined): string {
  */
 export class ShapedAddresses {
   readonly #byLanguage = new Map<string, Map<number, AddressObject>>();
+  #lastLanguage: string | undefined;
+  #last: Map<number, AddressObject> | undefined;
 
   /** {@link shapeAddress} without a street; a copy each time (callers may change theirs). */
   address(
@@ -217,11 +219,14 @@ export class ShapedAddresses {
     zoom: number,
     lang: string,
   ): AddressObject {
-    let shaped = this.#byLanguage.get(lang);
+    // most engines answer in one language: the last one's memo without a lookup
+    let shaped = lang === this.#lastLanguage ? this.#last : this.#byLanguage.get(lang);
     if (shaped === undefined) {
       shaped = new Map();
       this.#byLanguage.set(lang, shaped);
     }
+    this.#lastLanguage = lang;
+    this.#last = shaped;
     const band = zoom >= 10 ? 3 : zoom >= 8 ? 2 : zoom >= 5 ? 1 : 0;
     // a place implies its country (the ranking keeps to the country); small integer keys
     // hash without allocating

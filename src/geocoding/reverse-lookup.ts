@@ -39,8 +39,8 @@ export class ReverseLookup {
   readonly #native: NativeEngine;
   readonly #out = new Float64Array(3);
   readonly #places = new Map<number, NativePlace>();
-  /** Country codes by their number from the core: one string per country, not per lookup. */
-  readonly #codes = new Map<number, string>();
+  /** Country codes by their two letters (A-Z, checked by the core): one string per country, not per lookup. */
+  readonly #codes: (string | undefined)[] = new Array(26 * 26);
 
   constructor(nativeEngine: NativeEngine) {
     this.#native = nativeEngine;
@@ -52,10 +52,11 @@ export class ReverseLookup {
     if (!this.#native.reverseInto(lat, lon, zoom, out)) return null;
     const code = out[0] as number;
     const id = out[1] as number;
-    let countryCode = this.#codes.get(code);
+    const at = ((code >> 8) - 65) * 26 + (code & 0xff) - 65;
+    let countryCode = this.#codes[at];
     if (countryCode === undefined) {
       countryCode = String.fromCharCode(code >> 8, code & 0xff);
-      this.#codes.set(code, countryCode);
+      this.#codes[at] = countryCode;
     }
     return new Found(this, countryCode, id < 0 ? -1 : id);
   }
