@@ -42,7 +42,7 @@ import {
 } from './remote/index.js';
 import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
-import { answerReverse, type ReverseQuery, type ReverseResponse } from './reverse.js';
+import { answerReverse, type ReverseQuery, type ReverseResponse, ShapedAddresses } from './reverse.js';
 import {
   answerSearch,
   type ParsedSearch,
@@ -151,6 +151,9 @@ export class Engine {
   #sync: SyncScheduler | undefined;
   readonly #hasSearch: boolean;
   readonly #reverseLookup: ReverseLookup;
+  /** Whether an address file is loaded: fixed for the engine's life, asked once (a napi call costs). */
+  readonly #hasAddresses: boolean;
+  readonly #shapedAddresses = new ShapedAddresses();
   #closed = false;
   /** Native calls still running on worker threads; the native engine is released after the last. */
   #inflight = 0;
@@ -170,6 +173,7 @@ export class Engine {
     this.#remote = remote;
     this.#hasSearch = hasSearch;
     this.#reverseLookup = new ReverseLookup(nativeEngine);
+    this.#hasAddresses = nativeEngine.hasAddresses();
   }
 
   /**
@@ -397,7 +401,8 @@ export class Engine {
     return answerReverse(
       query,
       (lat, lon, zoom) => lookup.find(lat, lon, zoom),
-      native.hasAddresses() ? (lat, lon, zoom) => streetFields(native, lat, lon, zoom) : undefined,
+      this.#shapedAddresses,
+      this.#hasAddresses ? (lat, lon, zoom) => streetFields(native, lat, lon, zoom) : undefined,
     );
   }
 

@@ -136,7 +136,7 @@ export function parseZoom(zoom: unknown): number | undefined {
  * postcode, and its city and point override the place's.
  */
 export function shapeAddress(
-  answer: ReverseFound,
+  answer: Omit<ReverseFound, 'placeId'>,
   query: { lat: number; lon: number },
   zoom: number,
   countryName: string | undefined,
@@ -181,17 +181,96 @@ export function shapeAddress(
 export function countryNameFor(
   acceptLanguage: string | undefined,
 ): (countryCode: string) => string | undefined {
-  const lang = pickLanguage(acceptLanguage, hasCountryNames);
+  const lang = languageOf(acceptLanguage);
   return (code) => countryName(code.toUpperCase(), lang);
 }
 
+/** Languages picked per Accept-Language value; bounded, as the values come from clients. */
+const languageByValue = new Map<string, string>();
+
+/** {@link pickLanguage} over the languages with country names, remembered per value. */
+function languageOf(acceptLanguage: string | undefined): string {
+  if (acceptLanguage === undefined) return 'en';
+  let lang = languageByValue.get(acceptLanguage);
+  if (lang === undefined) {
+    if (languageByValue.size >= 1_000) languageByValue.clear();
+    lang = pickLanguage(acceptLanguage, hasCountryNames);
+    languageByValue.set(acceptLanguage, lang);
+  }
+  return lang;
+}
+
+/**
+ * Address objects of answers without a street, by language, then country, place and the
+ * zoom band that decides their fields (0-4, 5-7, 8-9, 10-18): everything in them but the
+ * query point depends on these alone, and shaping one (ICU name, display_name) costs more
+ * than the lookup. One per engine, as place ids are its places file's; bounded like the
+ * places cache.
+ */
+export class ShapedAddresses {
+  readonly #byLanguage = new Map<string, Map<number, AddressObject>>();
+  #lastLanguage: string | undefined;
+  #last: Map<number, AddressObject> | undefined;
+
+  /** {@link shapeAddress} without a street; a copy each time (callers may change theirs). */
+  address(
+    answer: ReverseFound,
+    query: { lat: number; lon: number },
+    zoom: number,
+    lang: string,
+  ): AddressObject {
+    // most engines answer in one language: the last one's memo without a lookup
+    let shaped = lang === this.#lastLanguage ? this.#last : this.#byLanguage.get(lang);
+    if (shaped === undefined) {
+      shaped = new Map();
+      this.#byLanguage.set(lang, shaped);
+    }
+    this.#lastLanguage = lang;
+    this.#last = shaped;
+    const band = zoom >= 10 ? 3 : zoom >= 8 ? 2 : zoom >= 5 ? 1 : 0;
+    // a place implies its country (the ranking keeps to the country); small integer keys
+    // hash without allocating
+    const code = answer.countryCode;
+    const key =
+      answer.placeId >= 0
+        ? answer.placeId * 4 + band
+        : -((code.charCodeAt(0) * 256 + code.charCodeAt(1)) * 4 + band) - 1;
+    let shape = shaped.get(key);
+    if (shape === undefined) {
+      if (shaped.size >= MAX_SHAPED) shaped.clear();
+      shape = shapeAddress(answer, query, zoom, countryName(code, lang));
+      shaped.set(key, shape);
+    }
+    // a city answer stands at the place (as in shapeAddress), others at the query point
+    const atQuery = band < 3 || answer.placeId < 0;
+    // a copy field by field, in AddressObject's order (shapeAddress's): callers may change
+    // theirs, and a spread of these varied shapes is twice as slow
+    const copy: AddressObject = {
+      lat: atQuery ? String(Math.round(query.lat * 1e5) / 1e5) : shape.lat,
+      lon: atQuery ? String(Math.round(query.lon * 1e5) / 1e5) : shape.lon,
+      display_name: shape.display_name,
+    };
+    if (shape.city !== undefined) copy.city = shape.city;
+    if (shape.county !== undefined) copy.county = shape.county;
+    if (shape.state !== undefined) copy.state = shape.state;
+    if (shape.country !== undefined) copy.country = shape.country;
+    if (shape.country_code !== undefined) copy.country_code = shape.country_code;
+    return copy;
+  }
+}
+
+/** Address objects kept per language. */
+const MAX_SHAPED = 50_000;
+
 /**
  * Validates the query, asks `find` (the core) for the country and place, and `findStreet`
- * (when an address file is loaded) for the street part, and shapes the answer.
+ * (when an address file is loaded) for the street part, and shapes the answer (through
+ * `shaped` without a street).
  */
 export function answerReverse(
   query: ReverseQuery,
   find: (lat: number, lon: number, zoom: number) => ReverseFound | null,
+  shaped: ShapedAddresses,
   findStreet?: (lat: number, lon: number, zoom: number) => StreetFields | undefined,
 ): ReverseResponse {
   const p = parseLatLon(query?.lat, query?.lon);
@@ -201,7 +280,10 @@ export function answerReverse(
     return { status: 'error', message: 'INVALID_REQUEST' };
   const answer = find(p.lat, p.lon, zoom);
   if (!answer) return { status: 'error', message: 'NO_MATCHES' };
-  const name = countryNameFor(query.acceptLanguage)(answer.countryCode);
+  const lang = languageOf(query.acceptLanguage);
   const street = findStreet?.(p.lat, p.lon, zoom);
-  return { status: 'ok', address: shapeAddress(answer, p, zoom, name, street) };
+  const address = street
+    ? shapeAddress(answer, p, zoom, countryName(answer.countryCode, lang), street)
+    : shaped.address(answer, p, zoom, lang);
+  return { status: 'ok', address };
 }

@@ -5,8 +5,17 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countryPolygonsFile, defaultDbDir, placesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
-import { pickLanguage, preferredLanguages } from '../src/reverse.js';
+import { ReverseLookup } from '../src/geocoding/reverse-lookup.js';
+import { native } from '../src/native.js';
+import {
+  countryName,
+  hasCountryNames,
+  pickLanguage,
+  preferredLanguages,
+  shapeAddress,
+} from '../src/reverse.js';
 import type { TokenStore } from '../src/tokens/index.js';
 import { cli, startTestServer, type TestServer } from './helpers.js';
 
@@ -178,6 +187,44 @@ describe('engine.reverse', () => {
     ['zoom not a number', { ...PARIS, zoom: 'city' }],
   ])('refuses %s with INVALID_REQUEST', (_name, query) => {
     expect(engine.reverse(query as never)).toEqual({ status: 'error', message: 'INVALID_REQUEST' });
+  });
+
+  it('answers from its shaped-address memo as shaping afresh does, with a copy each time', () => {
+    const handle = native().NativeEngine.open({
+      db: defaultDbDir,
+      places: placesFile,
+      countryPolygons: countryPolygonsFile,
+    });
+    const lookup = new ReverseLookup(handle);
+    // a fixed LCG: points uniform over the sphere, asked twice (the second from the memo)
+    let seed = 12345;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let answered = 0;
+    for (let i = 0; i < 6000; i++) {
+      const lat = (Math.asin(2 * random() - 1) * 180) / Math.PI;
+      const lon = random() * 360 - 180;
+      const zoom = i % 19;
+      const acceptLanguage = [undefined, 'de', 'native', 'fr;q=0.5, ja'][i % 4];
+      const found = lookup.find(lat, lon, zoom);
+      const lang = pickLanguage(acceptLanguage, hasCountryNames);
+      const address = found && shapeAddress(found, { lat, lon }, zoom, countryName(found.countryCode, lang));
+      const want = address ? { status: 'ok', address } : { status: 'error', message: 'NO_MATCHES' };
+      const first = engine.reverse({ lat, lon, zoom, acceptLanguage });
+      expect(first).toStrictEqual(want);
+      if (first.status === 'ok' && address) {
+        // the JSON answer keeps its field order
+        expect(Object.keys(first.address)).toEqual(Object.keys(address));
+        answered++;
+        first.address.display_name = 'changed by the caller';
+      }
+      // the same point again comes from the memo, unchanged by what the caller did
+      expect(engine.reverse({ lat, lon, zoom, acceptLanguage })).toStrictEqual(want);
+    }
+    expect(answered).toBeGreaterThan(1000);
+    handle.close();
   });
 
   it('says UNKNOWN_ERROR when opened without places', async () => {

@@ -8,8 +8,27 @@ import type { NativeEngine, NativePlace } from '../native.js';
 /** What a reverse lookup finds: the country, and its place within 50 km if any. */
 export interface ReverseFound {
   /** ISO 3166-1 alpha-2, upper case. */
-  countryCode: string;
-  place: NativePlace | null;
+  readonly countryCode: string;
+  /** The place's id in the core (stable while the engine is open), -1 for none. */
+  readonly placeId: number;
+  readonly place: NativePlace | null;
+}
+
+/** A lookup's answer whose place (with its names) is fetched only when read: an answer shaped before needs none. */
+class Found implements ReverseFound {
+  readonly #lookup: ReverseLookup;
+  readonly countryCode: string;
+  readonly placeId: number;
+
+  constructor(lookup: ReverseLookup, countryCode: string, placeId: number) {
+    this.#lookup = lookup;
+    this.countryCode = countryCode;
+    this.placeId = placeId;
+  }
+
+  get place(): NativePlace | null {
+    return this.placeId < 0 ? null : this.#lookup.place(this.placeId);
+  }
 }
 
 /** Places kept at most; a server answering the whole world keeps its busy places, not all 100,000. */
@@ -20,6 +39,8 @@ export class ReverseLookup {
   readonly #native: NativeEngine;
   readonly #out = new Float64Array(3);
   readonly #places = new Map<number, NativePlace>();
+  /** Country codes by their two letters (A-Z, checked by the core): one string per country, not per lookup. */
+  readonly #codes: (string | undefined)[] = new Array(26 * 26);
 
   constructor(nativeEngine: NativeEngine) {
     this.#native = nativeEngine;
@@ -31,10 +52,13 @@ export class ReverseLookup {
     if (!this.#native.reverseInto(lat, lon, zoom, out)) return null;
     const code = out[0] as number;
     const id = out[1] as number;
-    return {
-      countryCode: String.fromCharCode(code >> 8, code & 0xff),
-      place: id < 0 ? null : this.place(id),
-    };
+    const at = ((code >> 8) - 65) * 26 + (code & 0xff) - 65;
+    let countryCode = this.#codes[at];
+    if (countryCode === undefined) {
+      countryCode = String.fromCharCode(code >> 8, code & 0xff);
+      this.#codes[at] = countryCode;
+    }
+    return new Found(this, countryCode, id < 0 ? -1 : id);
   }
 
   /** The nearest place within 50 km by distance alone, or null: a baseline for benches. */

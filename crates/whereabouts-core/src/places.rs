@@ -47,6 +47,8 @@
 use std::fmt;
 use std::path::Path;
 
+use smallvec::SmallVec;
+
 use crate::countries::CountryIndex;
 use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
 use crate::geo::EARTH_RADIUS_M;
@@ -122,21 +124,46 @@ pub struct PlaceIndex {
     /// Sorted by grid cell.
     places: Vec<Record>,
     strings: StringTable,
-    /// `cells[c]..cells[c + 1]` are the places of cell `c` (row-major from the south-west).
-    cells: Vec<u32>,
-    /// Each place as a unit vector: distances by chord instead of haversine trigonometry.
-    units: Vec<[f64; 3]>,
-    /// [`weight`] of each place, and the largest.
-    weights: Vec<f64>,
-    max_weight: f64,
+    /// What the search reads of each place, in the order of `places`.
+    spots: Vec<Spot>,
+    /// `cells[c].start..cells[c + 1].start` are the places of cell `c` (row-major from the
+    /// south-west).
+    cells: Vec<Cell>,
+    /// The cosine of each cell row's latitude farthest from the equator (the row's smallest).
+    row_cos: Vec<f64>,
+    /// The squared chord of [`MAX_DISTANCE_M`] on the unit sphere.
+    max_chord2: f64,
 }
 
+/// What the search reads of a place, together: a lookup is bound by cache misses, and one
+/// record per place looked at costs one where separate arrays cost one each.
+#[derive(Clone, Copy)]
+struct Spot {
+    /// The place as a unit vector: distances by chord instead of haversine trigonometry.
+    unit: [f64; 3],
+    /// [`weight`] of its population.
+    weight: f64,
+    /// 1e-5 degree, as in the file: places are sorted by it within a cell.
+    lat: i32,
+    country: [u8; 2],
+}
+
+/// A grid cell: where its places start, and the largest [`weight`] among them, rounded up
+/// (a cell whose nearest corner is too far for even its largest place to win is skipped).
+#[derive(Clone, Copy, Default)]
+struct Cell {
+    start: u32,
+    max_weight: f32,
+}
+
+// `as usize` truncates towards zero and takes negatives and NaN to 0: the floor, clamped,
+// without a call into libm's `floor` (no SSE4.1 on the baseline target)
 fn cell_row(lat: f64) -> usize {
-    (((lat + 90.0) / CELL_DEG).floor().max(0.0) as usize).min(ROWS - 1)
+    (((lat + 90.0) / CELL_DEG) as usize).min(ROWS - 1)
 }
 
 fn cell_col(lon: f64) -> usize {
-    (((lon + 180.0) / CELL_DEG).floor().max(0.0) as usize).min(COLS - 1)
+    (((lon + 180.0) / CELL_DEG) as usize).min(COLS - 1)
 }
 
 impl PlaceIndex {
@@ -197,27 +224,44 @@ impl PlaceIndex {
             |r: &Record| cell_row(r.lat as f64 * 1e-5) * COLS + cell_col(r.lon as f64 * 1e-5);
         // by latitude within a cell, so a search reads only its latitude band of each cell;
         // stable: places at the same latitude keep the file's order, so ties resolve the same way
-        places.sort_by_key(|r| (cell_of(r), r.lat));
-        let mut cells = vec![0u32; ROWS * COLS + 1];
+        places.sort_by_cached_key(|r| (cell_of(r), r.lat));
+        let mut cells = vec![Cell::default(); ROWS * COLS + 1];
         for r in &places {
-            cells[cell_of(r) + 1] += 1;
+            let c = &mut cells[cell_of(r)];
+            c.start += 1;
+            let w = weight(r.population) as f32;
+            c.max_weight = c.max_weight.max(w.next_up());
         }
-        for c in 1..cells.len() {
-            cells[c] += cells[c - 1];
+        // counts to starts
+        let mut start = 0;
+        for c in &mut cells {
+            (c.start, start) = (start, start + c.start);
         }
-        let units = places
+        let spots = places
             .iter()
-            .map(|r| unit(r.lat as f64 * 1e-5, r.lon as f64 * 1e-5))
+            .map(|r| Spot {
+                unit: unit(r.lat as f64 * 1e-5, r.lon as f64 * 1e-5),
+                weight: weight(r.population),
+                lat: r.lat,
+                country: r.country,
+            })
             .collect();
-        let weights: Vec<f64> = places.iter().map(|r| weight(r.population)).collect();
-        let max_weight = weights.iter().copied().fold(1.0, f64::max);
+        let row_cos = (0..ROWS)
+            .map(|row| {
+                let (south, north) = (
+                    row as f64 * CELL_DEG - 90.0,
+                    (row + 1) as f64 * CELL_DEG - 90.0,
+                );
+                south.abs().max(north.abs()).to_radians().cos().max(0.0)
+            })
+            .collect();
         Ok(PlaceIndex {
             places,
             strings,
+            spots,
             cells,
-            units,
-            weights,
-            max_weight,
+            row_cos,
+            max_chord2: chord2_of(MAX_DISTANCE_M),
         })
     }
 
@@ -257,79 +301,111 @@ impl PlaceIndex {
         }
     }
 
-    /// Calls `f` with the index of every place within `radius_m` of the point and its distance.
-    fn within(&self, lat: f64, lon: f64, radius_m: f64, mut f: impl FnMut(usize, f64)) {
-        let dlat = (radius_m / EARTH_RADIUS_M).to_degrees();
+    /// The place with the lowest `distance / weight^k` among the places within
+    /// [`MAX_DISTANCE_M`] that `keep` accepts (of several equal, the first in index order),
+    /// and its distance; `k = 0` is the nearest place. `None` for an invalid coordinate.
+    ///
+    /// The cells that the 50 km circle can reach are visited in the order of a lower bound
+    /// on the score of any place in them (their nearest side's distance over their largest
+    /// weight), and the visit stops at the first cell whose bound is above the best score so
+    /// far: a lookup in a town reads a cell or two, one in empty land the few around it.
+    fn best(
+        &self,
+        lat: f64,
+        lon: f64,
+        k: i32,
+        keep: impl Fn(&Spot) -> bool,
+    ) -> Option<(usize, f64)> {
+        if !((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)) {
+            return None;
+        }
+        let mut order: SmallVec<[(f64, u32); 32]> = SmallVec::new();
+        let dlat = (MAX_DISTANCE_M / EARTH_RADIUS_M).to_degrees();
         let (r0, r1) = (cell_row(lat - dlat), cell_row(lat + dlat));
-        // the longitude span grows towards the poles; near them scan whole rows
-        let cos = (lat.abs() + dlat).min(90.0).to_radians().cos();
-        let full = cos < 1e-6 || dlat / cos >= 180.0;
-        let dlon = if full { 180.0 } else { dlat / cos };
-        let q = unit(lat, lon);
-        let half_chord = (radius_m / (2.0 * EARTH_RADIUS_M)).min(std::f64::consts::FRAC_PI_2);
-        let max_chord2 = (2.0 * half_chord.sin()).powi(2);
-        // the latitude band in the file's 1e-5 degree units, rounded outwards
-        let lat_lo = ((lat - dlat) * 1e5).floor() as i32;
-        let lat_hi = ((lat + dlat) * 1e5).ceil() as i32;
+        let cols = cols_within(lat, lon, dlat);
         for row in r0..=r1 {
-            let mut visit = |c0: usize, c1: usize| {
-                for c in row * COLS + c0..=row * COLS + c1 {
-                    let (start, end) = (self.cells[c] as usize, self.cells[c + 1] as usize);
-                    let cell = &self.places[start..end];
-                    let from = cell.partition_point(|r| r.lat < lat_lo);
-                    let a = start + from;
-                    for (i, r) in cell[from..].iter().enumerate() {
-                        if r.lat > lat_hi {
-                            break;
-                        }
-                        // a box test first spares the distance for most places of the band
-                        if !full {
-                            let dl = (r.lon as f64 * 1e-5 - lon).abs();
-                            if dl.min(360.0 - dl) > dlon {
-                                continue;
-                            }
-                        }
-                        let u = &self.units[a + i];
-                        let (dx, dy, dz) = (u[0] - q[0], u[1] - q[1], u[2] - q[2]);
-                        let chord2 = dx * dx + dy * dy + dz * dz;
-                        if chord2 <= max_chord2 {
-                            let d = 2.0 * EARTH_RADIUS_M * (chord2.sqrt() / 2.0).min(1.0).asin();
-                            if d <= radius_m {
-                                f(a + i, d);
-                            }
-                        }
+            // the latitude part of the cells' distance bound (see `cell_distance_bound`)
+            let south = row as f64 * CELL_DEG - 90.0;
+            let lat_gap = (south - lat)
+                .max(lat - (south + CELL_DEG))
+                .max(0.0)
+                .to_radians();
+            let row_cos = self.row_cos[row];
+            for &(c0, c1) in &cols {
+                for col in c0..c1 + 1 {
+                    let c = row * COLS + col;
+                    let cell = self.cells[c];
+                    if cell.start == self.cells[c + 1].start {
+                        continue;
+                    }
+                    let bound = cell_distance_bound(lat_gap, row_cos, lon, col)
+                        / pow(f64::from(cell.max_weight), k);
+                    order.push((bound, c as u32));
+                }
+            }
+        }
+        order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let q = unit(lat, lon);
+        let max_chord2 = self.max_chord2;
+        // (index, distance, score)
+        let mut best: Option<(usize, f64, f64)> = None;
+        for &(bound, c) in &order {
+            if best.is_some_and(|b| bound > b.2) {
+                break;
+            }
+            let c = c as usize;
+            let (start, end) = (
+                self.cells[c].start as usize,
+                self.cells[c + 1].start as usize,
+            );
+            // no place beyond `reach` can beat the best; its latitude band, rounded outwards
+            let max_w = pow(f64::from(self.cells[c].max_weight), k);
+            let reach = best.map_or(MAX_DISTANCE_M, |b| (b.2 * max_w).min(MAX_DISTANCE_M));
+            // in the file's 1e-5 degree units, widened by one (a metre) for rounding
+            let dlat = (reach / EARTH_RADIUS_M).to_degrees();
+            let lat_lo = (lat - dlat) * 1e5 - 1.0;
+            let lat_hi = (lat + dlat) * 1e5 + 1.0;
+            let cell = &self.spots[start..end];
+            let from = cell.partition_point(|s| f64::from(s.lat) < lat_lo);
+            for (i, s) in cell[from..].iter().enumerate() {
+                if f64::from(s.lat) > lat_hi {
+                    break;
+                }
+                if !keep(s) {
+                    continue;
+                }
+                let u = &s.unit;
+                let (dx, dy, dz) = (u[0] - q[0], u[1] - q[1], u[2] - q[2]);
+                let chord2 = dx * dx + dy * dy + dz * dz;
+                if chord2 > max_chord2 {
+                    continue;
+                }
+                let wk = pow(s.weight, k);
+                // an arc is longer than its chord: a cheap bound spares most arcsines
+                if let Some(b) = best {
+                    if EARTH_RADIUS_M * chord2.sqrt() * (1.0 - 1e-12) / wk > b.2 {
+                        continue;
                     }
                 }
-            };
-            if full {
-                visit(0, COLS - 1);
-                continue;
-            }
-            let (w, e) = (lon - dlon, lon + dlon);
-            if w < -180.0 {
-                visit(cell_col(w + 360.0), COLS - 1);
-                visit(0, cell_col(e));
-            } else if e > 180.0 {
-                visit(cell_col(w), COLS - 1);
-                visit(0, cell_col(e - 360.0));
-            } else {
-                visit(cell_col(w), cell_col(e));
+                let d = 2.0 * EARTH_RADIUS_M * (chord2.sqrt() / 2.0).min(1.0).asin();
+                if d > MAX_DISTANCE_M {
+                    continue;
+                }
+                let at = start + from + i;
+                let score = d / wk;
+                if best.is_none_or(|b| score < b.2 || (score == b.2 && at < b.0)) {
+                    best = Some((at, d, score));
+                }
             }
         }
+        best.map(|(i, d, _)| (i, d))
     }
 
-    /// The nearest place within [`MAX_DISTANCE_M`], by distance alone.
+    /// The nearest place within [`MAX_DISTANCE_M`], by distance alone; `None` for an invalid
+    /// coordinate.
     pub fn nearest(&self, lat: f64, lon: f64) -> Option<Place<'_>> {
-        let mut near = Vec::new();
-        for r in SEARCH_RADII_M {
-            near.clear();
-            self.within(lat, lon, r, |i, d| near.push((i, d)));
-            // every place within r was seen: the nearest of them is the nearest of all
-            if let Some(&(i, d)) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
-                return Some(self.place(i, d));
-            }
-        }
-        None
+        let (i, d) = self.best(lat, lon, 0, |_| true)?;
+        Some(self.place(i, d))
     }
 
     /// The place answering a reverse lookup at `zoom` (0 to 18) without country polygons:
@@ -339,81 +415,117 @@ impl PlaceIndex {
         if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon) {
             return None;
         }
-        self.ranked(lat, lon, zoom, |near| {
-            // the first of equals, as `nearest` chooses
-            let &(ni, _) = near.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
-            Some(self.places[ni].country)
-        })
+        let (nearest, _) = self.best(lat, lon, 0, |_| true)?;
+        let (i, d) = self.ranked(lat, lon, zoom, self.spots[nearest].country)?;
+        Some(self.place(i, d))
     }
 
     /// The reverse answer with the country from its polygons: the country containing the
     /// point (or the nearest within [`SEA_MARGIN_M`](crate::countries::SEA_MARGIN_M) at
     /// sea) and the place [`PlaceIndex::reverse`]'s ranking picks among that country's
     /// places within 50 km, if any. `None` for an invalid coordinate or no country.
-    pub fn reverse_with(
-        &self,
-        countries: &CountryIndex,
+    pub fn reverse_with<'a>(
+        &'a self,
+        countries: &'a CountryIndex,
         lat: f64,
         lon: f64,
         zoom: u8,
-    ) -> Option<Reverse<'_>> {
-        let code = countries.country_at(lat, lon)?;
-        let country: [u8; 2] = code.as_bytes().try_into().ok()?;
-        let place = self.ranked(lat, lon, zoom, |_| Some(country));
+    ) -> Option<Reverse<'a>> {
+        let (country_code, place) = self.reverse_id_with(countries, lat, lon, zoom)?;
         Some(Reverse {
-            country_code: code.to_owned(),
-            place,
+            country_code,
+            place: place.map(|(i, d)| self.place(i, d)),
         })
     }
 
-    /// The ranking of the module notes among the places within 50 km of the country that
-    /// `country_of` names, given the places within the radius searched so far.
-    ///
-    /// Searched in growing radii, because a place farther than `d` has a score above
-    /// `d / w_max^k`: once the best score `s` within radius `r` has `s * w_max^k <= r` the
-    /// answer is final, else one more search out to `s * w_max^k` settles it. A lookup in a
-    /// town visits the places within a few km instead of the hundreds within 50 km.
-    fn ranked(
-        &self,
+    /// [`PlaceIndex::reverse_with`] as the country code and the place's id (for
+    /// [`PlaceIndex::get`]) and distance: all that a caller keeping the names itself needs,
+    /// without reading the place's record (a cache miss).
+    pub fn reverse_id_with<'a>(
+        &'a self,
+        countries: &'a CountryIndex,
         lat: f64,
         lon: f64,
         zoom: u8,
-        country_of: impl Fn(&[(usize, f64)]) -> Option<[u8; 2]>,
-    ) -> Option<Place<'_>> {
-        let k = if (10..13).contains(&zoom) { 2 } else { 1 };
-        let reach = self.max_weight.powi(k);
-        let mut near: Vec<(usize, f64)> = Vec::new();
-        let mut r = SEARCH_RADII_M[0];
-        let best = loop {
-            near.clear();
-            self.within(lat, lon, r, |i, d| near.push((i, d)));
-            let mut best: Option<(usize, f64, f64)> = None;
-            if let Some(country) = country_of(&near) {
-                for &(i, d) in &near {
-                    if self.places[i].country != country {
-                        continue;
-                    }
-                    let score = d / self.weights[i].powi(k);
-                    if best.is_none_or(|b| score < b.2) {
-                        best = Some((i, d, score));
-                    }
-                }
-            }
-            // no place beyond `bound` can win; without a candidate, the next fixed radius
-            let bound = match best {
-                Some(b) => b.2 * reach,
-                None => SEARCH_RADII_M
-                    .into_iter()
-                    .find(|&x| x > r)
-                    .unwrap_or(f64::INFINITY),
-            };
-            if bound <= r || r >= MAX_DISTANCE_M {
-                break best;
-            }
-            r = bound.min(MAX_DISTANCE_M);
-        };
-        best.map(|(i, d, _)| self.place(i, d))
+    ) -> Option<(&'a str, Option<(usize, f64)>)> {
+        let code = countries.country_at(lat, lon)?;
+        let country: [u8; 2] = code.as_bytes().try_into().ok()?;
+        Some((code, self.ranked(lat, lon, zoom, country)))
     }
+
+    /// The ranking of the module notes among the places of `country` within 50 km.
+    fn ranked(&self, lat: f64, lon: f64, zoom: u8, country: [u8; 2]) -> Option<(usize, f64)> {
+        let k = if (10..13).contains(&zoom) { 2 } else { 1 };
+        self.best(lat, lon, k, |s| s.country == country)
+    }
+}
+
+/// The column ranges (inclusive; one, or two across the antimeridian) of the cells that a
+/// circle of `dlat` degrees around the point can reach: all of them near the poles.
+fn cols_within(lat: f64, lon: f64, dlat: f64) -> SmallVec<[(usize, usize); 2]> {
+    // the longitude span grows towards the poles
+    let cos = (lat.abs() + dlat).min(90.0).to_radians().cos();
+    if cos < 1e-6 || dlat / cos >= 180.0 {
+        return SmallVec::from_buf_and_len([(0, COLS - 1), (0, 0)], 1);
+    }
+    let (w, e) = (lon - dlat / cos, lon + dlat / cos);
+    let mut cols = SmallVec::new();
+    if w < -180.0 {
+        cols.push((cell_col(w + 360.0), COLS - 1));
+        cols.push((0, cell_col(e)));
+    } else if e > 180.0 {
+        cols.push((cell_col(w), COLS - 1));
+        cols.push((0, cell_col(e - 360.0)));
+    } else {
+        cols.push((cell_col(w), cell_col(e)));
+    }
+    cols
+}
+
+/// A lower bound, in metres, on the distance from the point to any point of the cell in
+/// column `col` of a row `lat_gap` radians of latitude away whose smallest cosine of latitude
+/// is `row_cos`. The latitude difference alone bounds the angle; so does the angle to the
+/// meridian plane of the point, `asin(cos(lat') sin(dlon)) >= cos(lat') (dlon - dlon^3 / 6)`.
+/// No trigonometry: it is computed for every cell near.
+#[inline]
+fn cell_distance_bound(lat_gap: f64, row_cos: f64, lon: f64, col: usize) -> f64 {
+    let west = col as f64 * CELL_DEG - 180.0;
+    let dlon = if (west..=west + CELL_DEG).contains(&lon) {
+        0.0
+    } else {
+        // both within -180..=180: at most 360 apart
+        let gap = |x: f64| {
+            let d = (x - lon).abs();
+            d.min(360.0 - d)
+        };
+        gap(west).min(gap(west + CELL_DEG))
+    };
+    let x = dlon.to_radians();
+    let across = if dlon <= 45.0 {
+        row_cos * (x - x * x * x / 6.0)
+    } else {
+        0.0
+    };
+    // a margin far above the rounding of the distances it is compared with
+    EARTH_RADIUS_M * lat_gap.max(across) * (1.0 - 1e-9)
+}
+
+/// `w^k` for the ranking's `k` (0, 1 or 2), as `f64::powi` computes it (`w * w` for 2) but
+/// without its call into the runtime for a `k` unknown at compile time.
+#[inline]
+fn pow(w: f64, k: i32) -> f64 {
+    match k {
+        0 => 1.0,
+        1 => w,
+        2 => w * w,
+        _ => w.powi(k),
+    }
+}
+
+/// The squared chord of an arc of `m` metres on the unit sphere.
+fn chord2_of(m: f64) -> f64 {
+    let half = (m / (2.0 * EARTH_RADIUS_M)).min(std::f64::consts::FRAC_PI_2);
+    (2.0 * half.sin()).powi(2)
 }
 
 /// A point on the unit sphere.
@@ -423,14 +535,11 @@ fn unit(lat: f64, lon: f64) -> [f64; 3] {
     [cp * cl, cp * sl, sp]
 }
 
-/// The radii of the growing search; the last is [`MAX_DISTANCE_M`].
-const SEARCH_RADII_M: [f64; 3] = [3_000.0, 12_000.0, MAX_DISTANCE_M];
-
 /// A reverse answer with the country from its polygons.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reverse<'a> {
     /// ISO 3166-1 alpha-2, upper case.
-    pub country_code: String,
+    pub country_code: &'a str,
     /// The place the ranking picks in that country; None when it has none within 50 km.
     pub place: Option<Place<'a>>,
 }

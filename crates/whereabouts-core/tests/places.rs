@@ -168,13 +168,13 @@ fn the_grid_finds_the_same_nearest_place_as_a_full_scan() {
 }
 
 #[test]
-fn the_growing_search_ranks_as_a_full_scan_of_50_km() {
+fn the_ranking_is_a_full_scan_of_50_km() {
     let idx = real();
     let all: Vec<_> = (0..idx.len()).map(|i| idx.get(i).unwrap()).collect();
     let mut rnd = lcg(7);
     for n in 0..200 {
         let p = &all[(rnd() * all.len() as f64) as usize];
-        // up to about 40 km from a place: the staged radii (3, 12, 50 km) all come into play
+        // up to about 40 km from a place: cells near and far come into play
         let lat = (p.lat + (rnd() - 0.5) * 0.7).clamp(-89.0, 89.0);
         let lon = (p.lon + (rnd() - 0.5) * 0.7).clamp(-180.0, 180.0);
         let zoom = if n % 2 == 0 { 10 } else { 18 };

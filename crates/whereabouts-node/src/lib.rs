@@ -450,19 +450,19 @@ impl NativeEngine {
             }
             let zoom = zoom.min(u8::MAX as u32) as u8;
             let (code, place) = match self.countries.as_deref() {
-                Some(countries) => match places.reverse_with(countries, lat, lon, zoom) {
-                    Some(r) => (r.country_code, r.place),
+                Some(countries) => match places.reverse_id_with(countries, lat, lon, zoom) {
+                    Some(r) => r,
                     None => return Ok(false),
                 },
                 None => match places.reverse(lat, lon, zoom) {
-                    Some(p) => (p.country_code.to_owned(), Some(p)),
+                    Some(p) => (p.country_code, Some((p.id, p.distance_m))),
                     None => return Ok(false),
                 },
             };
             let b = code.as_bytes();
             out[0] = f64::from(b[0]) * 256.0 + f64::from(b[1]);
-            out[1] = place.as_ref().map_or(-1.0, |p| p.id as f64);
-            out[2] = place.as_ref().map_or(f64::NAN, |p| p.distance_m);
+            out[1] = place.map_or(-1.0, |(id, _)| id as f64);
+            out[2] = place.map_or(f64::NAN, |(_, d)| d);
             Ok(true)
         })
     }

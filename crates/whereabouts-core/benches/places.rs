@@ -1,0 +1,74 @@
+//! Reverse geocoding in the core alone (no napi), on the points of `bench/reverse.ts`: uniform
+//! over the sphere, kept where the core answers a country and a place. Medians of 5 passes of
+//! the country polygon (`country_at`), the whole reverse answer at zoom 18 and 10
+//! (`reverse_with`), and the pure nearest place (`nearest`).
+//!
+//!   cargo bench -p whereabouts-core --bench places
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use whereabouts_core::countries::CountryIndex;
+use whereabouts_core::places::PlaceIndex;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data")
+        .join(name)
+}
+
+/// Median nanoseconds per call of `f` over `points`, of 5 passes.
+fn median_ns(points: &[(f64, f64)], mut f: impl FnMut(f64, f64)) -> f64 {
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            for &(lat, lon) in points {
+                f(lat, lon);
+            }
+            t.elapsed().as_nanos() as f64 / points.len() as f64
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[2]
+}
+
+fn main() {
+    let countries = CountryIndex::open(&data("countries.bin")).expect("data/countries.bin");
+    let places = PlaceIndex::open(&data("places.bin")).expect("data/places.bin");
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut points = Vec::new();
+    while points.len() < 20_000 {
+        let lat = (2.0 * next() - 1.0).asin().to_degrees();
+        let lon = next() * 360.0 - 180.0;
+        if places
+            .reverse_with(&countries, lat, lon, 18)
+            .is_some_and(|r| r.place.is_some())
+        {
+            points.push((lat, lon));
+        }
+    }
+    let country_ns = median_ns(&points, |lat, lon| {
+        black_box(countries.country_at(lat, lon));
+    });
+    let z18_ns = median_ns(&points, |lat, lon| {
+        black_box(places.reverse_with(&countries, lat, lon, 18));
+    });
+    let z10_ns = median_ns(&points, |lat, lon| {
+        black_box(places.reverse_with(&countries, lat, lon, 10));
+    });
+    let nearest_ns = median_ns(&points, |lat, lon| {
+        black_box(places.nearest(lat, lon));
+    });
+    println!("{} points where the core answers a place", points.len());
+    println!("  country_at:            {country_ns:.0} ns/lookup");
+    println!("  reverse_with, zoom 18: {z18_ns:.0} ns/lookup");
+    println!("  reverse_with, zoom 10: {z10_ns:.0} ns/lookup");
+    println!("  nearest:               {nearest_ns:.0} ns/lookup");
+}
