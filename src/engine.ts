@@ -381,7 +381,7 @@ export class Engine {
     this.#assertOpen();
     const names = this.#zoneNames;
     if (!names) return { status: 'error', message: 'UNKNOWN_ERROR' };
-    // built on the first lookup: the 2 MB grid is for engines that answer timezones
+    // built on the first lookup (or by prepareTimezones): the cell tree is for engines that answer timezones
     this.#zones ??= new ZoneLookup(this.#native);
     const zones = this.#zones;
     return answerTimezone(query, (lat, lon) => names[zones.indexAt(lat, lon)] ?? null);
@@ -430,6 +430,16 @@ export class Engine {
   prepareSearch(): void {
     this.#assertOpen();
     if (this.#hasSearch) this.#native.prepareSearch();
+  }
+
+  /**
+   * Builds the timezone cell tree now (6.4 MB, about 0.2 s of this thread) instead of on the
+   * first {@link Engine.timezone}, which would otherwise wait for it. The server calls this at
+   * start; a one-shot script need not. Does nothing without timezone data.
+   */
+  prepareTimezones(): void {
+    this.#assertOpen();
+    if (this.#zoneNames) this.#zones ??= new ZoneLookup(this.#native);
   }
 
   /**

@@ -105,8 +105,24 @@ describe('engine.timezone', () => {
 
   it('says UNKNOWN_ERROR when opened without timezone data', async () => {
     const e = await Engine.open({ timezones: false });
+    e.prepareTimezones(); // nothing to prepare: no error either
     expect(e.timezone({ lat: 0, lon: 0 })).toEqual({ status: 'error', message: 'UNKNOWN_ERROR' });
     e.close();
+  });
+
+  it('answers the same after prepareTimezones built the cell tree ahead', async () => {
+    const e = await Engine.open({ places: false, search: false });
+    e.prepareTimezones();
+    e.prepareTimezones(); // a second call builds nothing new
+    for (const [lat, lon] of [
+      [48.8566, 2.3522],
+      [-33.8688, 151.2093],
+      [0, -30],
+    ] as const) {
+      expect(e.timezone({ lat, lon })).toEqual(engine.timezone({ lat, lon }));
+    }
+    e.close();
+    expect(() => e.prepareTimezones()).toThrow(/closed/);
   });
 });
 

@@ -265,8 +265,9 @@ interface Running {
 
 async function startServer(config: ServeConfig): Promise<Running> {
   const engine = await Engine.open(config.engine);
-  // a user's first search should not wait for the word index
+  // a user's first search should not wait for the word index, nor the first timezone for its tree
   engine.prepareSearch();
+  engine.prepareTimezones();
   let tokens: TokenStore | undefined;
   let observations: ObservationStore | undefined;
   try {
