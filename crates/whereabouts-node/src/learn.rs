@@ -7,10 +7,8 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use crate::progress::{bad_lines, send, ProgressFn};
-use whereabouts_core::learn::{
-    learn_files as core_learn, LearnOptions, LearnProgress as CoreProgress, LearnReport,
-};
+use crate::progress::{bad_lines, forward, ProgressFn};
+use whereabouts_core::learn::{learn_files as core_learn, LearnOptions, LearnReport};
 
 #[napi(object)]
 pub struct LearnFileOptions {
@@ -61,18 +59,7 @@ impl Task for LearnTask {
     type JsValue = LearnSummary;
 
     fn compute(&mut self) -> Result<LearnReport> {
-        let progress = self.progress.as_ref();
-        let mut report = |p: &CoreProgress| {
-            send(
-                progress,
-                &p.file,
-                p.bytes_done,
-                p.bytes_total,
-                p.rows,
-                p.phase,
-            );
-            true
-        };
+        let mut report = forward(self.progress.as_ref());
         let (db, files, options) = (&self.db, &self.files, &self.options);
         crate::guarded("learn", move || {
             core_learn(db, files, options, &mut report)
