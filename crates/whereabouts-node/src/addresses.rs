@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use napi::bindgen_prelude::AsyncTask;
-use napi::{Env, Error, Result, Status, Task};
+use napi::{Env, Result, Task};
 use napi_derive::napi;
 
 use crate::import::{file_reports, FileReport};
@@ -89,8 +89,7 @@ impl Task for AddressImportTask {
         let mut report = forward(self.progress.as_ref());
         let (out, files, options) = (&self.out, &self.files, &self.options);
         guarded("address import", move || {
-            import_address_files(out, files, options, &mut report)
-                .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+            import_address_files(out, files, options, &mut report).map_err(err)
         })
     }
 

@@ -72,8 +72,7 @@ impl Task for ImportTask {
         let mut report = forward(self.progress.as_ref());
         let (db, files, options) = (&self.db, &self.files, &self.options);
         crate::guarded("import", move || {
-            core_import(db, files, options, &mut report)
-                .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+            core_import(db, files, options, &mut report).map_err(crate::err)
         })
     }
 

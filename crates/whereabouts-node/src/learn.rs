@@ -62,8 +62,7 @@ impl Task for LearnTask {
         let mut report = forward(self.progress.as_ref());
         let (db, files, options) = (&self.db, &self.files, &self.options);
         crate::guarded("learn", move || {
-            core_learn(db, files, options, &mut report)
-                .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+            core_learn(db, files, options, &mut report).map_err(crate::err)
         })
     }
 
