@@ -257,7 +257,7 @@ impl NativeEngine {
     /// Learns a batch of GPS submissions into the overlay on a worker thread; resolves
     /// once the batch is committed and visible to lookups. May start a background
     /// compaction when the overlay passes its thresholds.
-    #[napi(ts_return_type = "Promise<LiveLearnSummary>")]
+    #[napi(ts_return_type = "Promise<LearnCounts>")]
     pub fn learn(
         &self,
         submissions: Vec<live::Submission>,
