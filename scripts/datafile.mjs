@@ -1,8 +1,9 @@
 // Writing the envelope of the embedded data files (read by crates/whereabouts-core/src/datafile.rs):
 // an 8-byte magic, u32 version 1, u32 header size, the rest little-endian u32 words, and a
 // 32-bit FNV-1a over all preceding words at the end, so a truncated or altered file is
-// refused at load. Used by scripts/build-search.mjs; the older build scripts still carry
-// their own copy of the checksum loop.
+// refused at load. Used by scripts/build-search.mjs and scripts/build-places.mjs; the older
+// build scripts (build-geodata.mjs, polygon-tree.mjs) still carry their own copy of the
+// checksum loop.
 
 /**
  * Interns strings and lays them out as the core reads them: (n + 1) u32 offsets into a
