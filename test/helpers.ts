@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
 import { Engine, type EngineOptions } from '../src/engine.js';
 import { LearnBatcher } from '../src/learning.js';
 import { ObservationStore } from '../src/observations/index.js';
@@ -134,5 +135,28 @@ export async function startTestServer(
       observations.close();
       engine.close();
     },
+  };
+}
+
+/**
+ * A test server for the tests of the calling `describe` block: started before them with token
+ * changes seen at once (`cacheMs: 0`), closed after them. `tokens` and `get` are the started
+ * server's.
+ */
+export function serverForSuite(): { readonly tokens: TokenStore; get: TestServer['get'] } {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startTestServer({ tokens: { cacheMs: 0 } });
+  });
+  afterAll(() => server?.close());
+  const started = (): TestServer => {
+    if (server === undefined) throw new Error('the suite server is used before beforeAll started it');
+    return server;
+  };
+  return {
+    get tokens() {
+      return started().tokens;
+    },
+    get: (path, headers) => started().get(path, headers),
   };
 }
