@@ -73,6 +73,14 @@ export function fixtureDb(): string {
   return db;
 }
 
+/**
+ * A cell of the fixture network as a `/process` request names it: GSM 262/1, LAC 10 (the
+ * fixture database knows cids 1 and 2 there), with any other request fields in `extra`.
+ */
+export function fixtureCell(cid: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid, ...extra };
+}
+
 /** A server from `buildServer` on 127.0.0.1 and a free port, over temporary token and observation stores. */
 export interface TestServer {
   engine: Engine;
