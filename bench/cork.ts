@@ -146,11 +146,11 @@ try {
     crossValidation: values.cv,
     // The last split's learning run (the only one without --cv).
     learned: learned && {
-      observations: learned.observations,
-      outliers: learned.outliers,
+      observations: learned.counts.observations,
+      outliers: learned.counts.outliers,
       cells: learned.cells,
-      moved: learned.moved,
-      blocked: learned.blocked,
+      moved: learned.counts.moved,
+      blocked: learned.counts.blocked,
     },
     testRows: counts.testRows,
     staticTraceRows: counts.staticRows,
@@ -172,8 +172,8 @@ try {
     else if (learned) {
       console.log(
         `Cork traces: learned from ${train.length} of ${files.length} files (index % 4 != 3; mcc ${MCC}, mnc ${MNC} assumed), ` +
-          `${learned.observations.toLocaleString('en')} observations -> ${learned.cells} cells ` +
-          `(${learned.outliers.toLocaleString('en')} observations dropped as inconsistent, ${learned.moved} moved).`,
+          `${learned.counts.observations.toLocaleString('en')} observations -> ${learned.cells} cells ` +
+          `(${learned.counts.outliers.toLocaleString('en')} observations dropped as inconsistent, ${learned.counts.moved} moved).`,
       );
       console.log(
         `Located the ${counts.testRows.toLocaleString('en')} driving rows (Speed > 0; ${counts.staticRows.toLocaleString('en')} of them in "Static" traces) ` +

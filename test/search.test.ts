@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine.js';
 import type { SearchQuery, SearchResponse } from '../src/search.js';
-import type { TokenStore } from '../src/tokens/index.js';
-import { cli, startTestServer, type TestServer } from './helpers.js';
+import { cli, serverForSuite } from './helpers.js';
 
 function first(r: SearchResponse) {
   if (r.status !== 'ok') throw new Error(r.message);
@@ -163,19 +162,11 @@ describe('whereabouts search', () => {
 });
 
 describe('GET /v2/search', () => {
-  let tokens: TokenStore;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer({ tokens: { cacheMs: 0 } });
-    ({ tokens } = server);
-  });
-  afterAll(() => server?.close());
-
-  const get: TestServer['get'] = (path, headers) => server.get(path, headers);
+  const server = serverForSuite();
+  const { get } = server;
 
   it('answers with addresses and the balance after the charge, at both paths', async () => {
-    const token = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:forward'] }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:forward'] }).token;
     const r = await get(`/v2/search?token=${token}&q=${encodeURIComponent('münchen')}&limit=1`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'ok', balance: 9 });
@@ -185,11 +176,11 @@ describe('GET /v2/search', () => {
     const php = await get(`/v2/search.php?token=${token}&q=paris&countrycodes=us&viewbox=-97,-94,34.5,32`);
     expect(php.body).toMatchObject({ status: 'ok', balance: 8 });
     expect((php.body.address as { state: string }[])[0]?.state).toBe('Texas');
-    expect(tokens.balance(token, 'geocoding')).toBe(8);
+    expect(server.tokens.balance(token, 'geocoding')).toBe(8);
   });
 
   it('takes the language from the header, and the parameter over the header', async () => {
-    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10 }).token;
     const q = `/v2/search?token=${token}&q=berlin&limit=1`;
     expect((await get(q, { 'accept-language': 'fr-FR,fr;q=0.9' })).body).toMatchObject({
       address: [{ country: 'Allemagne' }],
@@ -200,7 +191,7 @@ describe('GET /v2/search', () => {
   });
 
   it('refuses bad input with INVALID_REQUEST and no match with NO_MATCHES, HTTP 200, uncharged', async () => {
-    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10 }).token;
     for (const q of [
       '',
       'q=',
@@ -218,24 +209,24 @@ describe('GET /v2/search', () => {
       status: 200,
       body: { status: 'error', message: 'NO_MATCHES' },
     });
-    expect(tokens.balance(token, 'geocoding')).toBe(10);
+    expect(server.tokens.balance(token, 'geocoding')).toBe(10);
   });
 
   it('needs the geocoding:forward scope: 403 ACCESS_RESTRICTED, uncharged', async () => {
-    const reverseOnly = tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:reverse'] }).token;
+    const reverseOnly = server.tokens.create({ geocodingPerDay: 10, scopes: ['geocoding:reverse'] }).token;
     expect(await get(`/v2/search?token=${reverseOnly}&q=paris`)).toEqual({
       status: 403,
       body: { status: 'error', message: 'ACCESS_RESTRICTED' },
     });
-    expect(tokens.balance(reverseOnly, 'geocoding')).toBe(10);
+    expect(server.tokens.balance(reverseOnly, 'geocoding')).toBe(10);
   });
 
   it('answers token errors with the 7.2 codes', async () => {
     expect((await get('/v2/search?q=paris')).body).toEqual({ status: 'error', message: 'INVALID_TOKEN' });
-    const revoked = tokens.create({}).token;
-    tokens.revoke(revoked);
+    const revoked = server.tokens.create({}).token;
+    server.tokens.revoke(revoked);
     expect((await get(`/v2/search?token=${revoked}&q=paris`)).body.message).toBe('INACTIVE_TOKEN');
-    const spent = tokens.create({ geocodingPerDay: 1 }).token;
+    const spent = server.tokens.create({ geocodingPerDay: 1 }).token;
     expect((await get(`/v2/search?token=${spent}&q=paris`)).body.status).toBe('ok');
     expect((await get(`/v2/search?token=${spent}&q=paris`)).body).toEqual({
       status: 'error',

@@ -9,7 +9,7 @@ import type { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
 import { ServerMessage } from '../src/server/auth.js';
 import type { TokenInput, TokenStore } from '../src/tokens/index.js';
-import { fixtureDb, startTestServer, type TestServer } from './helpers.js';
+import { fixtureCell, fixtureDb, startTestServer, type TestServer } from './helpers.js';
 
 let db: string;
 let engine: Engine;
@@ -19,19 +19,10 @@ let base: string;
 /** The token store's clock: tests step it past rate-limit windows. */
 let clock = Date.UTC(2030, 0, 1, 12, 0, 0);
 
-const cell = (cid: number, extra: Record<string, unknown> = {}) => ({
-  radio: 'gsm',
-  mcc: 262,
-  mnc: 1,
-  lac: 10,
-  cid,
-  ...extra,
-});
-
 /** A located request body for `token`. */
 const located = (token: string, extra: Record<string, unknown> = {}) => ({
   token,
-  cells: [cell(1)],
+  cells: [fixtureCell(1)],
   address: 0,
   ...extra,
 });
@@ -120,7 +111,11 @@ describe('POST /v2/process', () => {
   });
 
   it('refuses a missing or unknown token with the spec text, HTTP 200 and balance 0', async () => {
-    for (const body of [{ cells: [cell(1)] }, located('no-such-token'), { token: '', cells: [cell(1)] }]) {
+    for (const body of [
+      { cells: [fixtureCell(1)] },
+      located('no-such-token'),
+      { token: '', cells: [fixtureCell(1)] },
+    ]) {
       const r = await post(body);
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ status: 'error', message: GeoMessage.invalidToken, balance: 0 });
@@ -157,13 +152,13 @@ describe('POST /v2/process', () => {
       GeoMessage.noCountryCode,
     ],
     ['no data', (t: string) => ({ token: t }), GeoMessage.noNetworkData],
-    ['bad lac/cid', (t: string) => ({ token: t, cells: [cell(99_999_999)] }), GeoMessage.noValidCells],
-    ['bad mnc', (t: string) => ({ token: t, cells: [cell(1, { mnc: 5000 })] }), GeoMessage.invalidMnc],
-    ['bad mcc', (t: string) => ({ token: t, cells: [cell(1, { mcc: 5000 })] }), GeoMessage.invalidMcc],
+    ['bad lac/cid', (t: string) => ({ token: t, cells: [fixtureCell(99_999_999)] }), GeoMessage.noValidCells],
+    ['bad mnc', (t: string) => ({ token: t, cells: [fixtureCell(1, { mnc: 5000 })] }), GeoMessage.invalidMnc],
+    ['bad mcc', (t: string) => ({ token: t, cells: [fixtureCell(1, { mcc: 5000 })] }), GeoMessage.invalidMcc],
     ['wrong type', (t: string) => ({ token: t, cells: 'gsm' }), GeoMessage.invalidRequest],
     [
       'no match',
-      (t: string) => ({ token: t, cells: [cell(5, { lac: 4444 })], fallbacks: { all: 0 } }),
+      (t: string) => ({ token: t, cells: [fixtureCell(5, { lac: 4444 })], fallbacks: { all: 0 } }),
       GeoMessage.noMatches,
     ],
   ])('answers %s with its spec 7.1 error, the balance, and no charge', async (_name, make, message) => {

@@ -9,8 +9,7 @@ import { Engine } from '../src/engine.js';
 import { ZoneLookup } from '../src/geocoding/zone-lookup.js';
 import { native } from '../src/native.js';
 import { describeZone, numericAbbreviation, parsePosixTz } from '../src/timezone.js';
-import type { TokenStore } from '../src/tokens/index.js';
-import { cli, startTestServer, type TestServer } from './helpers.js';
+import { cli, serverForSuite } from './helpers.js';
 
 const WINTER = new Date(Date.UTC(2026, 0, 15, 12));
 const SUMMER = new Date(Date.UTC(2026, 6, 15, 12));
@@ -142,20 +141,11 @@ describe('whereabouts timezone', () => {
 });
 
 describe('GET /v2/timezone', () => {
-  let tokens: TokenStore;
-
-  let server: TestServer;
-
-  beforeAll(async () => {
-    server = await startTestServer({ tokens: { cacheMs: 0 } });
-    ({ tokens } = server);
-  });
-  afterAll(() => server?.close());
-
-  const get: TestServer['get'] = (path, headers) => server.get(path, headers);
+  const server = serverForSuite();
+  const { get } = server;
 
   it('answers with the timezone and the geocoding balance after the charge, at both paths', async () => {
-    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10 }).token;
     const r = await get(`/v2/timezone?token=${token}&lat=48.8566&lon=2.3522`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ status: 'ok', balance: 9, timezone: { name: 'Europe/Paris' } });
@@ -171,16 +161,16 @@ describe('GET /v2/timezone', () => {
       balance: 8,
       timezone: { name: 'Asia/Tokyo', short_name: 'JST' },
     });
-    expect(tokens.balance(token, 'geocoding')).toBe(8);
+    expect(server.tokens.balance(token, 'geocoding')).toBe(8);
   });
 
   it('refuses bad input with INVALID_REQUEST, HTTP 200, uncharged', async () => {
-    const token = tokens.create({ geocodingPerDay: 10 }).token;
+    const token = server.tokens.create({ geocodingPerDay: 10 }).token;
     for (const q of ['lat=1', 'lat=1&lon=x', 'lat=95&lon=0', 'lon=1&lat=']) {
       const r = await get(`/v2/timezone?token=${token}&${q}`);
       expect(r).toEqual({ status: 200, body: { status: 'error', message: 'INVALID_REQUEST' } });
     }
-    expect(tokens.balance(token, 'geocoding')).toBe(10);
+    expect(server.tokens.balance(token, 'geocoding')).toBe(10);
   });
 
   it('answers token errors with the 7.2 codes', async () => {
@@ -189,16 +179,16 @@ describe('GET /v2/timezone', () => {
       message: 'INVALID_TOKEN',
     });
     expect((await get('/v2/timezone?token=nope&lat=1&lon=1')).body.message).toBe('INVALID_TOKEN');
-    const revoked = tokens.create({}).token;
-    tokens.revoke(revoked);
+    const revoked = server.tokens.create({}).token;
+    server.tokens.revoke(revoked);
     expect((await get(`/v2/timezone?token=${revoked}&lat=1&lon=1`)).body.message).toBe('INACTIVE_TOKEN');
-    const spent = tokens.create({ geocodingPerDay: 1 }).token;
+    const spent = server.tokens.create({ geocodingPerDay: 1 }).token;
     expect((await get(`/v2/timezone?token=${spent}&lat=1&lon=1`)).body.status).toBe('ok');
     expect((await get(`/v2/timezone?token=${spent}&lat=1&lon=1`)).body).toEqual({
       status: 'error',
       message: 'RATELIMITED_DAY',
     });
-    const walled = tokens.create({ ips: ['10.9.9.9'] }).token;
+    const walled = server.tokens.create({ ips: ['10.9.9.9'] }).token;
     expect(await get(`/v2/timezone?token=${walled}&lat=1&lon=1`)).toEqual({
       status: 403,
       body: { status: 'error', message: 'ACCESS_RESTRICTED' },

@@ -19,9 +19,10 @@ export interface LearnFileReport {
   badLines: { line: number; reason: string }[];
 }
 
-/** The learning report (from the core): station counts, then the new database's totals. */
-export interface LearnReport extends LearnCounts {
+/** The learning report (from the core): per file, the station counts, then the new database's totals. */
+export interface LearnReport {
   files: LearnFileReport[];
+  counts: LearnCounts;
   cells: number;
   wifi: number;
   shards: number;
@@ -81,17 +82,18 @@ export async function runLearn(argv: string[]): Promise<number> {
   const progress = progressReporter(Boolean(values.quiet));
   const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, progress.onProgress);
   progress.done();
+  const learned = report.counts;
   const n = (x: number) => x.toLocaleString('en');
   writeFileOutcomes(
     report.files.map((f) => ({ ...f, kind: f.format })),
     'skipped (not WiFi, or _nomap)',
   );
   process.stderr.write(
-    `learned from ${n(report.observations)} observations (${n(report.outliers)} dropped as inconsistent): ` +
-      `${n(report.added)} stations added, ${n(report.refined)} refined, ${n(report.moved)} moved, ` +
-      `${n(report.relearned)} re-learned after a move, ${n(report.blocked)} withdrawn (blocklisted)\n` +
+    `learned from ${n(learned.observations)} observations (${n(learned.outliers)} dropped as inconsistent): ` +
+      `${n(learned.added)} stations added, ${n(learned.refined)} refined, ${n(learned.moved)} moved, ` +
+      `${n(learned.relearned)} re-learned after a move, ${n(learned.blocked)} withdrawn (blocklisted)\n` +
       `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ${report.shards} shard(s), ` +
-      `${(report.bytes / 1e6).toFixed(1)} MB, ${report.seconds.toFixed(1)} s\n`,
+      `${(report.bytes / 1e6).toFixed(1)} MB, ${learned.seconds.toFixed(1)} s\n`,
   );
   return 0;
 }

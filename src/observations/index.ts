@@ -3,7 +3,6 @@
  */
 export {
   type Observation,
-  type ObservationGps,
   ObservationStore,
   type ObservationStoreOptions,
   tokenHash,

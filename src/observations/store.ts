@@ -7,21 +7,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import type { GpsObservation } from '../request.js';
 import { GroupCommit } from '../tokens/group-commit.js';
-
-/** One GPS fix of a submission, with the spec 2.5 fields in camelCase. */
-export interface ObservationGps {
-  lat: number;
-  lon: number;
-  accuracy?: number;
-  altitude?: number;
-  altitudeAccuracy?: number;
-  speed?: number;
-  heading?: number;
-  /** ms since the epoch. */
-  timestamp?: number;
-  source?: string;
-}
 
 /** A submission: the GPS fixes with the radio environment seen at the same place. */
 export interface Observation {
@@ -30,7 +17,8 @@ export interface Observation {
   /** The submitting token; the store keeps only {@link tokenHash} of it, never the token. */
   token: string;
   deviceId?: string;
-  gps: ObservationGps[];
+  /** The normalised request's GPS fixes. */
+  gps: GpsObservation[];
   /** The normalised request's cells (src/request.ts CellObservation). */
   cells: unknown[];
   /** The normalised request's access points (src/request.ts WifiObservation; BSSIDs as 48-bit integers). */

@@ -3,15 +3,18 @@
  *
  * Routes ask {@link authorize} who is calling, then map its neutral outcome, and the
  * {@link ChargeOutcome} of a metered call, to their own family of spec errors: the geolocation
- * texts of spec 7.1 ({@link geoRefusal}) or the codes of spec 7.2 ({@link codeRefusal}).
+ * texts of spec 7.1 ({@link geoRefusal}) or the codes of spec 7.2 ({@link codeRefusal}; the
+ * routes answering those authorize and refuse through {@link authorizeForCodes}).
  * HTTP status choices are listed in docs/server.md.
  */
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GeoMessage } from '../errors.js';
 import {
   type ChargeOutcome,
   ipAllowed,
   maskToken,
   referrerAllowed,
+  type Scope,
   type TokenRecord,
 } from '../tokens/index.js';
 import type { TokenAccess } from './ledger.js';
@@ -143,6 +146,46 @@ export function codeRefusal(reason: AccessRefusal | ChargeRefusal): Refusal {
     case 'SLOTS':
       return { status: 200, message: 'RATELIMITED_DAY' };
   }
+}
+
+/** A spec 7.2 error body. */
+export type CodeError = { status: 'error'; message: string };
+
+/** Answers `reason` with the codes of spec 7.2: {@link codeRefusal}'s status and headers on `reply`, its body returned. */
+export function replyCodeRefusal(
+  reply: Pick<FastifyReply, 'code' | 'headers'>,
+  reason: AccessRefusal | ChargeRefusal,
+): CodeError {
+  const refusal = codeRefusal(reason);
+  reply.code(refusal.status);
+  if (refusal.headers) reply.headers(refusal.headers);
+  return { status: 'error', message: refusal.message };
+}
+
+/**
+ * {@link authorize} for the routes that answer with the codes of spec 7.2 (balance, geocoding,
+ * timezone, sync): the caller's token and its record, or the refusal already answered on
+ * `reply` (logged), `ACCESS_RESTRICTED` with HTTP 403 when a `scope` is asked for that the
+ * token lacks.
+ */
+export function authorizeForCodes(
+  tokens: Pick<TokenAccess, 'get'>,
+  token: string | undefined,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope?: Scope,
+): { ok: true; token: string; record: TokenRecord } | { ok: false; body: CodeError } {
+  const access = authorize(tokens, token, callerOf(request));
+  if (!access.ok) {
+    request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
+    return { ok: false, body: replyCodeRefusal(reply, access.reason) };
+  }
+  if (scope !== undefined && !access.record.scopes.includes(scope)) {
+    reply.code(403);
+    return { ok: false, body: { status: 'error', message: 'ACCESS_RESTRICTED' } };
+  }
+  // authorize refuses a missing token, so an allowed caller has one.
+  return { ok: true, token: token as string, record: access.record };
 }
 
 /** Replaces the value of a `token` or `key` query parameter with its preview, for logs. */

@@ -3,7 +3,7 @@
  * At most one request per second per token (spec 8), else `RATELIMITED_SECOND`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authorize, callerOf, codeRefusal, tokenPreview } from './auth.js';
+import { authorizeForCodes, replyCodeRefusal } from './auth.js';
 import type { TokenAccess } from './ledger.js';
 
 /** Paths of the route: the spec's and the one existing client libraries call. */
@@ -29,21 +29,10 @@ export function queryParam(request: FastifyRequest, name: string): string | unde
 export function registerBalance(app: FastifyInstance, deps: { tokens: TokenAccess }): void {
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<BalanceResponse> => {
     const { tokens } = deps;
-    const token = queryParam(request, 'token');
-    const access = authorize(tokens, token, callerOf(request));
-    if (!access.ok) {
-      request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
-      const refusal = codeRefusal(access.reason);
-      reply.code(refusal.status);
-      return { status: 'error', message: refusal.message };
-    }
-    const t = token as string;
-    if (!(await tokens.hit(t, BALANCE_BUCKET, 1))) {
-      const refusal = codeRefusal('RATELIMITED_SECOND');
-      reply.code(refusal.status);
-      if (refusal.headers) reply.headers(refusal.headers);
-      return { status: 'error', message: refusal.message };
-    }
+    const access = authorizeForCodes(tokens, queryParam(request, 'token'), request, reply);
+    if (!access.ok) return access.body;
+    const t = access.token;
+    if (!(await tokens.hit(t, BALANCE_BUCKET, 1))) return replyCodeRefusal(reply, 'RATELIMITED_SECOND');
     return {
       status: 'ok',
       balance_geolocation: tokens.balance(t, 'geolocation'),

@@ -6,12 +6,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Scope } from '../tokens/index.js';
-import { authorize, callerOf, codeRefusal, tokenPreview } from './auth.js';
+import { authorizeForCodes, type CodeError, replyCodeRefusal, tokenPreview } from './auth.js';
 import { queryParam } from './balance.js';
 import type { TokenAccess } from './ledger.js';
-
-/** A spec 7.2 error body. */
-export type CodeError = { status: 'error'; message: string };
 
 /** What a route computes once the caller is allowed: the body without `balance`. */
 export type Answer = ({ status: 'ok' } & Record<string, unknown>) | CodeError;
@@ -28,19 +25,9 @@ export async function meteredAnswer(
   scope: Scope | undefined,
   answer: () => Answer,
 ): Promise<Record<string, unknown>> {
-  const token = queryParam(request, 'token');
-  const access = authorize(tokens, token, callerOf(request));
-  if (!access.ok) {
-    request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
-    const refusal = codeRefusal(access.reason);
-    reply.code(refusal.status);
-    return { status: 'error', message: refusal.message };
-  }
-  if (scope !== undefined && !access.record.scopes.includes(scope)) {
-    reply.code(403);
-    return { status: 'error', message: 'ACCESS_RESTRICTED' };
-  }
-  const t = token as string;
+  const access = authorizeForCodes(tokens, queryParam(request, 'token'), request, reply, scope);
+  if (!access.ok) return access.body;
+  const t = access.token;
   const body = answer();
   if (body.status !== 'ok') {
     if (body.message === 'UNKNOWN_ERROR') reply.code(500);
@@ -49,10 +36,7 @@ export async function meteredAnswer(
   const outcome = await tokens.charge(t, 'geocoding');
   if (!outcome.ok) {
     request.log.info({ token: tokenPreview(t), reason: outcome.reason }, 'not charged');
-    const refusal = codeRefusal(outcome.reason);
-    reply.code(refusal.status);
-    if (refusal.headers) reply.headers(refusal.headers);
-    return { status: 'error', message: refusal.message };
+    return replyCodeRefusal(reply, outcome.reason);
   }
   const { status, ...rest } = body;
   return { status, balance: outcome.balance, ...rest };

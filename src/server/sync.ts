@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import { SyncHeader } from '../sync/wire.js';
-import { authorize, callerOf, codeRefusal, tokenPreview } from './auth.js';
+import { authorizeForCodes } from './auth.js';
 import { queryParam } from './balance.js';
 import type { TokenAccess } from './ledger.js';
 
@@ -31,18 +31,8 @@ export function registerSync(
 ): void {
   const clock = deps.clock ?? Date.now;
   app.get('/v2/sync', async (request: FastifyRequest, reply: FastifyReply) => {
-    const token = queryParam(request, 'token');
-    const access = authorize(deps.tokens, token, callerOf(request));
-    if (!access.ok) {
-      request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
-      const refusal = codeRefusal(access.reason);
-      reply.code(refusal.status);
-      return { status: 'error', message: refusal.message };
-    }
-    if (!access.record.scopes.includes('sync')) {
-      reply.code(403);
-      return { status: 'error', message: 'ACCESS_RESTRICTED' };
-    }
+    const access = authorizeForCodes(deps.tokens, queryParam(request, 'token'), request, reply, 'sync');
+    if (!access.ok) return access.body;
     // Only whole UTC days: `updated` is kept to the day, so a station changed later today
     // would carry the same day as one changed before this pull and could not be told apart.
     const today = Math.floor(clock() / 1000 / DAY_S) * DAY_S;

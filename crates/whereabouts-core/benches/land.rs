@@ -3,12 +3,16 @@
 //! (even-odd point in polygon, then the nearest edge). Prints the ratio.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use whereabouts_core::geo::LocalFrame;
 use whereabouts_core::land::LandIndex;
+
+// The land bench times with criterion, so it takes only the data and the numbers.
+#[allow(dead_code)]
+mod support;
+use support::{data, Numbers};
 
 // Western Europe: Atlantic, North Sea, Baltic and Mediterranean coasts.
 const BOX: (f64, f64, f64, f64) = (35.0, -12.0, 60.0, 20.0);
@@ -16,20 +20,14 @@ const ALLOWED_M: f64 = 5000.0;
 const SEARCH_M: f64 = 50_000.0;
 
 fn open() -> LandIndex {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/land.bin");
-    LandIndex::open(&p).expect("data/land.bin")
+    LandIndex::open(&data("land.bin")).expect("data/land.bin")
 }
 
 /// Deterministic points in the box that lie on land or within 30 km of it, the
 /// positions a geolocation service actually answers.
 fn points(l: &LandIndex, n: usize) -> Vec<(f64, f64)> {
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut numbers = Numbers::new();
+    let mut next = || numbers.next();
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let lat = BOX.0 + (BOX.2 - BOX.0) * next();

@@ -6,47 +6,20 @@
 //!   cargo bench -p whereabouts-core --bench places
 
 use std::hint::black_box;
-use std::path::PathBuf;
-use std::time::Instant;
 
 use whereabouts_core::countries::CountryIndex;
 use whereabouts_core::places::PlaceIndex;
 
-fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data")
-        .join(name)
-}
-
-/// Median nanoseconds per call of `f` over `points`, of 5 passes.
-fn median_ns(points: &[(f64, f64)], mut f: impl FnMut(f64, f64)) -> f64 {
-    let mut times: Vec<f64> = (0..5)
-        .map(|_| {
-            let t = Instant::now();
-            for &(lat, lon) in points {
-                f(lat, lon);
-            }
-            t.elapsed().as_nanos() as f64 / points.len() as f64
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[2]
-}
+mod support;
+use support::{data, median_ns, Numbers};
 
 fn main() {
     let countries = CountryIndex::open(&data("countries.bin")).expect("data/countries.bin");
     let places = PlaceIndex::open(&data("places.bin")).expect("data/places.bin");
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut numbers = Numbers::new();
     let mut points = Vec::new();
     while points.len() < 20_000 {
-        let lat = (2.0 * next() - 1.0).asin().to_degrees();
-        let lon = next() * 360.0 - 180.0;
+        let (lat, lon) = numbers.point_on_sphere();
         if places
             .reverse_with(&countries, lat, lon, 18)
             .is_some_and(|r| r.place.is_some())

@@ -17,6 +17,7 @@
 //! - [`places`]: reverse geocoding over GeoNames places.
 //! - [`addresses`]: street-level addresses and roads (OpenAddresses, OpenStreetMap).
 //! - [`search`]: forward geocoding (free text to places) over GeoNames places.
+//! - [`progress`]: progress reports of the long-running file commands (import, learn).
 //! - [`sync`]: pages of changed stations in the import formats, for database sync.
 
 pub mod addresses;
@@ -29,6 +30,7 @@ pub mod land;
 pub mod learn;
 pub mod places;
 pub mod polygons;
+pub mod progress;
 pub mod radio;
 pub mod search;
 pub mod solve;

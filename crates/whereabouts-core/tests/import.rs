@@ -687,3 +687,30 @@ fn line_numbers_stay_exact_across_parallel_blocks() {
         .iter()
         .all(|b| b.1 == "lat: 95 out of range -90..=90"));
 }
+
+#[test]
+fn a_line_too_long_after_blocks_in_flight_is_named_by_its_exact_number() {
+    // About 3 MiB of rows (several parser blocks out when the long line is met), then
+    // 17 MiB without a newline: the blocks in flight are applied first, so the number counts
+    // every line before it.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("bssid,lat,lon,range,samples,created,updated\n");
+    let rows = 60_000u64;
+    for i in 0..rows {
+        text += &format!(
+            "{:012x},52.{i:05},13.4,50,1,1600000000,1700000000\n",
+            0x0200_0000_0000u64 + i
+        );
+    }
+    let mut bytes = text.into_bytes();
+    bytes.extend(std::iter::repeat_n(b'x', 17 << 20));
+    let input = dir.path().join("long.csv");
+    fs::write(&input, bytes).unwrap();
+    let err = run(&dir.path().join("db"), &[input], &ImportOptions::default()).unwrap_err();
+    let line = rows + 2;
+    assert!(
+        matches!(&err, ImportError::Format(m) if m.contains(&format!("line {line} is longer"))),
+        "{err:?}"
+    );
+    assert_clean(&dir.path().join("db"));
+}

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use napi::bindgen_prelude::AsyncTask;
-use napi::{Env, Error, Result, Status, Task};
+use napi::{Env, Result, Task};
 use napi_derive::napi;
 
 use crate::import::{file_reports, FileReport};
-use crate::progress::{forward_import, ProgressFn};
+use crate::progress::{forward, ProgressFn};
 use crate::{err, guarded, NativeEngine};
 use whereabouts_core::addresses::{
     detect, import_address_files, Address, AddressImportOptions, AddressImportReport, AddressIndex,
@@ -86,11 +86,10 @@ impl Task for AddressImportTask {
     type JsValue = AddressImportSummary;
 
     fn compute(&mut self) -> Result<AddressImportReport> {
-        let mut report = forward_import(self.progress.as_ref());
+        let mut report = forward(self.progress.as_ref());
         let (out, files, options) = (&self.out, &self.files, &self.options);
         guarded("address import", move || {
-            import_address_files(out, files, options, &mut report)
-                .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+            import_address_files(out, files, options, &mut report).map_err(err)
         })
     }
 

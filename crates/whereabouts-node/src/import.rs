@@ -7,7 +7,7 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use crate::progress::{bad_lines, forward_import, ProgressFn};
+use crate::progress::{bad_lines, forward, ProgressFn};
 use whereabouts_core::import::{import_files as core_import, ImportOptions, ImportReport};
 use whereabouts_core::radio::Radio;
 
@@ -69,11 +69,10 @@ impl Task for ImportTask {
     type JsValue = ImportSummary;
 
     fn compute(&mut self) -> Result<ImportReport> {
-        let mut report = forward_import(self.progress.as_ref());
+        let mut report = forward(self.progress.as_ref());
         let (db, files, options) = (&self.db, &self.files, &self.options);
         crate::guarded("import", move || {
-            core_import(db, files, options, &mut report)
-                .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+            core_import(db, files, options, &mut report).map_err(crate::err)
         })
     }
 

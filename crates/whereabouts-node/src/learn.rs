@@ -7,10 +7,8 @@ use napi::bindgen_prelude::AsyncTask;
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
-use crate::progress::{bad_lines, send, ProgressFn};
-use whereabouts_core::learn::{
-    learn_files as core_learn, LearnOptions, LearnProgress as CoreProgress, LearnReport,
-};
+use crate::progress::{bad_lines, forward, ProgressFn};
+use whereabouts_core::learn::{learn_files as core_learn, LearnOptions, LearnReport};
 
 #[napi(object)]
 pub struct LearnFileOptions {
@@ -32,9 +30,10 @@ pub struct LearnFileReport {
     pub bad_lines: Vec<crate::progress::BadLine>,
 }
 
+/// What a learning run did with its observations (counts of stations unless named
+/// otherwise): the live learner answers these alone, `learnFiles` within [`LearnSummary`].
 #[napi(object)]
-pub struct LearnSummary {
-    pub files: Vec<LearnFileReport>,
+pub struct LearnCounts {
     pub observations: f64,
     pub outliers: f64,
     pub added: f64,
@@ -42,11 +41,33 @@ pub struct LearnSummary {
     pub moved: f64,
     pub relearned: f64,
     pub blocked: f64,
+    pub seconds: f64,
+}
+
+impl From<&LearnReport> for LearnCounts {
+    fn from(r: &LearnReport) -> Self {
+        LearnCounts {
+            observations: r.observations as f64,
+            outliers: r.outliers as f64,
+            added: r.added as f64,
+            refined: r.refined as f64,
+            moved: r.moved as f64,
+            relearned: r.relearned as f64,
+            blocked: r.blocked as f64,
+            seconds: r.seconds,
+        }
+    }
+}
+
+/// What `learnFiles` did: per file, the counts, then the new database's totals.
+#[napi(object)]
+pub struct LearnSummary {
+    pub files: Vec<LearnFileReport>,
+    pub counts: LearnCounts,
     pub cells: f64,
     pub wifi: f64,
     pub shards: f64,
     pub bytes: f64,
-    pub seconds: f64,
 }
 
 pub struct LearnTask {
@@ -61,27 +82,16 @@ impl Task for LearnTask {
     type JsValue = LearnSummary;
 
     fn compute(&mut self) -> Result<LearnReport> {
-        let progress = self.progress.as_ref();
-        let mut report = |p: &CoreProgress| {
-            send(
-                progress,
-                &p.file,
-                p.bytes_done,
-                p.bytes_total,
-                p.rows,
-                p.phase,
-            );
-            true
-        };
+        let mut report = forward(self.progress.as_ref());
         let (db, files, options) = (&self.db, &self.files, &self.options);
         crate::guarded("learn", move || {
-            core_learn(db, files, options, &mut report)
-                .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+            core_learn(db, files, options, &mut report).map_err(crate::err)
         })
     }
 
     fn resolve(&mut self, _env: Env, r: LearnReport) -> Result<LearnSummary> {
         Ok(LearnSummary {
+            counts: LearnCounts::from(&r),
             files: r
                 .files
                 .into_iter()
@@ -95,18 +105,10 @@ impl Task for LearnTask {
                     bad_lines: bad_lines(f.bad_lines),
                 })
                 .collect(),
-            observations: r.observations as f64,
-            outliers: r.outliers as f64,
-            added: r.added as f64,
-            refined: r.refined as f64,
-            moved: r.moved as f64,
-            relearned: r.relearned as f64,
-            blocked: r.blocked as f64,
             cells: r.cells as f64,
             wifi: r.wifi as f64,
             shards: r.shards as f64,
             bytes: r.bytes as f64,
-            seconds: r.seconds,
         })
     }
 }

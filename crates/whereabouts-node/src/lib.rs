@@ -55,8 +55,7 @@ fn open_optional<T, E: std::fmt::Display>(
 
 /// Optional data an engine was opened with, or `missing` as the error when it was not.
 pub(crate) fn loaded<'a, T>(data: &'a Option<Arc<T>>, missing: &str) -> Result<&'a T> {
-    data.as_deref()
-        .ok_or_else(|| Error::new(Status::GenericFailure, missing.to_owned()))
+    data.as_deref().ok_or_else(|| err(missing))
 }
 
 pub(crate) fn err(e: impl std::fmt::Display) -> Error {
@@ -245,24 +244,20 @@ impl NativeEngine {
     #[napi(ts_return_type = "Promise<ChangesPage>")]
     pub fn changes_page(&self, query: sync::ChangesQuery) -> Result<AsyncTask<sync::ChangesTask>> {
         guarded("changesPage", || {
-            let locator = self
-                .inner
-                .clone()
-                .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))?;
-            sync::task(locator, &query)
+            sync::task(self.locator()?.clone(), &query)
         })
     }
 
     pub(crate) fn locator(&self) -> Result<&Arc<Locator>> {
         self.inner
             .as_ref()
-            .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))
+            .ok_or_else(|| err("the engine is closed"))
     }
 
     /// Learns a batch of GPS submissions into the overlay on a worker thread; resolves
     /// once the batch is committed and visible to lookups. May start a background
     /// compaction when the overlay passes its thresholds.
-    #[napi(ts_return_type = "Promise<LiveLearnSummary>")]
+    #[napi(ts_return_type = "Promise<LearnCounts>")]
     pub fn learn(
         &self,
         submissions: Vec<live::Submission>,
@@ -505,10 +500,7 @@ impl NativeEngine {
     ) -> Result<Vec<SearchPlace>> {
         guarded("search", || {
             self.locator()?;
-            let index = self
-                .search
-                .as_deref()
-                .ok_or_else(|| Error::new(Status::GenericFailure, "no search data is loaded"))?;
+            let index = loaded(&self.search, "no search data is loaded")?;
             let countries = countries
                 .iter()
                 .map(|c| match c.as_bytes() {

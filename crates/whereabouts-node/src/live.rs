@@ -9,6 +9,8 @@ use whereabouts_core::learn::compact::{CompactReport, Compactor};
 use whereabouts_core::learn::{submission_observations, LearnOptions, LearnReport};
 use whereabouts_core::solve::Locator;
 
+use crate::learn::LearnCounts;
+
 /// A GPS submission: the JSON columns the server stores in observations.sqlite.
 #[napi(object)]
 pub struct Submission {
@@ -17,18 +19,6 @@ pub struct Submission {
     pub gps: String,
     pub cells: String,
     pub wifi: String,
-}
-
-#[napi(object)]
-pub struct LiveLearnSummary {
-    pub observations: f64,
-    pub outliers: f64,
-    pub added: f64,
-    pub refined: f64,
-    pub moved: f64,
-    pub relearned: f64,
-    pub blocked: f64,
-    pub seconds: f64,
 }
 
 #[napi(object)]
@@ -48,7 +38,7 @@ pub struct LiveLearnTask {
 
 impl Task for LiveLearnTask {
     type Output = LearnReport;
-    type JsValue = LiveLearnSummary;
+    type JsValue = LearnCounts;
 
     fn compute(&mut self) -> Result<LearnReport> {
         let (locator, compactor, subs) = (&self.locator, &self.compactor, &self.submissions);
@@ -73,17 +63,8 @@ impl Task for LiveLearnTask {
         })
     }
 
-    fn resolve(&mut self, _env: Env, r: LearnReport) -> Result<LiveLearnSummary> {
-        Ok(LiveLearnSummary {
-            observations: r.observations as f64,
-            outliers: r.outliers as f64,
-            added: r.added as f64,
-            refined: r.refined as f64,
-            moved: r.moved as f64,
-            relearned: r.relearned as f64,
-            blocked: r.blocked as f64,
-            seconds: r.seconds,
-        })
+    fn resolve(&mut self, _env: Env, r: LearnReport) -> Result<LearnCounts> {
+        Ok(LearnCounts::from(&r))
     }
 }
 

@@ -26,42 +26,24 @@ pub struct BadLine {
 /// A JS callback `(progress) => void`, callable from any thread.
 pub type ProgressFn = ThreadsafeFunction<FileProgress, (), FileProgress, Status, false>;
 
-/// Queues one progress reading for the JS thread; never blocks the worker.
-pub fn send(
+/// Forwards a file command's progress (import, address import, learn) to JS, queued for the
+/// JS thread so that the worker never blocks; never asks to cancel.
+pub fn forward<P: Debug>(
     progress: Option<&ProgressFn>,
-    file: &str,
-    done: u64,
-    total: u64,
-    rows: u64,
-    phase: impl Debug,
-) {
-    if let Some(f) = progress {
-        f.call(
-            FileProgress {
-                file: file.to_string(),
-                bytes_done: done as f64,
-                bytes_total: total as f64,
-                rows: rows as f64,
-                phase: format!("{phase:?}"),
-            },
-            ThreadsafeFunctionCallMode::NonBlocking,
-        );
-    }
-}
-
-/// Forwards an import's progress (stations or addresses) to JS; never asks to cancel.
-pub fn forward_import(
-    progress: Option<&ProgressFn>,
-) -> impl FnMut(&whereabouts_core::import::Progress) -> bool + '_ {
+) -> impl FnMut(&whereabouts_core::progress::Progress<P>) -> bool + '_ {
     move |p| {
-        send(
-            progress,
-            &p.file,
-            p.bytes_done,
-            p.bytes_total,
-            p.rows,
-            p.phase,
-        );
+        if let Some(f) = progress {
+            f.call(
+                FileProgress {
+                    file: p.file.clone(),
+                    bytes_done: p.bytes_done as f64,
+                    bytes_total: p.bytes_total as f64,
+                    rows: p.rows as f64,
+                    phase: format!("{:?}", p.phase),
+                },
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        }
         true
     }
 }

@@ -24,6 +24,18 @@ struct Block {
     data: Vec<u8>,
 }
 
+/// The parser pipeline seen from the main thread: blocks go out numbered and their results
+/// are applied strictly in order; buffers come back for reuse.
+#[derive(Default)]
+struct Flow {
+    /// Results back from the parsers, by block number, not yet applied.
+    pending: BTreeMap<u64, Parsed>,
+    next_apply: u64,
+    next_seq: u64,
+    spare_data: Vec<Vec<u8>>,
+    spare_recs: Vec<Vec<Rec>>,
+}
+
 /// One block's outcome; line numbers in `bad` count from the block's first line (0).
 struct Parsed {
     seq: u64,
@@ -216,18 +228,12 @@ pub fn read_csv(
             });
         }
         drop(parser_out);
-        // Blocks go out numbered and their results are applied strictly in order.
-        let mut pending: BTreeMap<u64, Parsed> = BTreeMap::new();
-        let mut next_apply = 0u64;
-        let mut next_seq = 0u64;
-        let mut spare_data: Vec<Vec<u8>> = Vec::new();
-        let mut spare_recs: Vec<Vec<Rec>> = Vec::new();
+        let mut flow = Flow::default();
         let apply = |p: Parsed,
                      report: &mut FileReport,
                      line_no: &mut u64,
                      ctx: &mut Ctx,
-                     spare_data: &mut Vec<Vec<u8>>,
-                     spare_recs: &mut Vec<Vec<Rec>>|
+                     flow: &mut Flow|
          -> Result<(), ImportError> {
             for (rel, why) in p.bad {
                 if report.bad_lines.len() < max_bad {
@@ -242,10 +248,10 @@ pub fn read_csv(
             for r in recs.drain(..) {
                 push(&mut ctx.runs, r, ctx.tmp)?;
             }
-            spare_recs.push(recs);
+            flow.spare_recs.push(recs);
             let mut data = p.data;
             data.clear();
-            spare_data.push(data);
+            flow.spare_data.push(data);
             let rows = report.rows;
             ctx.reporter.report(false, || progress(rows))
         };
@@ -267,6 +273,25 @@ pub fn read_csv(
                     Err(()) => Ok(false),
                 }
             };
+        // Applies results in block order until at most `keep` blocks are in flight, waiting
+        // for the parsers only while more are.
+        let settle = |keep: u64,
+                      flow: &mut Flow,
+                      report: &mut FileReport,
+                      line_no: &mut u64,
+                      ctx: &mut Ctx|
+         -> Result<(), ImportError> {
+            loop {
+                while let Some(p) = flow.pending.remove(&flow.next_apply) {
+                    apply(p, report, line_no, ctx, flow)?;
+                    flow.next_apply += 1;
+                }
+                if flow.next_seq - flow.next_apply <= keep {
+                    return Ok(());
+                }
+                receive(true, &mut flow.pending)?;
+            }
+        };
         loop {
             if !eof && buf.len() < BLOCK {
                 eof = read_some(reader, &mut buf, name)? == 0;
@@ -282,24 +307,7 @@ pub fn read_csv(
                     Some(i) => i + 1,
                     None if buf.len() >= MAX_LINE => {
                         // Apply what is in flight so that the line number is exact.
-                        while next_apply < next_seq {
-                            match pending.remove(&next_apply) {
-                                Some(p) => {
-                                    apply(
-                                        p,
-                                        &mut report,
-                                        &mut line_no,
-                                        ctx,
-                                        &mut spare_data,
-                                        &mut spare_recs,
-                                    )?;
-                                    next_apply += 1;
-                                }
-                                None => {
-                                    receive(true, &mut pending)?;
-                                }
-                            }
-                        }
+                        settle(0, &mut flow, &mut report, &mut line_no, ctx)?;
                         return Err(too_long(name, line_no + 1));
                     }
                     None => {
@@ -309,70 +317,36 @@ pub fn read_csv(
                 }
             };
             if cut > 0 {
-                let mut next = spare_data
+                let mut next = flow
+                    .spare_data
                     .pop()
                     .unwrap_or_else(|| Vec::with_capacity(BLOCK * 2));
                 next.extend_from_slice(&buf[cut..]);
                 buf.truncate(cut);
                 let data = std::mem::replace(&mut buf, next);
-                let recs = spare_recs.pop().unwrap_or_default();
-                while next_seq - next_apply >= in_flight_max as u64 {
-                    receive(true, &mut pending)?;
-                    while let Some(p) = pending.remove(&next_apply) {
-                        apply(
-                            p,
-                            &mut report,
-                            &mut line_no,
-                            ctx,
-                            &mut spare_data,
-                            &mut spare_recs,
-                        )?;
-                        next_apply += 1;
-                    }
-                }
+                let recs = flow.spare_recs.pop().unwrap_or_default();
+                // Room for this block among those in flight.
+                let keep = in_flight_max as u64 - 1;
+                settle(keep, &mut flow, &mut report, &mut line_no, ctx)?;
                 to_parsers
                     .send((
                         Block {
-                            seq: next_seq,
+                            seq: flow.next_seq,
                             data,
                         },
                         recs,
                     ))
                     .map_err(|_| ImportError::Io(format!("{name}: parser threads stopped")))?;
-                next_seq += 1;
+                flow.next_seq += 1;
             }
-            while receive(false, &mut pending)? {}
-            while let Some(p) = pending.remove(&next_apply) {
-                apply(
-                    p,
-                    &mut report,
-                    &mut line_no,
-                    ctx,
-                    &mut spare_data,
-                    &mut spare_recs,
-                )?;
-                next_apply += 1;
-            }
+            // Whatever is back already, without waiting.
+            while receive(false, &mut flow.pending)? {}
+            settle(u64::MAX, &mut flow, &mut report, &mut line_no, ctx)?;
             if eof {
                 break;
             }
         }
-        while next_apply < next_seq {
-            if !pending.contains_key(&next_apply) {
-                receive(true, &mut pending)?;
-                continue;
-            }
-            let p = pending.remove(&next_apply).expect("present");
-            apply(
-                p,
-                &mut report,
-                &mut line_no,
-                ctx,
-                &mut spare_data,
-                &mut spare_recs,
-            )?;
-            next_apply += 1;
-        }
+        settle(0, &mut flow, &mut report, &mut line_no, ctx)?;
         drop(to_parsers);
         let rows = report.rows;
         ctx.reporter.report(true, || progress(rows))?;

@@ -18,7 +18,7 @@ pub(crate) mod source;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -78,16 +78,8 @@ pub enum Phase {
     Writing,
 }
 
-/// A progress report, given at most about ten times a second.
-#[derive(Clone, Debug, Serialize)]
-pub struct Progress {
-    pub file: String,
-    pub bytes_done: u64,
-    pub bytes_total: u64,
-    /// Rows read from `file` so far (Reading) or records merged so far (Merging).
-    pub rows: u64,
-    pub phase: Phase,
-}
+/// A progress report of an import (stations or addresses).
+pub type Progress = crate::progress::Progress<Phase>;
 
 /// What an input file turned out to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -161,43 +153,12 @@ fn io_error(e: std::io::Error) -> ImportError {
     ImportError::Io(e.to_string())
 }
 
-/// Rate-limits the caller's progress callback and turns a `false` into `Cancelled`.
-pub(crate) struct Reporter<'a> {
-    callback: &'a mut dyn FnMut(&Progress) -> bool,
-    last: Option<Instant>,
-}
+/// The rate limit of an import's progress callback; a `false` from it is [`ImportError::Cancelled`].
+pub(crate) type Reporter<'a> = crate::progress::Reporter<'a, Phase, ImportError>;
 
-const REPORT_EVERY: Duration = Duration::from_millis(100);
-
-impl<'a> Reporter<'a> {
-    pub(crate) fn new(callback: &'a mut dyn FnMut(&Progress) -> bool) -> Reporter<'a> {
-        Reporter {
-            callback,
-            last: None,
-        }
-    }
-
-    /// `force` is for phase and file boundaries, which callers want to see even
-    /// when the previous report was a moment ago.
-    pub(crate) fn report(
-        &mut self,
-        force: bool,
-        progress: impl FnOnce() -> Progress,
-    ) -> Result<(), ImportError> {
-        let now = Instant::now();
-        if !force
-            && self
-                .last
-                .is_some_and(|t| now.duration_since(t) < REPORT_EVERY)
-        {
-            return Ok(());
-        }
-        self.last = Some(now);
-        if (self.callback)(&progress()) {
-            Ok(())
-        } else {
-            Err(ImportError::Cancelled)
-        }
+impl From<crate::progress::Cancelled> for ImportError {
+    fn from(_: crate::progress::Cancelled) -> Self {
+        ImportError::Cancelled
     }
 }
 
@@ -262,10 +223,7 @@ pub fn check_files(
             ..opts.clone()
         },
     )?;
-    let mut reporter = Reporter {
-        callback: progress,
-        last: None,
-    };
+    let mut reporter = Reporter::new(progress);
     let mut reports = Vec::with_capacity(files.len());
     for f in files {
         let mut ctx = source::Ctx {
@@ -326,10 +284,7 @@ pub fn import_files(
         ))));
     }
     let tmp = make_temp_dir(dir, opts)?;
-    let mut reporter = Reporter {
-        callback: progress,
-        last: None,
-    };
+    let mut reporter = Reporter::new(progress);
 
     let mut runs = Runs::new(&tmp.0, opts.run_rows).map_err(io_error)?;
     let mut reports = Vec::with_capacity(files.len());

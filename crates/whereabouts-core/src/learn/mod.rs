@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -146,15 +146,8 @@ pub enum LearnPhase {
     Writing,
 }
 
-/// A progress report, given at most about ten times a second.
-#[derive(Clone, Debug, Serialize)]
-pub struct LearnProgress {
-    pub file: String,
-    pub bytes_done: u64,
-    pub bytes_total: u64,
-    pub rows: u64,
-    pub phase: LearnPhase,
-}
+/// A progress report of learning from files.
+pub type LearnProgress = crate::progress::Progress<LearnPhase>;
 
 /// Outcome of learning. Station counts are of stations the files mention;
 /// `cells` and `wifi` count the stations of the new database.
@@ -243,28 +236,12 @@ fn write_blocklist(dir: &Path, list: &BTreeMap<StationKey, BlockEntry>) -> Resul
     fs::rename(&tmp, &path).map_err(io)
 }
 
-/// Rate limit of the caller's progress callback.
-struct Reporter<'a> {
-    callback: &'a mut dyn FnMut(&LearnProgress) -> bool,
-    last: Option<Instant>,
-}
+/// The rate limit of learning's progress callback; a `false` from it is [`LearnError::Cancelled`].
+type Reporter<'a> = crate::progress::Reporter<'a, LearnPhase, LearnError>;
 
-impl Reporter<'_> {
-    fn report(&mut self, force: bool, p: impl FnOnce() -> LearnProgress) -> Result<(), LearnError> {
-        let now = Instant::now();
-        if !force
-            && self
-                .last
-                .is_some_and(|t| now.duration_since(t) < Duration::from_millis(100))
-        {
-            return Ok(());
-        }
-        self.last = Some(now);
-        if (self.callback)(&p()) {
-            Ok(())
-        } else {
-            Err(LearnError::Cancelled)
-        }
+impl From<crate::progress::Cancelled> for LearnError {
+    fn from(_: crate::progress::Cancelled) -> Self {
+        LearnError::Cancelled
     }
 }
 
@@ -582,10 +559,7 @@ pub fn learn_files(
             )));
         }
     }
-    let mut reporter = Reporter {
-        callback: progress,
-        last: None,
-    };
+    let mut reporter = Reporter::new(progress);
     let mut report = LearnReport::default();
     let mut obs: Vec<Observation> = Vec::new();
     for f in files {

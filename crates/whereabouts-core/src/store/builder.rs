@@ -170,6 +170,21 @@ impl DbBuilder {
         Ok(())
     }
 
+    /// Opens the first shard, or closes the current one and opens the next once it has
+    /// reached [`BuildOptions::max_shard_bytes`]. Callers decide where a shard may end (cells
+    /// only between LAC groups).
+    fn next_shard_if_full(&mut self) -> Result<(), StoreError> {
+        if self
+            .shard
+            .as_ref()
+            .is_none_or(|s| s.writer.len() as u64 >= self.opts.max_shard_bytes)
+        {
+            self.close_shard()?;
+            self.open_shard()?;
+        }
+        Ok(())
+    }
+
     fn close_shard(&mut self) -> Result<(), StoreError> {
         let Some(mut s) = self.shard.take() else {
             return Ok(());
@@ -250,14 +265,7 @@ impl DbBuilder {
                 .is_some_and(|g| key_lac(g.key) == key_lac(station.key));
         if !same_group {
             self.flush_group()?;
-            if self
-                .shard
-                .as_ref()
-                .is_none_or(|s| s.writer.len() as u64 >= self.opts.max_shard_bytes)
-            {
-                self.close_shard()?;
-                self.open_shard()?;
-            }
+            self.next_shard_if_full()?;
         }
         let shard = self.shard.as_mut().expect("shard is open");
         if shard.networks.last().is_none_or(|n| n.sort_key() != net) {
@@ -341,14 +349,7 @@ impl DbBuilder {
             self.in_wifi = true;
         }
         self.last_wifi = Some(station.key);
-        if self
-            .shard
-            .as_ref()
-            .is_none_or(|s| s.writer.len() as u64 >= self.opts.max_shard_bytes)
-        {
-            self.close_shard()?;
-            self.open_shard()?;
-        }
+        self.next_shard_if_full()?;
         let shard = self.shard.as_mut().expect("shard is open");
         if (shard.wifi as usize).is_multiple_of(FENCE_STRIDE) {
             shard.wifi_fences.push(station.key);
