@@ -26,8 +26,11 @@ pub const SEA_MARGIN_M: f64 = 5_000.0;
 
 /// The cell tree's top grid: 256 x 256 cells of 1.4 x 0.7 degrees (256 kB).
 const CELL_TOP_DEPTH: u32 = 8;
-/// Its smallest cells: 4096 x 4096 of 0.09 x 0.04 degrees (about 10 x 5 km at the equator).
-const CELL_MAX_DEPTH: u32 = 12;
+/// Its smallest cells: 2048 x 2048 of 0.18 x 0.09 degrees (about 20 x 10 km at the
+/// equator). Deeper trees answer a few more points but take longer to build at open
+/// (`benches/places.rs`: depth 10 28 ms and `country_at` 102-106 ns, 11 47 ms and 93 ns,
+/// 12 85 ms and 87 ns).
+const CELL_MAX_DEPTH: u32 = 11;
 
 /// The country polygons, loaded.
 #[derive(Debug)]
