@@ -7,8 +7,10 @@
  *    places.rs), so the agreement of `engine.reverse` with pure nearest measures how often
  *    the ranking changes the answer, and the core's pure-nearest mode (`nearestPlace`, the
  *    same grid walk without ranking or country) must agree with geokdbush but for ties;
- *  - time per lookup (medians of 5 passes after an untimed one): geokdbush `around(index, lon, lat, 1, 50)`,
- *    the native `reverseInto` call alone (numbers out), the lookup with the place's names
+ *  - time per lookup (medians of 5 passes after an untimed one, the methods taking turns):
+ *    geokdbush `around(index, lon, lat, 1, 50)`, the native lookup alone (one number out,
+ *    through the plain function `reverseKeyFunction` makes, and through the class method
+ *    `reverseKey`, which costs napi-rs more per call), the lookup with the place's names
  *    (`ReverseLookup.find`, names cached per place), the full `engine.reverse` (adds
  *    validation and the Address object, shaped once per place, zoom band and language) and
  *    the pure-nearest mode.
@@ -91,33 +93,43 @@ function median(xs: number[]): number {
 }
 
 /**
- * Median ns per lookup over `passes` passes of `f` over all points, after one untimed pass
+ * Median ns per lookup of each method over 5 passes over all points, after one untimed pass
  * (whose time is kept in `coldNs`): every method starts warm, as the agreement loop above
- * warmed geokdbush's index and the native lookups but not `engine.reverse`'s caches.
+ * warmed geokdbush's index and the native lookups but not `engine.reverse`'s caches. The
+ * methods take turns pass by pass, so that the load of this shared machine, which moves
+ * within seconds, weighs on all of them alike.
  */
+const reverseKey = handle.reverseKeyFunction();
+const methods: [string, (lat: number, lon: number) => unknown][] = [
+  ['kd', (lat, lon) => around(index, lon, lat, 1, 50)[0]],
+  ['native', (lat, lon) => reverseKey(lat, lon, zoom) >= 0],
+  ['method', (lat, lon) => handle.reverseKey(lat, lon, zoom) >= 0],
+  ['lookup', (lat, lon) => lookup.find(lat, lon, zoom)?.place !== undefined],
+  ['engine', (lat, lon) => engine.reverse({ lat, lon, zoom }).status === 'ok'],
+  ['nearest', (lat, lon) => handle.nearestPlaceId(lat, lon) >= 0],
+];
 const coldNs = new Map<string, number>();
-function timePerLookup(name: string, f: (lat: number, lon: number) => unknown, passes = 5): number {
-  const times: number[] = [];
-  let sink = 0;
-  for (let p = -1; p < passes; p++) {
+const passTimes = new Map<string, number[]>(methods.map(([name]) => [name, []]));
+let sink = 0;
+for (let p = -1; p < 5; p++) {
+  for (const [name, f] of methods) {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < points.length; i += 2) {
       if (f(points[i] as number, points[i + 1] as number)) sink++;
     }
     const ns = Number(process.hrtime.bigint() - t0) / n;
     if (p < 0) coldNs.set(name, ns);
-    else times.push(ns);
+    else passTimes.get(name)?.push(ns);
   }
-  if (sink < 0) console.log(sink);
-  return median(times);
 }
-
-const kdNs = timePerLookup('kd', (lat, lon) => around(index, lon, lat, 1, 50)[0]);
-const out = new Float64Array(3);
-const nativeNs = timePerLookup('native', (lat, lon) => handle.reverseInto(lat, lon, zoom, out));
-const lookupNs = timePerLookup('lookup', (lat, lon) => lookup.find(lat, lon, zoom)?.place !== undefined);
-const engineNs = timePerLookup('engine', (lat, lon) => engine.reverse({ lat, lon, zoom }).status === 'ok');
-const nearestNs = timePerLookup('nearest', (lat, lon) => handle.nearestPlaceId(lat, lon) >= 0);
+if (sink < 0) console.log(sink);
+const timeOf = (name: string) => median(passTimes.get(name) ?? []);
+const kdNs = timeOf('kd');
+const nativeNs = timeOf('native');
+const methodNs = timeOf('method');
+const lookupNs = timeOf('lookup');
+const engineNs = timeOf('engine');
+const nearestNs = timeOf('nearest');
 
 const pct = (k: number) => `${((100 * k) / n).toFixed(2)} %`;
 const ratio = (ns: number) => `${(kdNs / ns).toFixed(2)}x geokdbush's speed`;
@@ -129,7 +141,10 @@ console.log(
 );
 console.log(`  same country as the nearest place's: ${pct(sameCountry)}`);
 console.log(`  geokdbush around(1, 50 km): ${kdNs.toFixed(0)} ns/lookup`);
-console.log(`  native reverseInto:         ${nativeNs.toFixed(0)} ns/lookup (${ratio(nativeNs)})`);
+console.log(`  native reverseKeyFunction:  ${nativeNs.toFixed(0)} ns/lookup (${ratio(nativeNs)})`);
+console.log(
+  `    the same as a class method (reverseKey): ${methodNs.toFixed(0)} ns/lookup (${ratio(methodNs)})`,
+);
 console.log(`  ReverseLookup.find:         ${lookupNs.toFixed(0)} ns/lookup (${ratio(lookupNs)})`);
 console.log(`  engine.reverse:             ${engineNs.toFixed(0)} ns/lookup (${ratio(engineNs)})`);
 console.log(

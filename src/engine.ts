@@ -397,10 +397,9 @@ export class Engine {
     this.#assertOpen();
     if (!this.#hasPlaces) return { status: 'error', message: 'UNKNOWN_ERROR' };
     const native = this.#native;
-    const lookup = this.#reverseLookup;
     return answerReverse(
       query,
-      (lat, lon, zoom) => lookup.find(lat, lon, zoom),
+      this.#reverseLookup,
       this.#shapedAddresses,
       this.#hasAddresses ? (lat, lon, zoom) => streetFields(native, lat, lon, zoom) : undefined,
     );

@@ -13,7 +13,7 @@
  */
 import { type StreetFields, streetLine } from './addresses.js';
 import { numberOf, parseLatLon } from './geocoding/coordinates.js';
-import type { ReverseFound } from './geocoding/reverse-lookup.js';
+import { placeIdOfKey, type ReverseFound, type ReverseLookup } from './geocoding/reverse-lookup.js';
 
 /** Spec 2.9, the fields this data can fill; only those with a value are present. */
 export interface AddressObject {
@@ -201,7 +201,7 @@ function languageOf(acceptLanguage: string | undefined): string {
 }
 
 /**
- * Address objects of answers without a street, by language, then country, place and the
+ * Address objects of answers without a street, by language, then place (or country) and the
  * zoom band that decides their fields (0-4, 5-7, 8-9, 10-18): everything in them but the
  * query point depends on these alone, and shaping one (ICU name, display_name) costs more
  * than the lookup. One per engine, as place ids are its places file's; bounded like the
@@ -212,10 +212,15 @@ export class ShapedAddresses {
   #lastLanguage: string | undefined;
   #last: Map<number, AddressObject> | undefined;
 
-  /** {@link shapeAddress} without a street; a copy each time (callers may change theirs). */
+  /**
+   * {@link shapeAddress} without a street of the answer `key` (a reverse key of `lookup`,
+   * not NO_ANSWER) at the query point; a copy each time (callers may change theirs).
+   */
   address(
-    answer: ReverseFound,
-    query: { lat: number; lon: number },
+    key: number,
+    lookup: ReverseLookup,
+    lat: number,
+    lon: number,
     zoom: number,
     lang: string,
   ): AddressObject {
@@ -229,25 +234,24 @@ export class ShapedAddresses {
     this.#last = shaped;
     const band = zoom >= 10 ? 3 : zoom >= 8 ? 2 : zoom >= 5 ? 1 : 0;
     // a place implies its country (the ranking keeps to the country); small integer keys
-    // hash without allocating
-    const code = answer.countryCode;
-    const key =
-      answer.placeId >= 0
-        ? answer.placeId * 4 + band
-        : -((code.charCodeAt(0) * 256 + code.charCodeAt(1)) * 4 + band) - 1;
-    let shape = shaped.get(key);
+    // hash without allocating. Without a place, the key less its (zero) place part is the
+    // country's code times 2^24: its sign flipped and shrunk to a small integer too.
+    const placeId = placeIdOfKey(key);
+    const memoKey = placeId >= 0 ? placeId * 4 + band : -((key / 2 ** 24) * 4 + band) - 1;
+    let shape = shaped.get(memoKey);
     if (shape === undefined) {
       if (shaped.size >= MAX_SHAPED) shaped.clear();
-      shape = shapeAddress(answer, query, zoom, countryName(code, lang));
-      shaped.set(key, shape);
+      const answer = lookup.found(key) as ReverseFound;
+      shape = shapeAddress(answer, { lat, lon }, zoom, countryName(answer.countryCode, lang));
+      shaped.set(memoKey, shape);
     }
     // a city answer stands at the place (as in shapeAddress), others at the query point
-    const atQuery = band < 3 || answer.placeId < 0;
+    const atQuery = band < 3 || placeId < 0;
     // a copy field by field, in AddressObject's order (shapeAddress's): callers may change
     // theirs, and a spread of these varied shapes is twice as slow
     const copy: AddressObject = {
-      lat: atQuery ? String(Math.round(query.lat * 1e5) / 1e5) : shape.lat,
-      lon: atQuery ? String(Math.round(query.lon * 1e5) / 1e5) : shape.lon,
+      lat: atQuery ? String(Math.round(lat * 1e5) / 1e5) : shape.lat,
+      lon: atQuery ? String(Math.round(lon * 1e5) / 1e5) : shape.lon,
       display_name: shape.display_name,
     };
     if (shape.city !== undefined) copy.city = shape.city;
@@ -263,27 +267,59 @@ export class ShapedAddresses {
 const MAX_SHAPED = 50_000;
 
 /**
- * Validates the query, asks `find` (the core) for the country and place, and `findStreet`
+ * Validates the query, asks `lookup` (the core) for the country and place, and `findStreet`
  * (when an address file is loaded) for the street part, and shapes the answer (through
  * `shaped` without a street).
  */
 export function answerReverse(
   query: ReverseQuery,
-  find: (lat: number, lon: number, zoom: number) => ReverseFound | null,
+  lookup: ReverseLookup,
   shaped: ShapedAddresses,
   findStreet?: (lat: number, lon: number, zoom: number) => StreetFields | undefined,
 ): ReverseResponse {
-  const p = parseLatLon(query?.lat, query?.lon);
-  const zoom = parseZoom(query?.zoom);
-  if (!p || zoom === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
-  if (query.acceptLanguage !== undefined && typeof query.acceptLanguage !== 'string')
+  const qLat = query?.lat;
+  const qLon = query?.lon;
+  const qZoom = query?.zoom;
+  let lat: number;
+  let lon: number;
+  // plain numbers in range, as the library's callers send them, without parseLatLon's
+  // object; anything else (strings, out of range, NaN) takes the general path
+  if (
+    typeof qLat === 'number' &&
+    typeof qLon === 'number' &&
+    qLat >= -90 &&
+    qLat <= 90 &&
+    qLon >= -180 &&
+    qLon <= 180
+  ) {
+    lat = qLat;
+    lon = qLon;
+  } else {
+    const p = parseLatLon(qLat, qLon);
+    if (!p) return { status: 'error', message: 'INVALID_REQUEST' };
+    lat = p.lat;
+    lon = p.lon;
+  }
+  const zoom =
+    typeof qZoom === 'number' && Number.isInteger(qZoom) && qZoom >= 0 && qZoom <= 18
+      ? qZoom
+      : parseZoom(qZoom);
+  if (zoom === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
+  const acceptLanguage = query.acceptLanguage;
+  if (acceptLanguage !== undefined && typeof acceptLanguage !== 'string')
     return { status: 'error', message: 'INVALID_REQUEST' };
-  const answer = find(p.lat, p.lon, zoom);
-  if (!answer) return { status: 'error', message: 'NO_MATCHES' };
-  const lang = languageOf(query.acceptLanguage);
-  const street = findStreet?.(p.lat, p.lon, zoom);
+  const key = lookup.key(lat, lon, zoom);
+  if (key < 0) return { status: 'error', message: 'NO_MATCHES' };
+  const lang = languageOf(acceptLanguage);
+  const street = findStreet?.(lat, lon, zoom);
   const address = street
-    ? shapeAddress(answer, p, zoom, countryName(answer.countryCode, lang), street)
-    : shaped.address(answer, p, zoom, lang);
+    ? shapeAddress(
+        lookup.found(key) as ReverseFound,
+        { lat, lon },
+        zoom,
+        countryName(lookup.countryCode(key), lang),
+        street,
+      )
+    : shaped.address(key, lookup, lat, lon, zoom, lang);
   return { status: 'ok', address };
 }

@@ -228,6 +228,43 @@ describe('engine.reverse', () => {
     handle.close();
   });
 
+  it('answers through the plain reverse function as through the method, and refuses bad arguments', () => {
+    const handle = native().NativeEngine.open({
+      db: defaultDbDir,
+      places: placesFile,
+      countryPolygons: countryPolygonsFile,
+    });
+    const reverseKey = handle.reverseKeyFunction();
+    let seed = 777;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    let withPlace = 0;
+    for (let i = 0; i < 3000; i++) {
+      const lat = (Math.asin(2 * random() - 1) * 180) / Math.PI;
+      const lon = random() * 360 - 180;
+      const key = reverseKey(lat, lon, i % 19);
+      expect(key).toBe(handle.reverseKey(lat, lon, i % 19));
+      if (key >= 0 && key % 2 ** 24 > 0) withPlace++;
+    }
+    expect(withPlace).toBeGreaterThan(300);
+    // Paris: FR (70 * 256 + 82) and a place
+    const paris = reverseKey(PARIS.lat, PARIS.lon, 18);
+    expect(Math.floor(paris / 2 ** 24)).toBe(70 * 256 + 82);
+    expect(handle.place((paris % 2 ** 24) - 1).name).toBe('Paris');
+    expect(reverseKey(Number.NaN, 0, 18)).toBe(-1);
+    expect(reverseKey(0, -150, 18)).toBe(-1); // the Pacific
+    expect(() => (reverseKey as (...a: unknown[]) => number)('48', 2, 18)).toThrow(/reverseKey takes/);
+    expect(() => (reverseKey as (...a: unknown[]) => number)(48, 2)).toThrow(/reverseKey takes/);
+    handle.close();
+    // the function keeps its own data: it outlives the engine's close
+    expect(reverseKey(PARIS.lat, PARIS.lon, 18)).toBe(paris);
+    const noPlaces = native().NativeEngine.open({ db: defaultDbDir });
+    expect(() => noPlaces.reverseKeyFunction()).toThrow(/no places/);
+    noPlaces.close();
+  });
+
   it('says UNKNOWN_ERROR when opened without places', async () => {
     const e = await Engine.open({ places: false, timezones: false });
     expect(e.reverse(PARIS)).toEqual({ status: 'error', message: 'UNKNOWN_ERROR' });

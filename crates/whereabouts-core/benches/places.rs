@@ -1,5 +1,6 @@
 //! Reverse geocoding in the core alone (no napi), on the points of `bench/reverse.ts`: uniform
-//! over the sphere, kept where the core answers a country and a place. Medians of 5 passes of
+//! over the sphere, kept where the core answers a country and a place. The time to open the
+//! country polygons (their cell tree is built then); medians of 5 passes of
 //! the country polygon (`country_at`), the whole reverse answer at zoom 18 and 10
 //! (`reverse_with`), and the pure nearest place (`nearest`).
 //!
@@ -14,7 +15,9 @@ mod support;
 use support::{data, median_ns, Numbers};
 
 fn main() {
+    let opened = Instant::now();
     let countries = CountryIndex::open(&data("countries.bin")).expect("data/countries.bin");
+    let open_ms = opened.elapsed().as_secs_f64() * 1e3;
     let places = PlaceIndex::open(&data("places.bin")).expect("data/places.bin");
     let mut numbers = Numbers::new();
     let mut points = Vec::new();
@@ -40,6 +43,7 @@ fn main() {
         black_box(places.nearest(lat, lon));
     });
     println!("{} points where the core answers a place", points.len());
+    println!("  CountryIndex::open:    {open_ms:.0} ms (file and cell tree)");
     println!("  country_at:            {country_ns:.0} ns/lookup");
     println!("  reverse_with, zoom 18: {z18_ns:.0} ns/lookup");
     println!("  reverse_with, zoom 10: {z10_ns:.0} ns/lookup");

@@ -7,13 +7,14 @@
 //! a gap of the 1:10m drawing, whose vertices sit up to a few hundred metres off the real
 //! coast) takes the nearest country within [`SEA_MARGIN_M`], and has none farther out.
 //!
-//! Most points lie deep inside a country: a grid of the polygon tree's quads at depth
-//! [`GRID_DEPTH`] answers those from one table entry, without the walk down the tree or a
-//! point-in-polygon test; the other points (borders, coasts, sea) take the tree's answer.
+//! Most points lie deep inside a country: the polygons' [`CellTree`] (the tree's quads,
+//! split further inside its leaves where no edge comes near, down to [`CELL_MAX_DEPTH`])
+//! answers those from a few table reads, without the walk down the tree or a
+//! point-in-polygon test; the other points (borders, coasts) take the tree's answer.
 
 use std::path::Path;
 
-use crate::polygons::{GridCell, Hit, PolygonError, PolygonIndex, LAT_EDGE, LON_EDGE};
+use crate::polygons::{CellTree, Hit, PolygonError, PolygonIndex, CELL_LABEL};
 
 const MAGIC: &[u8; 8] = b"WBCNTRY1";
 
@@ -23,23 +24,20 @@ const MAGIC: &[u8; 8] = b"WBCNTRY1";
 /// nearer shore wins.
 pub const SEA_MARGIN_M: f64 = 5_000.0;
 
-/// 1024 x 1024 cells of 0.35 x 0.18 degrees (1 MB of one-byte labels). Half the points of
-/// `benches/places.rs` (near places: coasts, borders) still go to the tree; depth 11 sent
-/// 0.7 % fewer there at four times the memory, as the tree's leaves keep their geometry.
-const GRID_DEPTH: u32 = 10;
-/// A grid cell whose points do not all have one country (or a label above 254): the tree
-/// answers them.
-const ASK_TREE: u8 = u8::MAX;
-/// Closer than this (in cells) to a cell's edge, a point takes the tree's side of the edge.
-const EDGE_GUARD: f64 = 1e-6;
+/// The cell tree's top grid: 256 x 256 cells of 1.4 x 0.7 degrees (256 kB).
+const CELL_TOP_DEPTH: u32 = 8;
+/// Its smallest cells: 2048 x 2048 of 0.18 x 0.09 degrees (about 20 x 10 km at the
+/// equator). Deeper trees answer a few more points but take longer to build at open
+/// (`benches/places.rs`: depth 10 28 ms and `country_at` 102-106 ns, 11 47 ms and 93 ns,
+/// 12 85 ms and 87 ns).
+const CELL_MAX_DEPTH: u32 = 11;
 
 /// The country polygons, loaded.
 #[derive(Debug)]
 pub struct CountryIndex {
     polygons: PolygonIndex,
-    /// The label of every point strictly inside each cell of
-    /// [`PolygonIndex::coarse_grid`], or [`ASK_TREE`].
-    grid: Vec<u8>,
+    /// The answers that need no geometry ([`PolygonIndex::cell_tree`]).
+    cells: CellTree,
 }
 
 impl CountryIndex {
@@ -55,16 +53,8 @@ impl CountryIndex {
                 "country label {bad:?} is not an ISO 3166-1 alpha-2 code"
             )));
         }
-        let grid = polygons
-            .coarse_grid(GRID_DEPTH)
-            .into_iter()
-            .map(|cell| match cell {
-                GridCell::Label(l) => u8::try_from(l).unwrap_or(ASK_TREE),
-                // outside every polygon may still be within the sea margin of one
-                GridCell::Outside | GridCell::Mixed => ASK_TREE,
-            })
-            .collect();
-        Ok(CountryIndex { polygons, grid })
+        let cells = polygons.cell_tree(CELL_TOP_DEPTH, CELL_MAX_DEPTH);
+        Ok(CountryIndex { polygons, cells })
     }
 
     /// The ISO 3166-1 alpha-2 code (upper case) of the country at a point, as the module
@@ -74,32 +64,13 @@ impl CountryIndex {
         if !((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)) {
             return None;
         }
-        let i = match self.grid_label(lat, lon) {
-            Some(i) => i,
+        let i = match self.cells.answer_at(lat, lon) {
+            Some(e) if e & 3 == CELL_LABEL => (e >> 2) as usize,
+            // outside every polygon for certain: only the sea margin is left to ask
+            Some(_) => self.polygons.nearest_label(lat, lon, SEA_MARGIN_M)?.0,
             None => self.label_from_tree(lat, lon)?,
         };
         Some(&self.polygons.names()[i])
-    }
-
-    /// The label of a point from the grid, when its cell has one country and the point is
-    /// not on (or within a millionth of a cell of) the cell's edge.
-    fn grid_label(&self, lat: f64, lon: f64) -> Option<usize> {
-        // false for the rims beyond geo-tz's box, which the tree clamps
-        if !(lat > -LAT_EDGE && lat < LAT_EDGE && lon > -LON_EDGE && lon < LON_EDGE) {
-            return None;
-        }
-        let n = 1usize << GRID_DEPTH;
-        let fx = (lon + LON_EDGE) / (2.0 * LON_EDGE) * n as f64;
-        let fy = (LAT_EDGE - lat) / (2.0 * LAT_EDGE) * n as f64;
-        // both positive here: truncation is the floor, without a call into libm
-        let (x, y) = (fx as usize, fy as usize);
-        let inside =
-            |f: f64, c: usize| f - c as f64 > EDGE_GUARD && (c + 1) as f64 - f > EDGE_GUARD;
-        if !(inside(fx, x) && inside(fy, y)) {
-            return None;
-        }
-        let label = self.grid[y * n + x];
-        (label != ASK_TREE).then_some(label as usize)
     }
 
     /// The label of a valid point from the polygon tree: the containing polygon's, else the
@@ -127,10 +98,12 @@ mod tests {
         CountryIndex::open(&path).expect("data/countries.bin")
     }
 
-    /// The grid answers as the tree does: on random points, and on points on and next to
-    /// the cells' edges, where floating point decides the side.
+    /// The cell tree answers as the polygon tree does: on random points, and on points on
+    /// and next to the corners of its cells at every depth, where floating point decides the
+    /// side.
     #[test]
-    fn the_grid_answers_as_the_tree() {
+    fn the_cells_answer_as_the_tree() {
+        use crate::polygons::{LAT_EDGE, LON_EDGE};
         let c = countries();
         let mut s = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
@@ -139,9 +112,7 @@ mod tests {
             s ^= s << 17;
             (s >> 11) as f64 / (1u64 << 53) as f64
         };
-        let n = (1u32 << GRID_DEPTH) as f64;
-        let (w, h) = (2.0 * LON_EDGE / n, 2.0 * LAT_EDGE / n);
-        let mut from_grid = 0;
+        let mut from_cells = 0;
         for i in 0..400_000 {
             let (mut lat, mut lon) = (
                 (2.0 * next() - 1.0).asin().to_degrees(),
@@ -149,19 +120,25 @@ mod tests {
             );
             if i % 2 == 1 {
                 // onto a cell's corner, or a hair beside it
-                let nudge = [0.0, 1e-12, -1e-12, 1e-9, -1e-9][i % 5];
+                let depth = CELL_TOP_DEPTH + (i as u32 / 2) % (CELL_MAX_DEPTH - CELL_TOP_DEPTH + 1);
+                let n = (1u32 << depth) as f64;
+                let (w, h) = (2.0 * LON_EDGE / n, 2.0 * LAT_EDGE / n);
+                let nudge = [0.0, 1e-12, -1e-12, 1e-9, -1e-9, 1e-6, -1e-6][i % 7];
                 lon = (-LON_EDGE + ((lon + LON_EDGE) / w).round() * w + nudge).clamp(-180.0, 180.0);
                 lat = (LAT_EDGE - ((LAT_EDGE - lat) / h).round() * h + nudge).clamp(-90.0, 90.0);
             }
-            let grid = c.grid_label(lat, lon);
-            from_grid += usize::from(grid.is_some());
-            let tree = c.label_from_tree(lat, lon);
-            assert!(
-                grid.is_none() || grid == tree,
-                "({lat}, {lon}): {grid:?} {tree:?}"
-            );
+            let Some(e) = c.cells.answer_at(lat, lon) else {
+                continue;
+            };
+            from_cells += usize::from(i % 2 == 0);
+            let want = match c.polygons.hit(lat, lon) {
+                Hit::Label(l) => ((l as u32) << 2) | CELL_LABEL,
+                Hit::Outside => crate::polygons::CELL_OUTSIDE,
+            };
+            assert_eq!(e, want, "({lat}, {lon})");
         }
-        // the fast path is taken at all: about a quarter of the sphere is land
-        assert!(from_grid > 40_000, "{from_grid}");
+        // the fast path is taken for most uniform points: most of the sphere is far from a
+        // coast or border
+        assert!(from_cells > 190_000, "{from_cells} of 200000");
     }
 }

@@ -10,6 +10,7 @@ mod import;
 mod learn;
 mod live;
 mod progress;
+mod reverse;
 mod sync;
 mod wire;
 
@@ -422,47 +423,42 @@ impl NativeEngine {
     }
 
     /// The country and place a reverse lookup at `zoom` answers (rules in whereabouts-core's
-    /// `places` and `countries`), written into `out` as three numbers: the country code's two
-    /// ASCII bytes as `256 * first + second`, the place id (for `place(id)`) or -1 when the
-    /// country has no place within 50 km, and the place's distance in metres. Numbers, not an
-    /// object: building a JS object per lookup costs more than the lookup. Returns false for
-    /// an invalid coordinate or no country (at sea beyond 5 km of every coast; without
-    /// country polygons, 50 km or more from every place). Fails when no places were opened.
+    /// `places` and `countries`) as one number, the reverse key: `code * 2^24 + id + 1`, where
+    /// `code` is the country code's two ASCII bytes as `256 * first + second` and `id` the
+    /// place's id (for `place(id)`), or `code * 2^24` when the country has no place within
+    /// 50 km; -1 for an invalid coordinate or no country (at sea beyond 5 km of every coast;
+    /// without country polygons, 50 km or more from every place). One number, not an object:
+    /// building a JS object per lookup costs more than the lookup. Fails when no places were
+    /// opened. The hot path calls this through [`NativeEngine::reverse_key_function`].
     #[napi]
-    pub fn reverse_into(
-        &self,
-        lat: f64,
-        lon: f64,
-        zoom: u32,
-        mut out: Float64ArraySlice,
-    ) -> Result<bool> {
+    pub fn reverse_key(&self, lat: f64, lon: f64, zoom: u32) -> Result<f64> {
         guarded("reverse", || {
-            let places = self.places()?;
-            // SAFETY: the view is borrowed for this synchronous call only; JS cannot run meanwhile.
-            let out = unsafe { out.as_mut() };
-            if out.len() < 3 {
-                return Err(err("reverseInto needs an output array of 3 numbers"));
-            }
-            let zoom = zoom.min(u8::MAX as u32) as u8;
-            let (code, place) = match self.countries.as_deref() {
-                Some(countries) => match places.reverse_id_with(countries, lat, lon, zoom) {
-                    Some(r) => r,
-                    None => return Ok(false),
-                },
-                None => match places.reverse(lat, lon, zoom) {
-                    Some(p) => (p.country_code, Some((p.id, p.distance_m))),
-                    None => return Ok(false),
-                },
-            };
-            let b = code.as_bytes();
-            out[0] = f64::from(b[0]) * 256.0 + f64::from(b[1]);
-            out[1] = place.map_or(-1.0, |(id, _)| id as f64);
-            out[2] = place.map_or(f64::NAN, |(_, d)| d);
-            Ok(true)
+            reverse::key(self.places()?, self.countries.as_deref(), lat, lon, zoom)
         })
     }
 
-    /// The place with this id (from `reverseInto` or `nearestPlaceId`). Fails for an id
+    /// [`NativeEngine::reverse_key`] as a plain function `(lat, lon, zoom) => key` over this
+    /// engine's places, without the cost of a class method call (see `reverse.rs`). Fails
+    /// when no places were opened.
+    #[napi(ts_return_type = "(lat: number, lon: number, zoom: number) => number")]
+    pub fn reverse_key_function(&self, env: napi::Env) -> Result<napi::sys::napi_value> {
+        guarded("reverse", || {
+            reverse::key_function(env.raw(), self.reverse_data()?)
+        })
+    }
+
+    fn reverse_data(&self) -> Result<reverse::ReverseData> {
+        self.locator()?;
+        Ok(reverse::ReverseData {
+            places: self
+                .places
+                .clone()
+                .ok_or_else(|| err("no places are loaded"))?,
+            countries: self.countries.clone(),
+        })
+    }
+
+    /// The place with this id (from `reverseKey` or `nearestPlaceId`). Fails for an id
     /// that is not one.
     #[napi]
     pub fn place(&self, id: u32) -> Result<ReversePlace> {

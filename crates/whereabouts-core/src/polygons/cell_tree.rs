@@ -59,6 +59,38 @@ const TEST_INSET: f64 = 1.5;
 /// north-east, north-west, south-west, south-east.
 const CHILD_CELL: [(usize, usize); 4] = [(1, 0), (0, 0), (0, 1), (1, 1)];
 
+impl CellTree {
+    /// The entry answering every point near `(lat, lon)`: a [`CELL_LABEL`] or
+    /// [`CELL_OUTSIDE`] entry, or None where [`PolygonIndex::hit`] must decide (a mixed
+    /// cell, a point within `guard` of its smallest cell's sides, or beyond the box).
+    #[inline]
+    pub fn answer_at(&self, lat: f64, lon: f64) -> Option<u32> {
+        use super::{LAT_EDGE, LON_EDGE};
+        if !(lat > -LAT_EDGE && lat < LAT_EDGE && lon > -LON_EDGE && lon < LON_EDGE) {
+            return None;
+        }
+        let cells = (1u64 << self.max_depth) as f64;
+        let fx = (lon + LON_EDGE) / (2.0 * LON_EDGE) * cells;
+        let fy = (LAT_EDGE - lat) / (2.0 * LAT_EDGE) * cells;
+        // both positive inside the box: truncation is the floor, without a call into libm
+        let (x, y) = (fx as usize, fy as usize);
+        let gx = self.guard / (2.0 * LON_EDGE) * cells;
+        let gy = self.guard / (2.0 * LAT_EDGE) * cells;
+        let (cx, cy) = (x as f64, y as f64);
+        if fx - cx <= gx || cx + 1.0 - fx <= gx || fy - cy <= gy || cy + 1.0 - fy <= gy {
+            return None;
+        }
+        let mut shift = self.max_depth - self.top_depth;
+        let n = 1usize << self.top_depth;
+        let mut e = self.entries[(y >> shift) * n + (x >> shift)];
+        while e & 3 == CELL_NODE {
+            shift -= 1;
+            e = self.entries[(e >> 2) as usize + 2 * ((y >> shift) & 1) + ((x >> shift) & 1)];
+        }
+        (e & 3 != CELL_MIXED).then_some(e)
+    }
+}
+
 impl PolygonIndex {
     /// The answers that need no geometry, as a [`CellTree`] down to `max_depth` (at most 20)
     /// under a grid at `top_depth` (1 to 12). See the module notes.

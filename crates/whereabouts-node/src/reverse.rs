@@ -1,0 +1,167 @@
+//! Reverse geocoding's hot call: the reverse key of a point (`NativeEngine::reverse_key`
+//! documents it) from a plain N-API function made once per engine
+//! (`NativeEngine::reverse_key_function`).
+//!
+//! Why not a `#[napi]` method: napi-rs spends about 0.3 us of this VM's time on any class
+//! method call before it reaches our code (the receiver's unwrap and type-tag check, the
+//! borrow scope and its registration), a quarter of the whole lookup. The function made here
+//! holds its data (the engine's places and countries, shared) as the function's own data
+//! pointer, so a call is one `napi_get_cb_info`, three number reads and one number back.
+//! The data is freed by the function's finalizer; the engine's `close` does not end it, so
+//! a function outliving its engine still answers (JavaScript checks that the engine is open).
+
+use std::ffi::{c_char, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+
+use napi::{sys, Error, Result, Status};
+use whereabouts_core::countries::CountryIndex;
+use whereabouts_core::places::PlaceIndex;
+
+/// The place part of a reverse key: place ids (plus one) below 2^24.
+const KEY_PLACES: usize = 1 << 24;
+
+/// What a reverse lookup needs: an engine's places and (optional) country polygons.
+pub(crate) struct ReverseData {
+    pub places: Arc<PlaceIndex>,
+    pub countries: Option<Arc<CountryIndex>>,
+}
+
+/// The reverse key of a point at `zoom`: see `NativeEngine::reverse_key`.
+pub(crate) fn key(
+    places: &PlaceIndex,
+    countries: Option<&CountryIndex>,
+    lat: f64,
+    lon: f64,
+    zoom: u32,
+) -> Result<f64> {
+    let zoom = zoom.min(u8::MAX as u32) as u8;
+    let (code, place) = match countries {
+        Some(countries) => match places.reverse_id_with(countries, lat, lon, zoom) {
+            Some((code, place)) => (code, place.map(|(id, _)| id)),
+            None => return Ok(-1.0),
+        },
+        None => match places.reverse(lat, lon, zoom) {
+            Some(p) => (p.country_code, Some(p.id)),
+            None => return Ok(-1.0),
+        },
+    };
+    let b = code.as_bytes();
+    let code = f64::from(b[0]) * 256.0 + f64::from(b[1]);
+    let place = match place {
+        // checked, not assumed: places.bin could grow
+        Some(id) if id + 1 < KEY_PLACES => (id + 1) as f64,
+        Some(id) => {
+            return Err(Error::new(
+                Status::GenericFailure,
+                format!("place id {id} does not fit a reverse key"),
+            ))
+        }
+        None => 0.0,
+    };
+    Ok(code * KEY_PLACES as f64 + place)
+}
+
+/// A JavaScript function `(lat, lon, zoom) => key` over `data`, freed with the function.
+pub(crate) fn key_function(env: sys::napi_env, data: ReverseData) -> Result<sys::napi_value> {
+    let data = Box::into_raw(Box::new(data));
+    let name = "reverseKey";
+    let mut function = ptr::null_mut();
+    // SAFETY: `env` is the calling callback's; `data` stays valid until the finalizer,
+    // which N-API runs once, after the function is collected.
+    unsafe {
+        let status = sys::napi_create_function(
+            env,
+            name.as_ptr().cast::<c_char>(),
+            name.len() as isize,
+            Some(call),
+            data.cast::<c_void>(),
+            &mut function,
+        );
+        if status != sys::Status::napi_ok {
+            drop(Box::from_raw(data));
+            return Err(Error::new(
+                Status::GenericFailure,
+                "napi_create_function failed",
+            ));
+        }
+        let status = sys::napi_add_finalizer(
+            env,
+            function,
+            data.cast::<c_void>(),
+            Some(finalize),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
+        if status != sys::Status::napi_ok {
+            // the function exists but nothing would free the data: leak it rather than
+            // free what the function may still read
+            return Err(Error::new(
+                Status::GenericFailure,
+                "napi_add_finalizer failed",
+            ));
+        }
+    }
+    Ok(function)
+}
+
+unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the box made in `key_function`, finalized once.
+    drop(unsafe { Box::from_raw(data.cast::<ReverseData>()) });
+}
+
+/// The function's body: arguments read, the lookup, errors thrown as JavaScript errors
+/// (never a panic across N-API).
+unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut argc = 3usize;
+    let mut argv = [ptr::null_mut(); 3];
+    let mut data = ptr::null_mut();
+    let mut lat = 0.0;
+    let mut lon = 0.0;
+    let mut zoom = 0u32;
+    // SAFETY: N-API calls with a valid env and info; missing arguments read as undefined,
+    // which the number reads refuse.
+    let read = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            &mut data,
+        ) == sys::Status::napi_ok
+            && sys::napi_get_value_double(env, argv[0], &mut lat) == sys::Status::napi_ok
+            && sys::napi_get_value_double(env, argv[1], &mut lon) == sys::Status::napi_ok
+            && sys::napi_get_value_uint32(env, argv[2], &mut zoom) == sys::Status::napi_ok
+    };
+    if !read {
+        return throw(
+            env,
+            "reverseKey takes (lat: number, lon: number, zoom: number)",
+        );
+    }
+    // SAFETY: `data` is the box of `key_function`, alive while the function is.
+    let data = unsafe { &*data.cast::<ReverseData>() };
+    let lookup = || key(&data.places, data.countries.as_deref(), lat, lon, zoom);
+    match catch_unwind(AssertUnwindSafe(lookup)) {
+        Ok(Ok(key)) => {
+            let mut out = ptr::null_mut();
+            // SAFETY: a plain number from a valid env
+            match unsafe { sys::napi_create_double(env, key, &mut out) } {
+                sys::Status::napi_ok => out,
+                _ => throw(env, "napi_create_double failed"),
+            }
+        }
+        Ok(Err(e)) => throw(env, &e.reason),
+        Err(_) => throw(env, "internal error in reverse"),
+    }
+}
+
+/// Throws a JavaScript `Error` with `message`; the callback then returns no value.
+fn throw(env: sys::napi_env, message: &str) -> sys::napi_value {
+    let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: a valid env and a NUL-terminated message
+    unsafe { sys::napi_throw_error(env, ptr::null(), message.as_ptr()) };
+    ptr::null_mut()
+}
