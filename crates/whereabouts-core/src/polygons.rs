@@ -68,17 +68,6 @@ const LEAF: u32 = 3;
 pub const LAT_EDGE: f64 = 89.9999;
 pub const LON_EDGE: f64 = 179.9999;
 
-/// What every point of a cell of [`PolygonIndex::coarse_grid`] answers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GridCell {
-    /// Inside the polygon of this label.
-    Label(u32),
-    /// Outside every polygon.
-    Outside,
-    /// It depends on the point: the tree goes deeper, or has geometry, here.
-    Mixed,
-}
-
 #[derive(Debug)]
 pub enum PolygonError {
     Io(std::io::Error),
@@ -486,55 +475,6 @@ impl PolygonIndex {
         let a = u32_at(&self.bytes, self.leaves_at + 4 * l) as usize;
         let b = u32_at(&self.bytes, self.leaves_at + 4 * l + 4) as usize;
         &self.bytes[self.blob_at + a..self.blob_at + b]
-    }
-
-    /// The tree flattened to a grid of `2^depth` x `2^depth` cells, its quads at that depth
-    /// (rows from north to south, columns from west to east, over the box [`LAT_EDGE`],
-    /// [`LON_EDGE`]; the quads halve it evenly, so cell `(x, y)` spans
-    /// `-LON_EDGE + x * w .. + w` with `w = 2 * LON_EDGE / 2^depth`, and likewise in latitude
-    /// from the north). A cell whose quad, or an ancestor of it, is filled or empty answers
-    /// every point inside it alike, without geometry: a caller can answer such points from
-    /// the grid alone. Points on a cell's edge take the tree's side, so they are the caller's
-    /// to send to [`PolygonIndex::hit`].
-    pub fn coarse_grid(&self, depth: u32) -> Vec<GridCell> {
-        let n = 1usize << depth.clamp(1, 12);
-        let mut grid = vec![GridCell::Mixed; n * n];
-        self.fill_grid(0, depth.clamp(1, 12), (0, 0), n, &mut grid, n);
-        grid
-    }
-
-    fn fill_grid(
-        &self,
-        node: usize,
-        levels: u32,
-        (x0, y0): (usize, usize),
-        size: usize,
-        grid: &mut [GridCell],
-        n: usize,
-    ) {
-        let half = size / 2;
-        for k in 0..4 {
-            // geo-tz's child order: north-east, north-west, south-west, south-east
-            let (x, y) = match k {
-                0 => (x0 + half, y0),
-                1 => (x0, y0),
-                2 => (x0, y0 + half),
-                _ => (x0 + half, y0 + half),
-            };
-            let e = self.entry(node, k);
-            let cell = match e & 3 {
-                FILL => GridCell::Label(e >> 2),
-                OUTSIDE => GridCell::Outside,
-                NODE if levels > 1 => {
-                    self.fill_grid((e >> 2) as usize, levels - 1, (x, y), half, grid, n);
-                    continue;
-                }
-                _ => GridCell::Mixed,
-            };
-            for row in y..y + half {
-                grid[row * n + x..row * n + x + half].fill(cell);
-            }
-        }
     }
 
     #[inline]
