@@ -7,6 +7,7 @@
 //!   cargo bench -p whereabouts-core --bench places
 
 use std::hint::black_box;
+use std::time::Instant;
 
 use whereabouts_core::countries::CountryIndex;
 use whereabouts_core::places::PlaceIndex;
