@@ -13,7 +13,12 @@
  */
 import { type StreetFields, streetLine } from './addresses.js';
 import { numberOf, parseLatLon } from './geocoding/coordinates.js';
-import { placeIdOfKey, type ReverseFound, type ReverseLookup } from './geocoding/reverse-lookup.js';
+import {
+  countryIndexOfKey,
+  placeIdOfKey,
+  type ReverseFound,
+  type ReverseLookup,
+} from './geocoding/reverse-lookup.js';
 
 /** Spec 2.9, the fields this data can fill; only those with a value are present. */
 export interface AddressObject {
@@ -234,10 +239,9 @@ export class ShapedAddresses {
     this.#last = shaped;
     const band = zoom >= 10 ? 3 : zoom >= 8 ? 2 : zoom >= 5 ? 1 : 0;
     // a place implies its country (the ranking keeps to the country); small integer keys
-    // hash without allocating. Without a place, the key less its (zero) place part is the
-    // country's code times 2^24: its sign flipped and shrunk to a small integer too.
+    // hash without allocating. Without a place, the country's index, its sign flipped.
     const placeId = placeIdOfKey(key);
-    const memoKey = placeId >= 0 ? placeId * 4 + band : -((key / 2 ** 24) * 4 + band) - 1;
+    const memoKey = placeId >= 0 ? placeId * 4 + band : -(countryIndexOfKey(key) * 4 + band) - 1;
     let shape = shaped.get(memoKey);
     if (shape === undefined) {
       if (shaped.size >= MAX_SHAPED) shaped.clear();

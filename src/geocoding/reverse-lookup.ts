@@ -38,7 +38,7 @@ export function placeIdOfKey(key: number): number {
 }
 
 /** The country of a reverse key (not {@link NO_ANSWER}) as a small index: its code less `AA`'s, 0 to 6425. */
-function countryIndexOfKey(key: number): number {
+export function countryIndexOfKey(key: number): number {
   return Math.floor(key / KEY_PLACES) - FIRST_CODE;
 }
 

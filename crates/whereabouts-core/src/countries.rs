@@ -13,6 +13,7 @@
 //! point-in-polygon test; the other points (borders, coasts) take the tree's answer.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use crate::polygons::{CellTree, Hit, PolygonError, PolygonIndex, CELL_LABEL};
 
@@ -27,7 +28,7 @@ pub const SEA_MARGIN_M: f64 = 5_000.0;
 /// The cell tree's top grid: 256 x 256 cells of 1.4 x 0.7 degrees (256 kB).
 const CELL_TOP_DEPTH: u32 = 8;
 /// Its smallest cells: 2048 x 2048 of 0.18 x 0.09 degrees (about 20 x 10 km at the
-/// equator). Deeper trees answer a few more points but take longer to build at open
+/// equator). Deeper trees answer a few more points but take longer to build on first use
 /// (`benches/places.rs`: depth 10 28 ms and `country_at` 102-106 ns, 11 47 ms and 93 ns,
 /// 12 85 ms and 87 ns).
 const CELL_MAX_DEPTH: u32 = 11;
@@ -36,8 +37,10 @@ const CELL_MAX_DEPTH: u32 = 11;
 #[derive(Debug)]
 pub struct CountryIndex {
     polygons: PolygonIndex,
-    /// The answers that need no geometry ([`PolygonIndex::cell_tree`]).
-    cells: CellTree,
+    /// The answers that need no geometry ([`PolygonIndex::cell_tree`]), built on the first
+    /// lookup rather than at open: it takes about 47 ms, which an engine that never reverse
+    /// geocodes should not pay at start (the timezones' tree is built on first use too).
+    cells: OnceLock<CellTree>,
 }
 
 impl CountryIndex {
@@ -53,8 +56,15 @@ impl CountryIndex {
                 "country label {bad:?} is not an ISO 3166-1 alpha-2 code"
             )));
         }
-        let cells = polygons.cell_tree(CELL_TOP_DEPTH, CELL_MAX_DEPTH);
-        Ok(CountryIndex { polygons, cells })
+        Ok(CountryIndex {
+            polygons,
+            cells: OnceLock::new(),
+        })
+    }
+
+    fn cells(&self) -> &CellTree {
+        self.cells
+            .get_or_init(|| self.polygons.cell_tree(CELL_TOP_DEPTH, CELL_MAX_DEPTH))
     }
 
     /// The ISO 3166-1 alpha-2 code (upper case) of the country at a point, as the module
@@ -64,7 +74,7 @@ impl CountryIndex {
         if !((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)) {
             return None;
         }
-        let i = match self.cells.answer_at(lat, lon) {
+        let i = match self.cells().answer_at(lat, lon) {
             Some(e) if e & 3 == CELL_LABEL => (e >> 2) as usize,
             // outside every polygon for certain: only the sea margin is left to ask
             Some(_) => self.polygons.nearest_label(lat, lon, SEA_MARGIN_M)?.0,
@@ -127,7 +137,7 @@ mod tests {
                 lon = (-LON_EDGE + ((lon + LON_EDGE) / w).round() * w + nudge).clamp(-180.0, 180.0);
                 lat = (LAT_EDGE - ((LAT_EDGE - lat) / h).round() * h + nudge).clamp(-90.0, 90.0);
             }
-            let Some(e) = c.cells.answer_at(lat, lon) else {
+            let Some(e) = c.cells().answer_at(lat, lon) else {
                 continue;
             };
             from_cells += usize::from(i % 2 == 0);

@@ -94,7 +94,6 @@ pub struct OpenOptions {
     pub country_polygons: Option<String>,
 }
 
-/// A place answered by `searchPlaces`, with its score in [0, 1] (whereabouts-core's `search`).
 /// whereabouts-core's `CellTree` of the timezones: see `NativeEngine::timezone_cells`.
 #[napi(object)]
 pub struct TimezoneCells {
@@ -109,6 +108,7 @@ pub struct TimezoneCells {
     pub entries: Uint32Array,
 }
 
+/// A place answered by `searchPlaces`, with its score in [0, 1] (whereabouts-core's `search`).
 #[napi(object)]
 pub struct SearchPlace {
     pub lat: f64,
