@@ -25,9 +25,12 @@ pub struct SeenCell {
     pub signal: Option<f64>,
     /// Timing advance as a distance in metres, with its half-width (serving cell only).
     pub ta_m: Option<(f64, f64)>,
-    /// The site, inferred from sibling sectors (LTE serving cells only): crowd
-    /// estimates sit in each sector's coverage, the tower among them.
-    pub tower: Option<(f64, f64)>,
+    /// The cell's identity, for finding its sibling sectors ([`infer_tower`]); `mcc`
+    /// None when the request named none (CDMA).
+    pub mcc: Option<u16>,
+    pub mnc: u16,
+    pub lac: u32,
+    pub cid: u64,
     pub serving: bool,
     /// Found through the short-CID index rather than by its full id.
     pub via_short_cid: bool,
@@ -89,13 +92,7 @@ pub fn resolve(
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
         match find_cell(db, overlay, obs) {
-            Some((radio, Some(st))) => {
-                let mut c = seen_cell(radio, obs, &st, serving, false);
-                if serving && radio == Radio::Lte && c.ta_m.is_some() {
-                    c.tower = infer_tower(db, obs);
-                }
-                seen.cells.push(c);
-            }
+            Some((radio, Some(st))) => seen.cells.push(seen_cell(radio, obs, &st, serving, false)),
             // Withdrawn as moved: no evidence, not even through its short id.
             Some((_, None)) => {}
             None if scf && obs.cid <= 0xffff => {
@@ -244,39 +241,62 @@ fn seen_cell(
         ta_m,
         serving,
         via_short_cid,
-        tower: None,
+        mcc: obs.mcc,
+        mnc: obs.mnc,
+        lac: obs.lac,
+        cid: obs.cid,
     }
 }
 
-/// An LTE cell id is `eNB << 8 | sector`; the sectors of one eNB share a mast. With
-/// at least two sibling sectors, the mean of their estimates approximates the mast
-/// (each estimate is pulled out along its own azimuth, and the pulls cancel).
-fn infer_tower(db: &Database, obs: &CellObs) -> Option<(f64, f64)> {
-    let mcc = obs.mcc?;
-    let enb = obs.cid >> 8;
-    let siblings = db.cells_between(
-        Radio::Lte,
-        mcc,
-        obs.mnc,
-        obs.lac,
-        (enb << 8, enb << 8 | 0xff),
-    );
+/// The ids of the cells that share a cell's site (its sibling sectors), inclusive. LTE and
+/// NB-IoT: `eNB << 8 | cell` (3GPP TS 36.300); NR: `gNB << 12 | cell`, the common 24-bit
+/// gNB id. GSM and UMTS ids carry no site by standard, but operators commonly number a
+/// site's sectors by the last decimal digit (UMTS: of the 16-bit C-ID under its RNC); the
+/// distance check of [`infer_tower`] rejects groups that are not one site.
+fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
+    match radio {
+        Radio::Lte | Radio::Nbiot => Some((cid & !0xff, cid | 0xff)),
+        Radio::Nr => Some((cid & !0xfff, cid | 0xfff)),
+        Radio::Gsm => Some((cid / 10 * 10, cid / 10 * 10 + 9)),
+        Radio::Umts => {
+            let (rnc, first) = (cid & !0xffff, (cid & 0xffff) / 10 * 10);
+            Some((rnc | first, rnc | (first + 9).min(0xffff)))
+        }
+        Radio::Cdma => None,
+    }
+}
+
+/// Sibling estimates farther than this many of their mean range from their centre are not
+/// one site's sectors (reused ids, another numbering, bad data). Sectors' crowd estimates lie
+/// about one range from the mast in sparse networks (the simulator's rural sites: 2-3 km
+/// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
+const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
+
+/// The mast of a cell's site, from its sibling sectors in the database: each sector's crowd
+/// estimate is pulled out from the mast along its own azimuth, and with two or more sectors
+/// the pulls roughly cancel in their mean (the simulator's towns: 50 m from the true mast,
+/// where one sector's estimate is 220 m off). None for a cell without siblings (an omni
+/// site, or ids that do not name sites) and for cells found by their short id.
+pub fn infer_tower(db: &Database, c: &SeenCell) -> Option<(f64, f64)> {
+    let mcc = c.mcc.filter(|_| !c.via_short_cid)?;
+    let siblings = db.cells_between(c.radio, mcc, c.mnc, c.lac, site_cids(c.radio, c.cid)?);
     if siblings.len() < 2 {
         return None;
     }
-    let first = &siblings[0];
-    // Siblings that disagree by kilometres are not one mast (reused ids, bad data).
+    let n = siblings.len() as f64;
+    let (lat, lon) = siblings
+        .iter()
+        .fold((0.0, 0.0), |(a, b), s| (a + s.lat(), b + s.lon()));
+    let (lat, lon) = (lat / n, lon / n);
+    let range = siblings.iter().map(|s| s.range_m() as f64).sum::<f64>() / n;
+    let bound = SITE_MAX_SPREAD_RANGES * range.max(100.0);
     if siblings
         .iter()
-        .any(|s| geo::distance_m(first.lat(), first.lon(), s.lat(), s.lon()) > 3_000.0)
+        .any(|s| geo::distance_m(lat, lon, s.lat(), s.lon()) > bound)
     {
         return None;
     }
-    let n = siblings.len() as f64;
-    Some((
-        siblings.iter().map(|s| s.lat()).sum::<f64>() / n,
-        siblings.iter().map(|s| s.lon()).sum::<f64>() / n,
-    ))
+    Some((lat, lon))
 }
 
 /// 3GPP ASU to dBm (TS 27.007 for GSM, TS 25.133 for UMTS RSCP, TS 36.133 for LTE RSRP).

@@ -155,9 +155,10 @@ impl Locator {
         let mut answer = if opts.lacf == 2 {
             cells::area_answer(&db, q.cells)
         } else {
-            let from_cells = cells::solve(&seen.cells, now);
             let from_wifi = wifi::solve(&seen.wifi, now);
-            let mut best = choose(from_wifi, from_cells, &seen.cells);
+            let mut best = choose(from_wifi, &seen.cells, || {
+                cells::solve(&db, &seen.cells, now)
+            });
             if best.is_none() && opts.lacf == 1 {
                 best = cells::area_answer(&db, q.cells);
             }
@@ -199,23 +200,27 @@ impl Locator {
 
 /// WiFi answers are an order of magnitude sharper than cell answers, but a cluster
 /// of APs far from every cell the device sees is a sign of moved or spoofed APs.
+/// The cells are solved only when they answer (`cells`): a WiFi answer near a seen cell needs
+/// no cell position, and the cell solver looks up every cell's sibling sectors.
 fn choose(
     wifi: Option<Answer>,
-    cells: Option<Answer>,
     seen: &[lookup::SeenCell],
+    cells: impl FnOnce() -> Option<Answer>,
 ) -> Option<Answer> {
-    match (wifi, cells) {
-        (Some(w), Some(c)) => {
-            let near_a_cell = seen.iter().any(|s| {
-                let reach = (s.range_m * 2.0).max(3_000.0);
-                crate::geo::distance_m(w.lat, w.lon, s.lat, s.lon) <= reach
-            });
+    match wifi {
+        Some(w) => {
+            // With no seen cell, the WiFi answers (there is nothing to disagree with it).
+            let near_a_cell = seen.is_empty()
+                || seen.iter().any(|s| {
+                    let reach = (s.range_m * 2.0).max(3_000.0);
+                    crate::geo::distance_m(w.lat, w.lon, s.lat, s.lon) <= reach
+                });
             if near_a_cell {
                 Some(w)
             } else {
-                Some(c)
+                cells().or(Some(w))
             }
         }
-        (w, c) => w.or(c),
+        None => cells(),
     }
 }
