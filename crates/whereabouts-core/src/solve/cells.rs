@@ -3,7 +3,7 @@
 //! weighted and robust mean of the anchors weighted by signal and by how many sightings
 //! back each estimate, and the LAC/TAC area fallback.
 
-use super::lookup::{candidate_radios, infer_tower, SeenCell};
+use super::lookup::{candidate_radios, SeenCell};
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
 use super::AGED_AFTER_S;
@@ -84,17 +84,17 @@ fn weight(c: &SeenCell) -> f64 {
 /// implies relative to the crowd's ([`cell_distance_factor`]), and a serving cell's timing
 /// advance bounds that distance. Without a mast, the estimate itself. The flag: placed on
 /// the sector's axis.
-fn anchor_of(db: &Database, frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
+fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     let (x, y) = frame.to_xy(c.lat, c.lon);
     if c.signal.is_none() && c.ta_m.is_none() {
         return (x, y, false);
     }
-    let Some((tlat, tlon)) = infer_tower(db, c) else {
+    let Some((tlat, tlon)) = c.tower else {
         return (x, y, false);
     };
     let (tx, ty) = frame.to_xy(tlat, tlon);
     let (ux, uy) = (x - tx, y - ty);
-    let len = ux.hypot(uy);
+    let len = (ux * ux + uy * uy).sqrt();
     // An estimate on the mast gives no axis.
     if len < 1.0 {
         return (x, y, false);
@@ -117,17 +117,18 @@ fn ta_interval(d: f64, step: f64) -> (f64, f64) {
     ((d - 1.5 * step).max(0.0), d + 1.5 * step)
 }
 
-pub fn solve(db: &Database, cells: &[SeenCell], now: i64) -> Option<Answer> {
+pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
     let (mut sw, mut sr, mut ax, mut ay, mut a2, mut moved) = (0.0, 0.0, 0.0, 0.0, 0.0, false);
     let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
     for c in cells {
-        let w = weight(c);
+        // One cell's weight would divide out: its exponential is saved.
+        let w = if cells.len() == 1 { 1.0 } else { weight(c) };
         let range = range_of(c);
         sw += w;
         sr += w * range;
-        let (x, y, on_axis) = anchor_of(db, &frame, c);
+        let (x, y, on_axis) = anchor_of(&frame, c);
         moved |= on_axis;
         ax += w * x;
         ay += w * y;

@@ -25,12 +25,8 @@ pub struct SeenCell {
     pub signal: Option<f64>,
     /// Timing advance as a distance in metres, with its half-width (serving cell only).
     pub ta_m: Option<(f64, f64)>,
-    /// The cell's identity, for finding its sibling sectors ([`infer_tower`]); `mcc`
-    /// None when the request named none (CDMA).
-    pub mcc: Option<u16>,
-    pub mnc: u16,
-    pub lac: u32,
-    pub cid: u64,
+    /// The mast of the cell's site, inferred from its sibling sectors ([`infer_tower`]).
+    pub tower: Option<(f64, f64)>,
     pub serving: bool,
     /// Found through the short-CID index rather than by its full id.
     pub via_short_cid: bool,
@@ -92,7 +88,11 @@ pub fn resolve(
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
         match find_cell(db, overlay, obs) {
-            Some((radio, Some(st))) => seen.cells.push(seen_cell(radio, obs, &st, serving, false)),
+            Some((radio, Some((st, tower)))) => {
+                let mut c = seen_cell(radio, obs, &st, serving, false);
+                c.tower = tower;
+                seen.cells.push(c);
+            }
             // Withdrawn as moved: no evidence, not even through its short id.
             Some((_, None)) => {}
             None if scf && obs.cid <= 0xffff => {
@@ -146,12 +146,14 @@ fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [
     }
 }
 
-/// The cell and the radio it was found under; `Some((radio, None))`: withdrawn.
+/// The cell and the radio it was found under, with its site's mast when the database's
+/// sibling sectors show it; `Some((radio, None))`: withdrawn.
+#[allow(clippy::type_complexity)]
 fn find_cell(
     db: &Database,
     overlay: Option<&OverlayView<'_>>,
     obs: &CellObs,
-) -> Option<(Radio, Option<Station>)> {
+) -> Option<(Radio, Option<(Station, Option<(f64, f64)>)>)> {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs) {
         for &mcc in candidate_mccs(db, radio, obs) {
@@ -163,13 +165,15 @@ fn find_cell(
                     mnc,
                     key,
                 }) {
-                    Lookup::Learned(st) => return Some((radio, Some(st))),
+                    // A learned cell's siblings may be learned or not: no mast.
+                    Lookup::Learned(st) => return Some((radio, Some((st, None)))),
                     Lookup::Blocked => return Some((radio, None)),
                     Lookup::Unknown => {}
                 }
             }
-            if let Some(st) = db.cell(radio, mcc, mnc, obs.lac, obs.cid) {
-                return Some((radio, Some(*st)));
+            let site = site_cids(radio, obs.cid).unwrap_or((obs.cid, obs.cid));
+            if let Some((st, siblings)) = db.cell_among(radio, mcc, mnc, obs.lac, obs.cid, site) {
+                return Some((radio, Some((*st, infer_tower(siblings)))));
             }
         }
     }
@@ -241,10 +245,7 @@ fn seen_cell(
         ta_m,
         serving,
         via_short_cid,
-        mcc: obs.mcc,
-        mnc: obs.mnc,
-        lac: obs.lac,
-        cid: obs.cid,
+        tower: None,
     }
 }
 
@@ -252,7 +253,7 @@ fn seen_cell(
 /// NB-IoT: `eNB << 8 | cell` (3GPP TS 36.300); NR: `gNB << 12 | cell`, the common 24-bit
 /// gNB id. GSM and UMTS ids carry no site by standard, but operators commonly number a
 /// site's sectors by the last decimal digit (UMTS: of the 16-bit C-ID under its RNC); the
-/// distance check of [`infer_tower`] rejects groups that are not one site.
+/// distance check of [`infer_tower`] rejects groups that are not one site. CDMA: no site.
 fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
     match radio {
         Radio::Lte | Radio::Nbiot => Some((cid & !0xff, cid | 0xff)),
@@ -272,29 +273,40 @@ fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
 /// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
 const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
 
-/// The mast of a cell's site, from its sibling sectors in the database: each sector's crowd
-/// estimate is pulled out from the mast along its own azimuth, and with two or more sectors
-/// the pulls roughly cancel in their mean (the simulator's towns: 50 m from the true mast,
-/// where one sector's estimate is 220 m off). None for a cell without siblings (an omni
-/// site, or ids that do not name sites) and for cells found by their short id.
-pub fn infer_tower(db: &Database, c: &SeenCell) -> Option<(f64, f64)> {
-    let mcc = c.mcc.filter(|_| !c.via_short_cid)?;
-    let siblings = db.cells_between(c.radio, mcc, c.mnc, c.lac, site_cids(c.radio, c.cid)?);
+/// The mast of a site from its sectors' crowd estimates: each is pulled out from the mast
+/// along its own azimuth, and with two or more sectors the pulls roughly cancel in their mean
+/// (the simulator's towns: 50 m from the true mast, where one sector's estimate is 220 m
+/// off). None for fewer than two (an omni site, or ids that do not name sites).
+fn infer_tower(siblings: &[Station]) -> Option<(f64, f64)> {
     if siblings.len() < 2 {
         return None;
     }
     let n = siblings.len() as f64;
-    let (lat, lon) = siblings
-        .iter()
-        .fold((0.0, 0.0), |(a, b), s| (a + s.lat(), b + s.lon()));
+    let (mut lat, mut lon, mut range) = (0.0, 0.0, 0.0);
+    for s in siblings {
+        lat += s.lat();
+        lon += s.lon();
+        range += s.range_m() as f64;
+    }
     let (lat, lon) = (lat / n, lon / n);
-    let range = siblings.iter().map(|s| s.range_m() as f64).sum::<f64>() / n;
-    let bound = SITE_MAX_SPREAD_RANGES * range.max(100.0);
-    if siblings
-        .iter()
-        .any(|s| geo::distance_m(lat, lon, s.lat(), s.lon()) > bound)
-    {
-        return None;
+    // Within the bound, in degrees on the plane tangent at the mast (the sectors are
+    // kilometres apart): a degree of longitude is cos(lat) of one of latitude, so a sibling
+    // within the bound counting longitude as latitude is within it, and one beyond it by
+    // its latitude alone is beyond it; only the rest need the cosine (a tenth of a single
+    // cell's instructions otherwise).
+    let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
+    let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
+    let b2 = bound * bound;
+    let mut cos2 = None;
+    for s in siblings {
+        let (dy2, dx2) = ((s.lat() - lat).powi(2), (s.lon() - lon).powi(2));
+        if dy2 + dx2 <= b2 {
+            continue;
+        }
+        let c2 = *cos2.get_or_insert_with(|| lat.to_radians().cos().powi(2));
+        if dy2 + dx2 * c2 > b2 {
+            return None;
+        }
     }
     Some((lat, lon))
 }

@@ -156,9 +156,7 @@ impl Locator {
             cells::area_answer(&db, q.cells)
         } else {
             let from_wifi = wifi::solve(&seen.wifi, now);
-            let mut best = choose(from_wifi, &seen.cells, || {
-                cells::solve(&db, &seen.cells, now)
-            });
+            let mut best = choose(from_wifi, &seen.cells, || cells::solve(&seen.cells, now));
             if best.is_none() && opts.lacf == 1 {
                 best = cells::area_answer(&db, q.cells);
             }
@@ -201,7 +199,7 @@ impl Locator {
 /// WiFi answers are an order of magnitude sharper than cell answers, but a cluster
 /// of APs far from every cell the device sees is a sign of moved or spoofed APs.
 /// The cells are solved only when they answer (`cells`): a WiFi answer near a seen cell needs
-/// no cell position, and the cell solver looks up every cell's sibling sectors.
+/// no cell position.
 fn choose(
     wifi: Option<Answer>,
     seen: &[lookup::SeenCell],
