@@ -3,8 +3,9 @@
 //! Order of evidence (ARCHITECTURE.md, "Positioning, in brief"):
 //! 1. look up every cell and access point;
 //! 2. WiFi: the largest consistent cluster of known APs (never a cluster of one);
-//! 3. cells: signal- and range-weighted multilateration, a serving-cell timing
-//!    advance as a distance ring;
+//! 3. cells: each cell placed on its sector's axis from the mast (inferred from
+//!    sibling sectors) by its signal and a serving cell's timing advance, then a
+//!    signal- and range-weighted robust mean;
 //! 4. WiFi wins when it agrees with the cells; otherwise the cells answer;
 //! 5. fallbacks in order: short CID (`scf`), LAC/TAC area (`lacf`), IP (`ipf`);
 //! 6. border strictness (`bt`) moves the answer toward land.
