@@ -2,7 +2,7 @@
 //! drops inconsistent observations, the covering radius, and the moved-station
 //! test. The reasoning behind each constant is in docs/learning.md.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::Observation;
 use crate::geo::{distance_m, LocalFrame};
@@ -187,10 +187,10 @@ fn passes_near(obs: &[Observation], pts: &[(f64, f64, f64)]) -> Vec<u32> {
     let square = |v: f64| (v / PASS_SQUARE_M).round() as i64;
     let bin = |v: f64| (v / PASS_REACH_M).floor() as i64;
     // One representative sighting per pass and square, binned by the reach.
-    let mut seen = HashMap::new();
+    let mut seen = HashSet::new();
     let mut bins: Bins = HashMap::new();
     for (p, &k) in pts.iter().zip(&pass) {
-        if seen.insert((square(p.0), square(p.1), k), ()).is_none() {
+        if seen.insert((square(p.0), square(p.1), k)) {
             bins.entry((bin(p.0), bin(p.1)))
                 .or_default()
                 .push((p.0, p.1, k));
