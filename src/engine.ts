@@ -446,8 +446,9 @@ export class Engine {
   }
 
   /**
-   * Reads and validates the places and country polygons and builds the countries' cell tree now
-   * instead of on the first {@link Engine.reverse} (about 0.1 s of this thread). The server calls
+   * Reads and validates the places, country polygons and address file and builds the countries'
+   * cell tree now instead of on the first {@link Engine.reverse} (about 0.1 s of this thread
+   * without addresses). The server calls
    * this at start; a one-shot script need not. Throws when a file is not sound; does nothing
    * without places.
    */

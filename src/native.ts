@@ -202,7 +202,7 @@ export interface NativeEngine {
   changesPage(query: NativeChangesQuery): Promise<NativeChangesPage>;
   /** Reads and validates the search file (throws when it is not sound), then starts building the word index on a background thread. */
   prepareSearch(): void;
-  /** Reads and validates the places and country polygons (throws when one is not sound) and builds the countries' cell tree. */
+  /** Reads and validates the places, country polygons and address file (throws when one is not sound) and builds the countries' cell tree. */
   prepareReverse(): void;
   close(): void;
 }

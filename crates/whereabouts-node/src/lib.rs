@@ -571,9 +571,9 @@ impl NativeEngine {
         })
     }
 
-    /// Reads and validates the places and country polygons now (failing when one is not
-    /// sound) and builds the countries' cell tree, all of which the first reverse lookup
-    /// would otherwise pay for. Does nothing without places.
+    /// Reads and validates the places, country polygons and address file now (failing when
+    /// one is not sound) and builds the countries' cell tree, all of which the first reverse
+    /// lookup would otherwise pay for. Does nothing without places.
     #[napi]
     pub fn prepare_reverse(&self) -> Result<()> {
         guarded("prepareReverse", || {
@@ -583,6 +583,7 @@ impl NativeEngine {
                 if let Some(countries) = loaded_if_opened(&self.countries)? {
                     countries.prepare();
                 }
+                loaded_if_opened(&self.addresses)?;
             }
             Ok(())
         })
