@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { placesFile, searchFile, timezonesFile } from '../src/data-files.js';
 import { Engine, type EngineOptions } from '../src/engine.js';
+import { startTestServer } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'wb-geodata-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -102,5 +103,21 @@ describe.each(kinds)('the $name file', ({ file, options, corrupt, use, prepare }
     expect((use(lazy) as { status: string }).status).toBe('ok');
     lazy.close();
     prepared.close();
+  });
+});
+
+describe('a server over a damaged places file (not prepared)', () => {
+  it('answers UNKNOWN_ERROR with status 500, and serves on', async () => {
+    const server = await startTestServer({ engine: { ...only, places: damaged(placesFile) } });
+    try {
+      const token = server.tokens.create({ geocodingPerDay: 10 }).token;
+      for (let i = 0; i < 2; i++) {
+        const r = await server.get(`/v2/reverse?token=${token}&lat=48.85&lon=2.35`);
+        expect(r).toMatchObject({ status: 500, body: { status: 'error', message: 'UNKNOWN_ERROR' } });
+      }
+      expect((await server.get(`/v2/balance?token=${token}`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 });
