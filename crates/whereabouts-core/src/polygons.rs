@@ -51,7 +51,7 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::datafile::{check_envelope, f64_at, u32_at};
+use crate::datafile::{check_checksum, check_head, f64_at, u32_at};
 use crate::geo::EARTH_RADIUS_M;
 
 mod cell_tree;
@@ -359,20 +359,24 @@ impl PolygonIndex {
         PolygonIndex::from_bytes(std::fs::read(path)?, magic, what)
     }
 
-    /// Validates the bytes of a file of this `magic`; any inconsistency is an error.
-    pub fn from_bytes(
-        bytes: Vec<u8>,
+    /// Bytes of the header [`PolygonIndex::check_header`] reads.
+    pub const HEADER: usize = HEADER;
+
+    /// Checks what the header `head` (at least the first [`PolygonIndex::HEADER`] bytes of a
+    /// file of `len` bytes) tells without the rest: magic, version, lattice step and section
+    /// sizes against the length, which a foreign or truncated file fails.
+    pub fn check_header(
+        head: &[u8],
+        len: usize,
         magic: &[u8; 8],
         what: &str,
-    ) -> Result<PolygonIndex, PolygonError> {
-        let b = &bytes[..];
-        check_envelope(b, magic, HEADER, what).map_err(PolygonError::Corrupt)?;
-        let q = f64_at(b, 16);
-        let n_labels = u32_at(b, 24) as usize;
-        let names_len = u32_at(b, 28) as usize;
-        let n_nodes = u32_at(b, 32) as usize;
-        let n_leaves = u32_at(b, 36) as usize;
-        let blob_len = u32_at(b, 40) as usize;
+    ) -> Result<(), PolygonError> {
+        check_head(head, len, magic, HEADER, what).map_err(PolygonError::Corrupt)?;
+        let q = f64_at(head, 16);
+        let names_len = u32_at(head, 28) as usize;
+        let n_nodes = u32_at(head, 32) as usize;
+        let n_leaves = u32_at(head, 36) as usize;
+        let blob_len = u32_at(head, 40) as usize;
         if !(q.is_finite() && q > 0.0) || n_nodes == 0 {
             return corrupt("bad lattice step or empty tree");
         }
@@ -386,9 +390,28 @@ impl PolygonIndex {
         ]
         .iter()
         .try_fold(HEADER, |acc, &n| acc.checked_add(n));
-        if expect != Some(b.len()) {
+        if expect != Some(len) {
             return corrupt("section sizes do not match the file size");
         }
+        Ok(())
+    }
+
+    /// Validates the bytes of a file of this `magic`; any inconsistency is an error.
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        magic: &[u8; 8],
+        what: &str,
+    ) -> Result<PolygonIndex, PolygonError> {
+        let b = &bytes[..];
+        PolygonIndex::check_header(b, b.len(), magic, what)?;
+        check_checksum(b).map_err(PolygonError::Corrupt)?;
+        let q = f64_at(b, 16);
+        let n_labels = u32_at(b, 24) as usize;
+        let names_len = u32_at(b, 28) as usize;
+        let n_nodes = u32_at(b, 32) as usize;
+        let n_leaves = u32_at(b, 36) as usize;
+        let blob_len = u32_at(b, 40) as usize;
+        let pad = |n: usize| (4 - n % 4) % 4;
 
         let mut names = Vec::with_capacity(n_labels);
         let mut o = HEADER;
