@@ -56,14 +56,19 @@ function buildLand() {
         for (const r of pieces) {
           // closed by planarRings: drop the repeated first point
           const ring = quantiseRing(
-            r.slice(0, -1).map(([x, y]) => [Math.round(tree.lx(tx + x * sx)), Math.round(tree.ly(ty + y * sy))]),
+            r
+              .slice(0, -1)
+              .map(([x, y]) => [Math.round(tree.lx(tx + x * sx)), Math.round(tree.ly(ty + y * sy))]),
           );
           if (ring.length === 2) {
             // Natural Earth's quantisation flattens some reefs and islets to a line there and
             // back; a sliver one lattice step wide keeps them as coast for the distance.
             const [[ax, ay], [bx, by]] = ring;
             const wide = Math.abs(bx - ax) >= Math.abs(by - ay);
-            ring.push([Math.round((ax + bx) / 2) + (wide ? 0 : 1), Math.round((ay + by) / 2) + (wide ? 1 : 0)]);
+            ring.push([
+              Math.round((ax + bx) / 2) + (wide ? 0 : 1),
+              Math.round((ay + by) / 2) + (wide ? 1 : 0),
+            ]);
             slivers++;
           }
           if (ring.length >= 3) rings.push(ring);
