@@ -61,17 +61,20 @@ pub type LandError = PolygonError;
 pub struct LandIndex {
     polygons: Arc<PolygonIndex>,
     /// The answers that need no geometry ([`PolygonIndex::cell_tree`]), built by a thread
-    /// of their own from open: the build takes about 110 ms, which neither open nor the first
+    /// of their own from open: the build takes 55 to 110 ms, which neither open nor the first
     /// request should wait for (every locate request with border strictness asks for land).
     /// Until it is ready, lookups take [`PolygonIndex::hit`] (0.25 to 0.75 us).
     cells: Arc<OnceLock<CellTree>>,
 }
 
 impl LandIndex {
+    /// Reads and checks `data/land.bin` (or another file of its kind) and starts building
+    /// the cell tree beside the lookups.
     pub fn open(path: &Path) -> Result<LandIndex, LandError> {
         LandIndex::from_bytes(std::fs::read(path)?)
     }
 
+    /// [`LandIndex::open`] on the file's bytes; any inconsistency is an error.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<LandIndex, LandError> {
         let polygons = PolygonIndex::from_bytes(bytes, MAGIC, "land index")?;
         if polygons.names() != ["land"] {
@@ -107,6 +110,8 @@ impl LandIndex {
         }
     }
 
+    /// Whether a point lies on land (lon taken modulo 360, lat clamped; false for a
+    /// non-finite one). Lakes are land in Natural Earth's land layer.
     pub fn is_land(&self, lat: f64, lon: f64) -> bool {
         match in_range(lat, lon) {
             Some((lat, lon)) => self.on_land(lat, lon),
