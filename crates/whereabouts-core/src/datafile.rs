@@ -3,17 +3,6 @@
 //! rest as little-endian u32 words, and an FNV-1a checksum of all preceding words at the end.
 //! The checksum must match the build scripts' exactly, so it is computed in one place.
 
-/// Checks the envelope of `b`; the reason when it is not a sound file of this `magic`.
-pub(crate) fn check_envelope(
-    b: &[u8],
-    magic: &[u8; 8],
-    header: usize,
-    what: &str,
-) -> Result<(), String> {
-    check_head(b, b.len(), magic, header, what)?;
-    check_checksum(b)
-}
-
 /// Checks what the header alone can tell of a file of `len` bytes, from `head` (its first
 /// `min(len, header)` bytes): the length, magic, version and header size. What the full
 /// check adds is the checksum ([`check_checksum`]); each format adds its section sizes.
@@ -168,6 +157,12 @@ mod tests {
             bad(&[0, 2, 4], b"h\xc3\xa4b", 4),
             "a string offset splits a character"
         );
+    }
+
+    /// What a full read checks of the envelope: the header, then the checksum.
+    fn check_envelope(b: &[u8], magic: &[u8; 8], header: usize, what: &str) -> Result<(), String> {
+        check_head(b, b.len(), magic, header, what)?;
+        check_checksum(b)
     }
 
     #[test]
