@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
     let t = Instant::now();
     let land = open();
     println!("LandIndex::open: {:?}", t.elapsed());
-    // the steady state: the cell tree is built beside the first lookups
+    // the steady state: the cell tree is built beside the lookups, from the first
     while !land.cells_ready() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }

@@ -19,12 +19,12 @@
 //! # Queries
 //! - On land: the index's [`CellTree`] answers most points with a few array reads; points
 //!   in its mixed cells (near a coast), and every point while the tree is being built after
-//!   open, take [`PolygonIndex::hit`].
+//!   the first lookup, take [`PolygonIndex::hit`].
 //! - Nearest land: [`PolygonIndex::nearest`], best first, so it costs what the distance of
 //!   the answer costs, whatever the search radius.
 
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Once, OnceLock};
 
 use crate::geo::{distance_m, normalize_lon, LocalFrame};
 use crate::polygons::{CellTree, Hit, Nearest, PolygonError, PolygonIndex, CELL_LABEL};
@@ -61,15 +61,18 @@ pub type LandError = PolygonError;
 pub struct LandIndex {
     polygons: Arc<PolygonIndex>,
     /// The answers that need no geometry ([`PolygonIndex::cell_tree`]), built by a thread
-    /// of their own from open: the build takes 55 to 110 ms, which neither open nor the first
-    /// request should wait for (every locate request with border strictness asks for land).
-    /// Until it is ready, lookups take [`PolygonIndex::hit`] (0.25 to 0.75 us).
+    /// of their own from the first lookup: the build takes 55 to 110 ms of CPU, which neither
+    /// open nor the first request should wait for (every locate request with border
+    /// strictness asks for land), and which an engine that never locates, or is opened and
+    /// closed again at once, should not spend. Until it is ready, lookups take
+    /// [`PolygonIndex::hit`] (0.25 to 0.75 us).
     cells: Arc<OnceLock<CellTree>>,
+    build_started: Once,
 }
 
 impl LandIndex {
-    /// Reads and checks `data/land.bin` (or another file of its kind) and starts building
-    /// the cell tree beside the lookups.
+    /// Reads and checks `data/land.bin` (or another file of its kind); the first lookup
+    /// starts building the cell tree beside the lookups.
     pub fn open(path: &Path) -> Result<LandIndex, LandError> {
         LandIndex::from_bytes(std::fs::read(path)?)
     }
@@ -83,27 +86,42 @@ impl LandIndex {
                 polygons.names()
             )));
         }
-        let polygons = Arc::new(polygons);
-        let cells = Arc::new(OnceLock::new());
-        let (p, c) = (Arc::clone(&polygons), Arc::clone(&cells));
-        let build = move || {
-            c.get_or_init(|| p.cell_tree(CELL_TOP_DEPTH, CELL_MAX_DEPTH));
-        };
-        if std::thread::Builder::new()
-            .name("land-cells".into())
-            .spawn(build.clone())
-            .is_err()
-        {
-            // no thread to be had: build it here rather than never
-            build();
-        }
-        Ok(LandIndex { polygons, cells })
+        Ok(LandIndex {
+            polygons: Arc::new(polygons),
+            cells: Arc::new(OnceLock::new()),
+            build_started: Once::new(),
+        })
+    }
+
+    /// Starts building the cell tree beside the lookups, once.
+    #[cold]
+    fn start_cell_tree(&self) {
+        self.build_started.call_once(|| {
+            let (p, c) = (Arc::clone(&self.polygons), Arc::clone(&self.cells));
+            let build = move || {
+                c.get_or_init(|| p.cell_tree(CELL_TOP_DEPTH, CELL_MAX_DEPTH));
+            };
+            if std::thread::Builder::new()
+                .name("land-cells".into())
+                .spawn(build.clone())
+                .is_err()
+            {
+                // no thread to be had: build it here rather than never
+                build();
+            }
+        });
     }
 
     /// On land, for a position already in range (lat clamped, lon normalised).
     #[inline]
     fn on_land(&self, lat: f64, lon: f64) -> bool {
-        let answer = self.cells.get().and_then(|c| c.answer_at(lat, lon));
+        let answer = match self.cells.get() {
+            Some(cells) => cells.answer_at(lat, lon),
+            None => {
+                self.start_cell_tree();
+                None
+            }
+        };
         match answer {
             Some(e) => e & 3 == CELL_LABEL,
             None => self.polygons.hit(lat, lon) != Hit::Outside,
@@ -196,10 +214,14 @@ impl LandIndex {
         frame.to_latlon(px, py)
     }
 
-    /// Whether the cell tree is built (lookups answer the same either way, only slower
-    /// before): for benchmarks, which measure the steady state.
+    /// Whether the cell tree is built, starting its build if no lookup has (lookups answer
+    /// the same either way, only slower before): for benchmarks, which measure the steady
+    /// state.
     #[doc(hidden)]
     pub fn cells_ready(&self) -> bool {
+        if self.cells.get().is_none() {
+            self.start_cell_tree();
+        }
         self.cells.get().is_some()
     }
 
