@@ -9,8 +9,8 @@
  *    (which adds tzdb data from Intl);
  *  - memory: each side in a fresh child process, RSS after loading everything it needs
  *    (geo-tz `preCache()`, our index and the cell tree the engine walks) minus RSS before;
- *  - what opening costs: `Engine.open`, and the first `engine.timezone`, which builds the
- *    cell tree (src/geocoding/zone-lookup.ts).
+ *  - what opening costs: `Engine.open`, and the first `engine.timezone`, which reads the
+ *    file and builds the cell tree (src/geocoding/zone-lookup.ts).
  *
  *   npx tsx bench/timezone.ts [--points N] [--near M] [--seed S] [--file data/timezones.bin]
  */
@@ -251,7 +251,7 @@ function memory(side: string): number {
 
 console.log(`timezone bench: ${file} (${readFileSync(file).length} bytes), seed ${values.seed}`);
 console.log(
-  `Engine.open ${openMs.toFixed(1)} ms; first engine.timezone (builds the cell tree, ${(zones.bytes / 1e6).toFixed(1)} MB) ${firstMs.toFixed(0)} ms`,
+  `Engine.open ${openMs.toFixed(1)} ms; first engine.timezone (reads the file, builds the cell tree, ${(zones.bytes / 1e6).toFixed(1)} MB) ${firstMs.toFixed(0)} ms`,
 );
 // geo-tz takes about 100 us a lookup near borders: one pass a round there
 run('uniform over the sphere', uniformPoints(), 3);

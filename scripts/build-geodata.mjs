@@ -5,7 +5,7 @@
 //   node scripts/build-geodata.mjs
 //
 // Outputs:
-//   data/land.bin          land index for border strictness (format: crates/whereabouts-core/src/land.rs)
+//   data/land.bin          land polygons for border strictness (format: crates/whereabouts-core/src/polygons.rs)
 //   data/countries.csv     alpha2,lat,lon,radius_m,name for the IP fallback
 //   data/NOTICE-geodata.md attribution
 
@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checksum } from './datafile.mjs';
+import { PolygonTree, quantiseRing } from './polygon-tree.mjs';
 import { decodeArcs, planarRings, polygonsOf, ringFromArcs } from './topology.mjs';
 
 const require = createRequire(import.meta.url);
@@ -21,28 +21,14 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = path.join(root, 'data');
 const countriesLib = require('i18n-iso-countries');
 
-const M_PER_DEG = (6371008.8 * Math.PI) / 180;
-
 // ---------------------------------------------------------------- land.bin
 
-// Lattice: the TopoJSON quantisation grid itself, so vertices are exact integers.
-// Grid: T-cells of 8x8 E-cells, E-cells of 4x4 R-cells, R-cells of 8x16 units
-// (about 3.2 x 3.0 km at the equator: an R-cell's diagonal stays under 4.4 km).
-const RW = 8;
-const RH = 16;
-const EW = RW * 4;
-const EH = RH * 4;
-const TW = EW * 8;
-const TH = EH * 8;
-const DENSIFY_X = 64;
-const DENSIFY_Y = 60;
-const NEAR_M = 5000;
-const MID_M = 15000;
-// Bounds come from a local equirectangular frame; this covers its distortion
-// over the ~20 km they span, below 80 degrees of latitude.
-const SAFETY = 1.03;
-const SAFETY_ADD_M = 10;
-const MAX_CLASS_LAT = 80;
+// Natural Earth 1:10m land as a labelled-polygon quadtree with one label, "land" (the
+// tree of scripts/polygon-tree.mjs, read by crates/whereabouts-core/src/polygons.rs):
+// vertices rounded from the TopoJSON quantisation to a 1e-5 degree lattice (under 0.6 m),
+// unsimplified; at most LAND_MAX_VERTICES per leaf, as the country file.
+const LAND_QUANTUM = 1e-5;
+const LAND_MAX_VERTICES = 32;
 
 function buildLand() {
   const topo = JSON.parse(fs.readFileSync(require.resolve('world-atlas/land-10m.json'), 'utf8'));
@@ -50,424 +36,53 @@ function buildLand() {
   const [tx, ty] = topo.transform.translate;
   const xMax = Math.round(360 / sx); // lattice x of lon +180
   if (Math.abs(xMax * sx - 360) > 1e-9) throw new Error('unexpected lattice');
-  // The grid starts below lat -90 at a whole number of T-cells so every cell row
-  // is on the lattice.
-  const yPoleExact = (-90 - ty) / sy;
-  const y0 = -Math.ceil(-yPoleExact / TH) * TH;
-  const yPole = Math.floor(yPoleExact);
-  const yTop = Math.round((topo.bbox[3] - ty) / sy);
-  const tCols = Math.ceil((xMax + 1) / TW);
-  const tRows = Math.ceil((yTop + 1 - y0) / TH);
-  const rCols = tCols * (TW / RW);
-  const rRows = tRows * (TH / RH);
-  const eCols = tCols * 8;
-  const eRows = tRows * 8;
-
   const arcs = decodeArcs(topo);
-  // Flat segment arrays; consecutive segments of one ring are consecutive here.
-  const segAx = [];
-  const segAy = [];
-  const segBx = [];
-  const segBy = [];
-  const segRing = [];
-  let ringNo = 0;
+  // Below lat -90 and above lat 90: Antarctica is closed along its pole row, and the
+  // tree's root box (89.9999 degrees) clips it there.
+  const poleS = Math.floor((-90 - ty) / sy);
+  const poleN = Math.ceil((90 - ty) / sy);
+  const tree = new PolygonTree({ quantum: LAND_QUANTUM, maxVertices: LAND_MAX_VERTICES, maxDepth: 22 });
+  // One feature per polygon (its outer ring and holes), all labelled "land": the first
+  // feature containing a point answers, so polygons that touch or overlap make a union.
+  const features = [];
   let wraps = 0;
+  let slivers = 0;
   for (const geom of topo.objects.land.geometries) {
     for (const poly of polygonsOf(geom)) {
+      const rings = [];
       for (const ids of poly) {
-        const pieces = planarRings(ringFromArcs(arcs, ids), xMax, yPole, Math.ceil((90 - ty) / sy));
+        const pieces = planarRings(ringFromArcs(arcs, ids), xMax, poleS, poleN);
         if (pieces.length !== 1) wraps++;
-        for (const ring of pieces) {
-          for (let i = 0; i + 1 < ring.length; i++) {
-            const [ax, ay] = ring[i];
-            const [bx, by] = ring[i + 1];
-            if (ax === bx && ay === by) continue;
-            const n = Math.max(
-              1,
-              Math.ceil(Math.max(Math.abs(bx - ax) / DENSIFY_X, Math.abs(by - ay) / DENSIFY_Y)),
-            );
-            let px = ax;
-            let py = ay;
-            for (let k = 1; k <= n; k++) {
-              const qx = k === n ? bx : Math.round(ax + ((bx - ax) * k) / n);
-              const qy = k === n ? by : Math.round(ay + ((by - ay) * k) / n);
-              segAx.push(px);
-              segAy.push(py);
-              segBx.push(qx);
-              segBy.push(qy);
-              segRing.push(ringNo);
-              px = qx;
-              py = qy;
-            }
+        for (const r of pieces) {
+          // closed by planarRings: drop the repeated first point
+          const ring = quantiseRing(
+            r
+              .slice(0, -1)
+              .map(([x, y]) => [Math.round(tree.lx(tx + x * sx)), Math.round(tree.ly(ty + y * sy))]),
+          );
+          if (ring.length === 2) {
+            // Natural Earth's quantisation flattens some reefs and islets to a line there and
+            // back; a sliver one lattice step wide keeps them as coast for the distance.
+            const [[ax, ay], [bx, by]] = ring;
+            const wide = Math.abs(bx - ax) >= Math.abs(by - ay);
+            ring.push([
+              Math.round((ax + bx) / 2) + (wide ? 0 : 1),
+              Math.round((ay + by) / 2) + (wide ? 1 : 0),
+            ]);
+            slivers++;
           }
-          ringNo++;
+          if (ring.length >= 3) rings.push(ring);
         }
       }
+      if (rings.length) features.push({ label: 0, rings });
     }
   }
-  const nSeg = segAx.length;
-  console.log(`land: ${ringNo} rings, ${nSeg} segments, ${wraps} ring(s) cut at the antimeridian`);
-
-  // Does segment s touch the closed box [x0,x1]x[y0,y1]?
-  function touches(s, x0, y0b, x1, y1) {
-    const ax = segAx[s];
-    const ay = segAy[s];
-    const bx = segBx[s];
-    const by = segBy[s];
-    if (Math.max(ax, bx) < x0 || Math.min(ax, bx) > x1 || Math.max(ay, by) < y0b || Math.min(ay, by) > y1)
-      return false;
-    const dx = bx - ax;
-    const dy = by - ay;
-    const c0 = dx * (y0b - ay) - dy * (x0 - ax);
-    const c1 = dx * (y0b - ay) - dy * (x1 - ax);
-    const c2 = dx * (y1 - ay) - dy * (x0 - ax);
-    const c3 = dx * (y1 - ay) - dy * (x1 - ax);
-    return !((c0 > 0 && c1 > 0 && c2 > 0 && c3 > 0) || (c0 < 0 && c1 < 0 && c2 < 0 && c3 < 0));
-  }
-
-  // Segments per E-cell and touched R-cells.
-  const eSegs = new Map(); // eIndex -> [seg ids ascending]
-  const rTouched = new Set();
-  for (let s = 0; s < nSeg; s++) {
-    const minX = Math.min(segAx[s], segBx[s]);
-    const maxX = Math.max(segAx[s], segBx[s]);
-    const minY = Math.min(segAy[s], segBy[s]) - y0;
-    const maxY = Math.max(segAy[s], segBy[s]) - y0;
-    for (
-      let ey = Math.max(0, Math.floor(minY / EH) - (minY % EH === 0 ? 1 : 0));
-      ey <= Math.floor(maxY / EH) && ey < eRows;
-      ey++
-    ) {
-      for (
-        let ex = Math.max(0, Math.floor(minX / EW) - (minX % EW === 0 ? 1 : 0));
-        ex <= Math.floor(maxX / EW) && ex < eCols;
-        ex++
-      ) {
-        if (!touches(s, ex * EW, y0 + ey * EH, ex * EW + EW, y0 + ey * EH + EH)) continue;
-        const key = ey * eCols + ex;
-        let list = eSegs.get(key);
-        if (!list) {
-          list = [];
-          eSegs.set(key, list);
-        }
-        list.push(s);
-      }
-    }
-    for (let ry = Math.max(0, Math.floor(minY / RH) - 1); ry <= Math.floor(maxY / RH) && ry < rRows; ry++) {
-      for (let rx = Math.max(0, Math.floor(minX / RW) - 1); rx <= Math.floor(maxX / RW) && rx < rCols; rx++) {
-        if (touches(s, rx * RW, y0 + ry * RH, rx * RW + RW, y0 + ry * RH + RH)) rTouched.add(ry * rCols + rx);
-      }
-    }
-  }
-  console.log(`land: ${eSegs.size} E-cells and ${rTouched.size} R-cells hold edges`);
-
-  // Even-odd status at R-cell centres from the crossings of each R-row centre line.
-  const rowCross = Array.from({ length: rRows }, () => []);
-  for (let s = 0; s < nSeg; s++) {
-    const ay = segAy[s] - y0;
-    const by = segBy[s] - y0;
-    const lo = Math.min(ay, by);
-    const hi = Math.max(ay, by);
-    // centre of row r is r*RH + RH/2; half-open rule lo <= c < hi
-    for (let r = Math.max(0, Math.ceil((lo - RH / 2) / RH)); r < rRows && r * RH + RH / 2 < hi; r++) {
-      const c = r * RH + RH / 2;
-      const t = (c - ay) / (by - ay);
-      rowCross[r].push(segAx[s] + t * (segBx[s] - segAx[s]));
-    }
-  }
-  for (const row of rowCross) row.sort((a, b) => a - b);
-  function isLandAtCentre(rx, ry) {
-    const row = rowCross[ry];
-    const xc = rx * RW + RW / 2;
-    let lo = 0;
-    let hi = row.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (row[mid] <= xc) lo = mid + 1;
-      else hi = mid;
-    }
-    return (row.length - lo) % 2 === 1;
-  }
-
-  const tHasEdges = new Uint8Array(tCols * tRows);
-  for (const key of eSegs.keys()) {
-    const ey = Math.floor(key / eCols);
-    const ex = key % eCols;
-    tHasEdges[(ey >> 3) * tCols + (ex >> 3)] = 1;
-  }
-  // Status per R-cell: 0 land, 1 water, 2 edges. Stored per T-cell with edges;
-  // T-cells without edges are uniform.
-  const tStatus = new Uint8Array(tCols * tRows);
-  const rStatus = new Map();
-  const RPT = (TW / RW) * (TH / RH);
-  for (let ty2 = 0; ty2 < tRows; ty2++) {
-    for (let tx2 = 0; tx2 < tCols; tx2++) {
-      const t = ty2 * tCols + tx2;
-      const rx0 = tx2 * (TW / RW);
-      const ry0 = ty2 * (TH / RH);
-      if (!tHasEdges[t]) {
-        tStatus[t] = isLandAtCentre(rx0, ry0) ? 0 : 1;
-        continue;
-      }
-      const st = new Uint8Array(RPT);
-      for (let j = 0; j < TH / RH; j++) {
-        for (let i = 0; i < TW / RW; i++) {
-          const r = (ry0 + j) * rCols + rx0 + i;
-          st[j * (TW / RW) + i] = rTouched.has(r) ? 2 : isLandAtCentre(rx0 + i, ry0 + j) ? 0 : 1;
-        }
-      }
-      rStatus.set(t, st);
-    }
-  }
-  const rPerTRow = TW / RW;
-  const rPerTCol = TH / RH;
-  function statusOf(rx, ry) {
-    const t = Math.floor(ry / rPerTCol) * tCols + Math.floor(rx / rPerTRow);
-    const st = rStatus.get(t);
-    if (!st) return tStatus[t];
-    return st[(ry % rPerTCol) * rPerTRow + (rx % rPerTRow)];
-  }
-
-  // Upper bound of the distance from every point of an R-cell to land: the
-  // distance to one segment is convex, so its maximum over the cell is at a
-  // corner, and any segment gives a valid bound. Candidate segments spread from
-  // the edge cells outwards; a better candidate only tightens the bound.
-  const best = new Map(); // t -> Float64Array(RPT)
-  const bestSeg = new Map(); // t -> Int32Array(RPT)
-  function slot(rx, ry, create) {
-    const t = Math.floor(ry / rPerTCol) * tCols + Math.floor(rx / rPerTRow);
-    let b = best.get(t);
-    if (!b) {
-      if (!create) return null;
-      b = new Float64Array(RPT).fill(Infinity);
-      best.set(t, b);
-      bestSeg.set(t, new Int32Array(RPT).fill(-1));
-    }
-    return [b, bestSeg.get(t), (ry % rPerTCol) * rPerTRow + (rx % rPerTRow)];
-  }
-  function maxCornerDist(rx, ry, s) {
-    const cy = y0 + ry * RH + RH / 2;
-    const lat = ty + cy * sy;
-    if (Math.abs(lat) > MAX_CLASS_LAT) return Infinity;
-    const ux = sx * M_PER_DEG * Math.cos((lat * Math.PI) / 180);
-    const uy = sy * M_PER_DEG;
-    const cx = rx * RW + RW / 2;
-    let ax = segAx[s];
-    let bx = segBx[s];
-    if (ax - cx > xMax / 2) {
-      ax -= xMax;
-      bx -= xMax;
-    } else if (cx - ax > xMax / 2) {
-      ax += xMax;
-      bx += xMax;
-    }
-    const axm = (ax - cx) * ux;
-    const aym = (segAy[s] - cy) * uy;
-    const dxm = (bx - ax) * ux;
-    const dym = (segBy[s] - segAy[s]) * uy;
-    const len2 = dxm * dxm + dym * dym;
-    let worst = 0;
-    for (const [ox, oy] of [
-      [-RW / 2, -RH / 2],
-      [RW / 2, -RH / 2],
-      [-RW / 2, RH / 2],
-      [RW / 2, RH / 2],
-    ]) {
-      const px = ox * ux;
-      const py = oy * uy;
-      let t = len2 > 0 ? ((px - axm) * dxm + (py - aym) * dym) / len2 : 0;
-      t = Math.max(0, Math.min(1, t));
-      const ex = axm + t * dxm - px;
-      const ey = aym + t * dym - py;
-      worst = Math.max(worst, Math.hypot(ex, ey));
-    }
-    return worst;
-  }
-  const queue = [];
-  for (const key of [...rTouched].sort((a, b) => a - b)) {
-    const ry = Math.floor(key / rCols);
-    const rx = key % rCols;
-    const ex = Math.floor(rx / 4);
-    const ey = Math.floor(ry / 4);
-    const [b, bs, i] = slot(rx, ry, true);
-    for (const s of eSegs.get(ey * eCols + ex) || []) {
-      if (!touches(s, rx * RW, y0 + ry * RH, rx * RW + RW, y0 + ry * RH + RH)) continue;
-      const d = maxCornerDist(rx, ry, s);
-      if (d < b[i] || bs[i] < 0) {
-        b[i] = d;
-        bs[i] = s;
-      }
-    }
-    queue.push(rx, ry);
-  }
-  const limit = (MID_M - SAFETY_ADD_M) / SAFETY;
-  for (let head = 0; head < queue.length; head += 2) {
-    const rx = queue[head];
-    const ry = queue[head + 1];
-    const [, bs, i] = slot(rx, ry, false);
-    const s = bs[i];
-    for (let dy = -1; dy <= 1; dy++) {
-      const ny = ry + dy;
-      if (ny < 0 || ny >= rRows) continue;
-      for (let dx = -1; dx <= 1; dx++) {
-        if (!dx && !dy) continue;
-        const nx = (rx + dx + rCols) % rCols;
-        if (statusOf(nx, ny) !== 1) continue;
-        const d = maxCornerDist(nx, ny, s);
-        if (d > limit) continue;
-        const [nb, nbs, ni] = slot(nx, ny, true);
-        if (d < nb[ni]) {
-          nb[ni] = d;
-          nbs[ni] = s;
-          queue.push(nx, ny);
-        }
-      }
-    }
-  }
-  console.log(`land: distance bounds for ${queue.length / 2} R-cell visits`);
-
-  function classOf(rx, ry) {
-    const st = statusOf(rx, ry);
-    if (st === 0) return 0;
-    if (st === 2) return 1;
-    const sl = slot(rx, ry, false);
-    const d = sl ? sl[0][sl[2]] * SAFETY + SAFETY_ADD_M : Infinity;
-    return d <= NEAR_M ? 1 : d <= MID_M ? 2 : 3;
-  }
-
-  // Serialise.
-  const top = new Uint32Array(tCols * tRows);
-  const nodes = [];
-  const records = [];
-  const edgeChunks = [];
-  let edgeBytes = 0;
-  for (let ty2 = 0; ty2 < tRows; ty2++) {
-    for (let tx2 = 0; tx2 < tCols; tx2++) {
-      const t = ty2 * tCols + tx2;
-      const rx0 = tx2 * rPerTRow;
-      const ry0 = ty2 * rPerTCol;
-      if (!tHasEdges[t] && (tStatus[t] === 0 || !best.has(t))) {
-        top[t] = tStatus[t] === 0 ? 0 : 3;
-        continue;
-      }
-      const classes = new Uint8Array(RPT);
-      for (let j = 0; j < rPerTCol; j++)
-        for (let i = 0; i < rPerTRow; i++) classes[j * rPerTRow + i] = classOf(rx0 + i, ry0 + j);
-      if (!tHasEdges[t] && classes.every((c) => c === classes[0])) {
-        top[t] = classes[0];
-        continue;
-      }
-      const node = { edgeBase: edgeBytes, recBase: records.length, eidx: new Uint8Array(64) };
-      let recCount = 0;
-      for (let b = 0; b < 8; b++) {
-        for (let a = 0; a < 8; a++) {
-          let raster = 0;
-          for (let j = 0; j < 4; j++)
-            for (let i = 0; i < 4; i++)
-              raster |= classes[(b * 4 + j) * rPerTRow + a * 4 + i] << (2 * (j * 4 + i));
-          raster >>>= 0;
-          const ex = tx2 * 8 + a;
-          const ey = ty2 * 8 + b;
-          const segs = eSegs.get(ey * eCols + ex);
-          const c0 = raster & 3;
-          const uniform = raster === [0, 0x55555555, 0xaaaaaaaa, 0xffffffff][c0];
-          if (!segs && uniform) {
-            node.eidx[b * 8 + a] = c0;
-            continue;
-          }
-          const bytes = segs ? encodeRuns(segs, ex * EW, y0 + ey * EH) : [];
-          const rel = edgeBytes - node.edgeBase;
-          if (rel + bytes.length > 0xffff || bytes.length > 0xffff)
-            throw new Error(`edge data of T-cell ${t} too large`);
-          records.push({ raster, rel, len: bytes.length });
-          edgeChunks.push(Uint8Array.from(bytes));
-          edgeBytes += bytes.length;
-          node.eidx[b * 8 + a] = 4 + recCount++;
-        }
-      }
-      top[t] = 4 + nodes.length;
-      nodes.push(node);
-    }
-  }
-
-  function encodeRuns(segs, ox, oy) {
-    const out = [];
-    let i = 0;
-    while (i < segs.length) {
-      let j = i;
-      while (
-        j + 1 < segs.length &&
-        segs[j + 1] === segs[j] + 1 &&
-        segRing[segs[j + 1]] === segRing[segs[i]] &&
-        j + 1 - i < 254
-      )
-        j++;
-      const verts = [[segAx[segs[i]], segAy[segs[i]]]];
-      for (let k = i; k <= j; k++) verts.push([segBx[segs[k]], segBy[segs[k]]]);
-      out.push(verts.length);
-      for (const [x, y] of verts) {
-        const lx = x - ox;
-        const ly = y - oy;
-        if (lx < -128 || lx > 127 || ly < -128 || ly > 127) throw new Error('vertex out of i8 range');
-        out.push(lx & 0xff, ly & 0xff);
-      }
-      i = j + 1;
-    }
-    return out;
-  }
-
-  const HEADER = 80;
-  const size4 = (n) => (n + 3) & ~3;
-  const topBytes = top.length * 4;
-  const nodeBytes = nodes.length * 72;
-  const recBytes = records.length * 8;
-  const total = HEADER + topBytes + nodeBytes + recBytes + size4(edgeBytes) + 4;
-  const buf = Buffer.alloc(total);
-  let o = 0;
-  buf.write('WBLAND01', 0, 'latin1');
-  o = 8;
-  buf.writeUInt32LE(1, o); // version
-  buf.writeUInt32LE(HEADER, o + 4);
-  o += 8;
-  buf.writeDoubleLE(tx, o);
-  buf.writeDoubleLE(ty, o + 8);
-  buf.writeDoubleLE(sx, o + 16);
-  buf.writeDoubleLE(sy, o + 24);
-  o += 32;
-  buf.writeInt32LE(xMax, o);
-  buf.writeInt32LE(y0, o + 4);
-  buf.writeUInt32LE(tCols, o + 8);
-  buf.writeUInt32LE(tRows, o + 12);
-  buf.writeUInt32LE(nodes.length, o + 16);
-  buf.writeUInt32LE(records.length, o + 20);
-  buf.writeUInt32LE(edgeBytes, o + 24);
-  o += 28;
-  buf.writeUInt32LE(0, o); // reserved
-  o = HEADER;
-  for (const v of top) {
-    buf.writeUInt32LE(v, o);
-    o += 4;
-  }
-  for (const n of nodes) {
-    buf.writeUInt32LE(n.edgeBase, o);
-    buf.writeUInt32LE(n.recBase, o + 4);
-    buf.set(n.eidx, o + 8);
-    o += 72;
-  }
-  for (const r of records) {
-    buf.writeUInt32LE(r.raster, o);
-    buf.writeUInt16LE(r.rel, o + 4);
-    buf.writeUInt16LE(r.len, o + 6);
-    o += 8;
-  }
-  for (const c of edgeChunks) {
-    buf.set(c, o);
-    o += c.length;
-  }
-  o = total - 4;
-  buf.writeUInt32LE(checksum(buf.subarray(0, total - 4)), o);
+  tree.buildFrom(features);
+  const buf = tree.toBuffer('WBLAND02', ['land']);
+  const { stats, nodes } = tree;
   console.log(
-    `land: ${tCols}x${tRows} T-cells, ${nodes.length} nodes, ${records.length} E-records, ${edgeBytes} edge bytes, ${total} bytes`,
+    `land: ${features.length} polygons, ${wraps} ring(s) cut at the antimeridian, ${slivers} flat islet(s) widened; ${nodes.length} nodes, ` +
+      `${stats.leaves} leaves, ${stats.fills} fills, ${stats.sea} sea, ${stats.vertices} vertices, ${buf.length} bytes`,
   );
   return buf;
 }
@@ -674,11 +289,13 @@ re-running it gives byte-identical files.
 Made with Natural Earth. Free vector and raster map data @ naturalearthdata.com.
 
 ## Notes
-- \`land.bin\` keeps the TopoJSON quantisation grid (1e5 steps in longitude and
-  in latitude, i.e. about 400 m x 190 m at the equator) and treats edges as straight lines in lon/lat.
-  Antarctica's ring, drawn for a spherical renderer, is closed along the antimeridian and lat -90
-  so that the planar polygon covers the pole. Format: header comment of
-  \`crates/whereabouts-core/src/land.rs\`.
+- \`land.bin\` keeps the TopoJSON quantisation (1e5 steps in longitude and in latitude, i.e. about
+  400 m x 190 m at the equator), rounded to a 1e-5 degree lattice, unsimplified, and treats edges as
+  straight lines in lon/lat. Antarctica's ring, drawn for a spherical renderer, is closed along the
+  antimeridian and lat -90 so that the planar polygon covers the pole; the 13 islets the quantisation
+  flattens to a line are widened to a sliver one lattice step wide. It is the labelled-polygon quadtree
+  of \`crates/whereabouts-core/src/polygons.rs\` with one label, \`land\` (magic \`WBLAND02\`), as
+  \`timezones.bin\` and \`countries.bin\` are.
 - \`countries.csv\`: \`lat,lon\` is a point inside the country's largest polygon (its centroid when
   that lies inside, else a point far from its edges); \`radius_m\` is the radius of the disc with the
   country's total area. Kosovo, which Natural Earth lists without an ISO number, is given \`XK\`;

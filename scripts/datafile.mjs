@@ -2,7 +2,7 @@
 // an 8-byte magic, u32 version 1, u32 header size, the rest little-endian u32 words, and a
 // 32-bit FNV-1a over all preceding words at the end, so a truncated or altered file is
 // refused at load. Used by every script that writes one (build-places, build-search, the
-// polygon tree of build-timezones and build-countries, and build-geodata's land.bin).
+// polygon tree of build-timezones, build-countries and build-geodata's land.bin).
 
 /**
  * Interns strings and lays them out as the core reads them: (n + 1) u32 offsets into a

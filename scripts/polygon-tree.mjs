@@ -1,9 +1,9 @@
-// The labelled-polygon quadtree shared by data/timezones.bin (scripts/build-timezones.mjs)
-// and data/countries.bin (scripts/build-countries.mjs): polygons with a label each (a zone,
-// a country), clipped into the quads of a quadtree with geo-tz's midpoint arithmetic until
-// every leaf holds few vertices, written in the layout that
-// crates/whereabouts-core/src/polygons.rs reads. One builder, so that the reader's one
-// index serves both files.
+// The labelled-polygon quadtree shared by data/timezones.bin (scripts/build-timezones.mjs),
+// data/countries.bin (scripts/build-countries.mjs) and data/land.bin (the land section of
+// scripts/build-geodata.mjs): polygons with a label each (a zone, a country, "land"),
+// clipped into the quads of a quadtree with geo-tz's midpoint arithmetic until every leaf
+// holds few vertices, written in the layout that crates/whereabouts-core/src/polygons.rs
+// reads. One builder, so that the reader's one index serves all three files.
 
 import { checksum } from './datafile.mjs';
 

@@ -144,7 +144,8 @@ export class Engine {
   readonly #native: NativeEngine;
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
-  readonly #zoneNames: string[] | undefined;
+  readonly #hasTimezones: boolean;
+  /** The zone names and cell tree, made on the first timezone lookup (or by prepareTimezones). */
   #zones: ZoneLookup | undefined;
   readonly #hasPlaces: boolean;
   readonly #remote: RemotePolicy | undefined;
@@ -168,7 +169,7 @@ export class Engine {
   ) {
     this.#native = nativeEngine;
     this.#parse = parse;
-    this.#zoneNames = hasTimezones ? nativeEngine.timezoneNames() : undefined;
+    this.#hasTimezones = hasTimezones;
     this.#hasPlaces = hasPlaces;
     this.#remote = remote;
     this.#hasSearch = hasSearch;
@@ -379,11 +380,12 @@ export class Engine {
    */
   timezone(query: TimezoneQuery): TimezoneResponse {
     this.#assertOpen();
-    const names = this.#zoneNames;
-    if (!names) return { status: 'error', message: 'UNKNOWN_ERROR' };
-    // built on the first lookup (or by prepareTimezones): the cell tree is for engines that answer timezones
+    if (!this.#hasTimezones) return { status: 'error', message: 'UNKNOWN_ERROR' };
+    // the file is read and the cell tree built on the first lookup (or by prepareTimezones):
+    // they are for engines that answer timezones
     this.#zones ??= new ZoneLookup(this.#native);
     const zones = this.#zones;
+    const names = zones.names;
     return answerTimezone(query, (lat, lon) => names[zones.indexAt(lat, lon)] ?? null);
   }
 
@@ -422,9 +424,10 @@ export class Engine {
   }
 
   /**
-   * Starts building the forward-search word index on a background thread, so that the first
-   * {@link Engine.search} does not wait for it (a search before it is ready waits only for the
-   * rest). The server calls this at start; a one-shot script need not.
+   * Reads and validates the search file now (about 0.1 s of this thread) and starts building the
+   * forward-search word index on a background thread, so that the first {@link Engine.search}
+   * does not wait for them (a search before the index is ready waits only for the rest). The
+   * server calls this at start; a one-shot script need not. Throws when the file is not sound.
    */
   prepareSearch(): void {
     this.#assertOpen();
@@ -432,13 +435,26 @@ export class Engine {
   }
 
   /**
-   * Builds the timezone cell tree now (6.4 MB, about 0.2 s of this thread) instead of on the
-   * first {@link Engine.timezone}, which would otherwise wait for it. The server calls this at
-   * start; a one-shot script need not. Does nothing without timezone data.
+   * Reads and validates the timezone file and builds its cell tree now (6.4 MB; about 0.3 s of
+   * this thread in all) instead of on the first {@link Engine.timezone}, which would otherwise
+   * wait for them. The server calls this at start; a one-shot script need not. Throws when the
+   * file is not sound; does nothing without timezone data.
    */
   prepareTimezones(): void {
     this.#assertOpen();
-    if (this.#zoneNames) this.#zones ??= new ZoneLookup(this.#native);
+    if (this.#hasTimezones) this.#zones ??= new ZoneLookup(this.#native);
+  }
+
+  /**
+   * Reads and validates the places, country polygons and address file and builds the countries'
+   * cell tree now instead of on the first {@link Engine.reverse} (about 0.1 s of this thread
+   * without addresses). The server calls
+   * this at start; a one-shot script need not. Throws when a file is not sound; does nothing
+   * without places.
+   */
+  prepareReverse(): void {
+    this.#assertOpen();
+    if (this.#hasPlaces) this.#native.prepareReverse();
   }
 
   /**

@@ -200,8 +200,10 @@ export interface NativeEngine {
   reload(): boolean;
   /** One page of changed stations, built on a worker thread; rejects for a bad cursor. */
   changesPage(query: NativeChangesQuery): Promise<NativeChangesPage>;
-  /** Starts building the forward-search word index on a background thread. */
+  /** Reads and validates the search file (throws when it is not sound), then starts building the word index on a background thread. */
   prepareSearch(): void;
+  /** Reads and validates the places, country polygons and address file (throws when one is not sound) and builds the countries' cell tree. */
+  prepareReverse(): void;
   close(): void;
 }
 

@@ -3,7 +3,7 @@
  * address file, `engine.reverse` at zoom 18, 16 and 15 with it, and the address search.
  * The OSM fixture (test/fixtures/streets.osm.pbf) is written by the core's test PBF writer.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,24 @@ describe('whereabouts import with address files', () => {
     } finally {
       without.close();
     }
+  });
+
+  it('is read on first use: a damaged body opens, and the first street lookup or prepareReverse fails clearly', async () => {
+    const bytes = readFileSync(join(db, 'addresses.bin'));
+    bytes[bytes.length >> 1] = (bytes[bytes.length >> 1] as number) ^ 0x10;
+    const damaged = join(db, 'damaged-addresses.bin');
+    writeFileSync(damaged, bytes);
+    const engine = await Engine.open({ addresses: damaged });
+    try {
+      const message = /address file is corrupt: checksum mismatch \(.*damaged-addresses\.bin\)/;
+      expect(() => engine.reverse({ lat: 51.50339, lon: -0.12765, zoom: 18 })).toThrow(message);
+      expect(() => engine.prepareReverse()).toThrow(message);
+      // below zoom 16 no street is asked for
+      expect(engine.reverse({ lat: 51.50339, lon: -0.12765, zoom: 10 }).status).toBe('ok');
+    } finally {
+      engine.close();
+    }
+    await expect(Engine.open({ addresses: join(db, 'manifest.json') })).rejects.toThrow(/address file/);
   });
 });
 

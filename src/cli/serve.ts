@@ -265,12 +265,15 @@ interface Running {
 
 async function startServer(config: ServeConfig): Promise<Running> {
   const engine = await Engine.open(config.engine);
-  // a user's first search should not wait for the word index, nor the first timezone for its tree
-  engine.prepareSearch();
-  engine.prepareTimezones();
   let tokens: TokenStore | undefined;
   let observations: ObservationStore | undefined;
   try {
+    // the geocoding files are read on first use: a server reads them at start, so that a user's
+    // first request does not wait for them (nor for the word index and the cell trees), and a
+    // damaged file stops the start
+    engine.prepareSearch();
+    engine.prepareTimezones();
+    engine.prepareReverse();
     tokens = TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
     observations = ObservationStore.open(config.store, { synchronous: config.sync });
   } catch (err) {

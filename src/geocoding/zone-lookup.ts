@@ -36,6 +36,8 @@ const MIN_GUARD_CELLS = 1e-6;
 /** The zone at a point as an index into `timezoneNames()`, -1 for an invalid coordinate. */
 export class ZoneLookup {
   readonly #native: Pick<NativeEngine, 'timezoneIndexAt'>;
+  /** Every zone name, by the index {@link ZoneLookup.indexAt} answers (`timezoneNames()`). */
+  readonly names: readonly string[];
   readonly #entries: Int32Array;
   /** Cells a row of the grid at the top. */
   readonly #n: number;
@@ -62,7 +64,8 @@ export class ZoneLookup {
     this.#topShift = tree.maxDepth - tree.topDepth;
     this.#guardX = Math.max(MIN_GUARD_CELLS, (tree.guard / (2 * LON_EDGE)) * this.#cells);
     this.#guardY = Math.max(MIN_GUARD_CELLS, (tree.guard / (2 * LAT_EDGE)) * this.#cells);
-    this.#nauticalBase = native.timezoneNames().length - 25;
+    this.names = native.timezoneNames();
+    this.#nauticalBase = this.names.length - 25;
   }
 
   /** Bytes of the cell tree. */

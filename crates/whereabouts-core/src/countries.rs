@@ -15,6 +15,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+use crate::lazy_file::DataFile;
 use crate::polygons::{CellTree, Hit, PolygonError, PolygonIndex, CELL_LABEL};
 
 const MAGIC: &[u8; 8] = b"WBCNTRY1";
@@ -62,6 +63,11 @@ impl CountryIndex {
         })
     }
 
+    /// Builds the cell tree now instead of on the first lookup (a server at start).
+    pub fn prepare(&self) {
+        self.cells();
+    }
+
     fn cells(&self) -> &CellTree {
         self.cells
             .get_or_init(|| self.polygons.cell_tree(CELL_TOP_DEPTH, CELL_MAX_DEPTH))
@@ -95,6 +101,23 @@ impl CountryIndex {
     /// Every country code the polygons carry, sorted.
     pub fn codes(&self) -> &[String] {
         self.polygons.names()
+    }
+}
+
+impl DataFile for CountryIndex {
+    type Error = PolygonError;
+    const HEADER: usize = PolygonIndex::HEADER;
+
+    fn io_error(_path: &Path, e: std::io::Error) -> PolygonError {
+        PolygonError::Io(e)
+    }
+
+    fn check_header(head: &[u8], len: usize) -> Result<(), PolygonError> {
+        PolygonIndex::check_header(head, len, MAGIC, "country index")
+    }
+
+    fn from_file_bytes(bytes: Vec<u8>) -> Result<CountryIndex, PolygonError> {
+        CountryIndex::from_bytes(bytes)
     }
 }
 

@@ -3,25 +3,33 @@
 //! rest as little-endian u32 words, and an FNV-1a checksum of all preceding words at the end.
 //! The checksum must match the build scripts' exactly, so it is computed in one place.
 
-/// Checks the envelope of `b`; the reason when it is not a sound file of this `magic`.
-pub(crate) fn check_envelope(
-    b: &[u8],
+/// Checks what the header alone can tell of a file of `len` bytes, from `head` (its first
+/// `min(len, header)` bytes): the length, magic, version and header size. What the full
+/// check adds is the checksum ([`check_checksum`]); each format adds its section sizes.
+pub(crate) fn check_head(
+    head: &[u8],
+    len: usize,
     magic: &[u8; 8],
     header: usize,
     what: &str,
 ) -> Result<(), String> {
-    if b.len() < header + 4 || !b.len().is_multiple_of(4) {
-        return Err(format!("{} bytes is not a {what}", b.len()));
+    if len < header + 4 || !len.is_multiple_of(4) || head.len() < header {
+        return Err(format!("{len} bytes is not a {what}"));
     }
-    if &b[..8] != magic {
+    if &head[..8] != magic {
         return Err(format!("not a {what} (bad magic)"));
     }
-    if u32_at(b, 8) != 1 {
-        return Err(format!("unsupported version {}", u32_at(b, 8)));
+    if u32_at(head, 8) != 1 {
+        return Err(format!("unsupported version {}", u32_at(head, 8)));
     }
-    if u32_at(b, 12) as usize != header {
+    if u32_at(head, 12) as usize != header {
         return Err("bad header size".into());
     }
+    Ok(())
+}
+
+/// Checks the FNV-1a checksum that ends a whole file `b` whose envelope [`check_head`] passed.
+pub(crate) fn check_checksum(b: &[u8]) -> Result<(), String> {
     let body = b.len() - 4;
     if fnv1a_words(&b[..body]) != u32_at(b, body) {
         return Err("checksum mismatch".into());
@@ -149,6 +157,12 @@ mod tests {
             bad(&[0, 2, 4], b"h\xc3\xa4b", 4),
             "a string offset splits a character"
         );
+    }
+
+    /// What a full read checks of the envelope: the header, then the checksum.
+    fn check_envelope(b: &[u8], magic: &[u8; 8], header: usize, what: &str) -> Result<(), String> {
+        check_head(b, b.len(), magic, header, what)?;
+        check_checksum(b)
     }
 
     #[test]

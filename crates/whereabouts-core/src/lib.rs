@@ -11,6 +11,7 @@
 //! - [`learn`]: station positions learned from GPS-tagged observations: files in
 //!   batches, live submissions into an overlay that is compacted in the background.
 //! - [`ip`]: IP address to location from MMDB files (the `ipf` fallback).
+//! - [`lazy_file`]: geocoding files checked cheaply at open and read on first use.
 //! - [`polygons`]: labelled polygons in a quadtree, shared by timezones and countries.
 //! - [`timezone`]: timezone of a point from timezone-boundary-builder polygons.
 //! - [`countries`]: country of a point from Natural Earth admin-0 polygons.
@@ -27,6 +28,7 @@ pub mod geo;
 pub mod import;
 pub mod ip;
 pub mod land;
+pub mod lazy_file;
 pub mod learn;
 pub mod places;
 pub mod polygons;

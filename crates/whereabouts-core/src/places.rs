@@ -50,8 +50,9 @@ use std::path::Path;
 use smallvec::SmallVec;
 
 use crate::countries::CountryIndex;
-use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
+use crate::datafile::{check_checksum, check_head, u32_at, StringTable, NO_STRING};
 use crate::geo::EARTH_RADIUS_M;
+use crate::lazy_file::DataFile;
 
 const MAGIC: &[u8; 8] = b"WBPLACE1";
 const HEADER: usize = 32;
@@ -156,6 +157,58 @@ struct Cell {
     max_weight: f32,
 }
 
+/// Where the sections of a places file lie, from its header.
+struct Sections {
+    n: usize,
+    n_strings: usize,
+    blob_len: usize,
+    offsets_at: usize,
+}
+
+/// The sections of a file of `len` bytes from its header `head` (at least its first
+/// [`HEADER`] bytes), checked against that length: what a foreign or truncated file fails.
+fn sections(head: &[u8], len: usize) -> Result<Sections, PlacesError> {
+    check_head(head, len, MAGIC, HEADER, "places file").map_err(PlacesError::Corrupt)?;
+    let n = u32_at(head, 16) as usize;
+    let n_strings = u32_at(head, 20) as usize;
+    let blob_len = u32_at(head, 24) as usize;
+    let offsets_at = n
+        .checked_mul(RECORD)
+        .and_then(|r| r.checked_add(HEADER))
+        .ok_or_else(|| corrupt("sizes overflow"))?;
+    let blob_at = n_strings
+        .checked_add(1)
+        .and_then(|s| s.checked_mul(4))
+        .and_then(|s| s.checked_add(offsets_at))
+        .ok_or_else(|| corrupt("sizes overflow"))?;
+    if blob_at.checked_add(blob_len) != Some(len - 4) {
+        return Err(corrupt("section sizes do not add up"));
+    }
+    Ok(Sections {
+        n,
+        n_strings,
+        blob_len,
+        offsets_at,
+    })
+}
+
+impl DataFile for PlaceIndex {
+    type Error = PlacesError;
+    const HEADER: usize = HEADER;
+
+    fn io_error(_path: &Path, e: std::io::Error) -> PlacesError {
+        PlacesError::Io(e)
+    }
+
+    fn check_header(head: &[u8], len: usize) -> Result<(), PlacesError> {
+        sections(head, len).map(drop)
+    }
+
+    fn from_file_bytes(bytes: Vec<u8>) -> Result<PlaceIndex, PlacesError> {
+        PlaceIndex::from_bytes(&bytes)
+    }
+}
+
 // `as usize` truncates towards zero and takes negatives and NaN to 0: the floor, clamped,
 // without a call into libm's `floor` (no SSE4.1 on the baseline target)
 fn cell_row(lat: f64) -> usize {
@@ -175,23 +228,13 @@ impl PlaceIndex {
 
     /// Validates and indexes the bytes of a places file; any inconsistency is an error.
     pub fn from_bytes(b: &[u8]) -> Result<PlaceIndex, PlacesError> {
-        check_envelope(b, MAGIC, HEADER, "places file").map_err(PlacesError::Corrupt)?;
-        let body = &b[..b.len() - 4];
-        let n = u32_at(b, 16) as usize;
-        let n_strings = u32_at(b, 20) as usize;
-        let blob_len = u32_at(b, 24) as usize;
-        let offsets_at = n
-            .checked_mul(RECORD)
-            .and_then(|r| r.checked_add(HEADER))
-            .ok_or_else(|| corrupt("sizes overflow"))?;
-        let blob_at = n_strings
-            .checked_add(1)
-            .and_then(|s| s.checked_mul(4))
-            .and_then(|s| s.checked_add(offsets_at))
-            .ok_or_else(|| corrupt("sizes overflow"))?;
-        if blob_at.checked_add(blob_len) != Some(body.len()) {
-            return Err(corrupt("section sizes do not add up"));
-        }
+        let Sections {
+            n,
+            n_strings,
+            blob_len,
+            offsets_at,
+        } = sections(b, b.len())?;
+        check_checksum(b).map_err(PlacesError::Corrupt)?;
         let strings =
             StringTable::read(b, offsets_at, n_strings, blob_len).map_err(PlacesError::Corrupt)?;
         let mut places = Vec::with_capacity(n);

@@ -1,7 +1,8 @@
 //! Labelled polygons in a quadtree: "which labelled polygon contains this point?" and
-//! "which label's polygon is nearest, within so many metres?". One index serves the
-//! timezones ([`crate::timezone`], label = IANA zone) and the countries
-//! ([`crate::countries`], label = ISO 3166-1 alpha-2); both files are written by
+//! "which point of a polygon is nearest, within so many metres?". One index serves the
+//! timezones ([`crate::timezone`], label = IANA zone), the countries
+//! ([`crate::countries`], label = ISO 3166-1 alpha-2) and the land of border strictness
+//! ([`crate::land`], one label, `land`); the files are written by
 //! `scripts/polygon-tree.mjs`.
 //!
 //! # Why a quadtree shaped like geo-tz's
@@ -16,16 +17,21 @@
 //!
 //! # Geometry model
 //! Vertices sit on a lattice `x = (lon + 180) / q`, `y = (lat + 90) / q` (`q` from the
-//! header: 1e-6 degree for timezones, 1e-5 for countries). Edges are straight in lon/lat, as geo-tz takes them; a
-//! point is inside a feature by the even-odd rule over all its rings. Where features
-//! overlap, the first in the leaf wins. A polygon cut by a quad keeps the cut as edges of
-//! its piece: for a point outside every polygon the distance to the nearest piece is the
-//! distance to the polygon, so [`PolygonIndex::nearest_label`] needs no other geometry.
+//! header: 1e-6 degree for timezones, 1e-5 for countries and land). Edges are straight in
+//! lon/lat, as geo-tz takes them; a point is inside a feature by the even-odd rule over all
+//! its rings. Where features overlap, the first in the leaf wins. A polygon cut by a quad
+//! keeps the cut as edges of its piece, along the quad's sides; so do the runs along a side
+//! that clipping leaves where a polygon leaves the quad and comes back, and the ring around
+//! a quad that a polygon covers. [`PolygonIndex::nearest`] leaves all edges along a side
+//! out: the others, the polygon's own edges clipped into the leaves they cross, hold every
+//! point of its boundary, which is where the nearest point of a polygon to a point outside
+//! it lies. (Before land shared this index, the nearest search counted them: off a
+//! coast, a quad's side across the water could pass for the coast.)
 //!
 //! # File format (integers little-endian)
 //! ```text
 //! offset size  field
-//!      0    8  magic ("WBTZONE1" timezones, "WBCNTRY1" countries)
+//!      0    8  magic ("WBTZONE1" timezones, "WBCNTRY1" countries, "WBLAND02" land)
 //!      8    4  u32 version = 1
 //!     12    4  u32 header size = 48
 //!     16    8  f64 q                  lattice step in degrees
@@ -51,7 +57,7 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::datafile::{check_envelope, f64_at, u32_at};
+use crate::datafile::{check_checksum, check_head, f64_at, u32_at};
 use crate::geo::EARTH_RADIUS_M;
 
 mod cell_tree;
@@ -317,16 +323,73 @@ impl Metric {
         }
     }
 
-    /// Metres from the query point to the nearest point of a quad (0 inside it).
-    fn to_quad(&self, q: &Quad) -> f64 {
-        let dy = (q.bottom - self.lat).max(self.lat - q.top).max(0.0) * self.m_lat;
-        let inside_lon = (q.left..=q.right).contains(&self.lon);
-        let dx = if inside_lon {
+    /// The nearest point of a quad as (east, north) metres from the query point ((0, 0)
+    /// inside it).
+    fn to_quad(&self, q: &Quad) -> (f64, f64) {
+        let north = if self.lat < q.bottom {
+            q.bottom - self.lat
+        } else if self.lat > q.top {
+            q.top - self.lat
+        } else {
+            0.0
+        };
+        let east = if (q.left..=q.right).contains(&self.lon) {
             0.0
         } else {
-            self.dlon(q.left).abs().min(self.dlon(q.right).abs()) * self.m_lon
+            let (l, r) = (self.dlon(q.left), self.dlon(q.right));
+            if l.abs() <= r.abs() {
+                l
+            } else {
+                r
+            }
         };
-        dx.hypot(dy)
+        (east * self.m_lon, north * self.m_lat)
+    }
+}
+
+/// The nearest point of the polygons to a query point: [`PolygonIndex::nearest`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Nearest {
+    /// The label of the polygon it lies on (an index into [`PolygonIndex::names`]).
+    pub label: usize,
+    /// Metres from the query point, in its local equirectangular frame
+    /// ([`crate::geo::LocalFrame`] around the query point).
+    pub dist_m: f64,
+    /// The point as metres east and north of the query point, in that frame.
+    pub east_m: f64,
+    pub north_m: f64,
+}
+
+/// A quad or leaf waiting in the best-first search of [`PolygonIndex::nearest`], by its
+/// distance from the query point (the smallest first out of the max-heap).
+struct Pending {
+    dist_m: f64,
+    /// A node's or a leaf's index, and its quad.
+    what: PendingKind,
+}
+
+enum PendingKind {
+    Node(usize, Quad),
+    Leaf(usize, Quad),
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.dist_m.total_cmp(&other.dist_m).is_eq()
+    }
+}
+
+impl Eq for Pending {}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.dist_m.total_cmp(&self.dist_m)
     }
 }
 
@@ -359,20 +422,24 @@ impl PolygonIndex {
         PolygonIndex::from_bytes(std::fs::read(path)?, magic, what)
     }
 
-    /// Validates the bytes of a file of this `magic`; any inconsistency is an error.
-    pub fn from_bytes(
-        bytes: Vec<u8>,
+    /// Bytes of the header [`PolygonIndex::check_header`] reads.
+    pub const HEADER: usize = HEADER;
+
+    /// Checks what the header `head` (at least the first [`PolygonIndex::HEADER`] bytes of a
+    /// file of `len` bytes) tells without the rest: magic, version, lattice step and section
+    /// sizes against the length, which a foreign or truncated file fails.
+    pub fn check_header(
+        head: &[u8],
+        len: usize,
         magic: &[u8; 8],
         what: &str,
-    ) -> Result<PolygonIndex, PolygonError> {
-        let b = &bytes[..];
-        check_envelope(b, magic, HEADER, what).map_err(PolygonError::Corrupt)?;
-        let q = f64_at(b, 16);
-        let n_labels = u32_at(b, 24) as usize;
-        let names_len = u32_at(b, 28) as usize;
-        let n_nodes = u32_at(b, 32) as usize;
-        let n_leaves = u32_at(b, 36) as usize;
-        let blob_len = u32_at(b, 40) as usize;
+    ) -> Result<(), PolygonError> {
+        check_head(head, len, magic, HEADER, what).map_err(PolygonError::Corrupt)?;
+        let q = f64_at(head, 16);
+        let names_len = u32_at(head, 28) as usize;
+        let n_nodes = u32_at(head, 32) as usize;
+        let n_leaves = u32_at(head, 36) as usize;
+        let blob_len = u32_at(head, 40) as usize;
         if !(q.is_finite() && q > 0.0) || n_nodes == 0 {
             return corrupt("bad lattice step or empty tree");
         }
@@ -386,9 +453,28 @@ impl PolygonIndex {
         ]
         .iter()
         .try_fold(HEADER, |acc, &n| acc.checked_add(n));
-        if expect != Some(b.len()) {
+        if expect != Some(len) {
             return corrupt("section sizes do not match the file size");
         }
+        Ok(())
+    }
+
+    /// Validates the bytes of a file of this `magic`; any inconsistency is an error.
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        magic: &[u8; 8],
+        what: &str,
+    ) -> Result<PolygonIndex, PolygonError> {
+        let b = &bytes[..];
+        PolygonIndex::check_header(b, b.len(), magic, what)?;
+        check_checksum(b).map_err(PolygonError::Corrupt)?;
+        let q = f64_at(b, 16);
+        let n_labels = u32_at(b, 24) as usize;
+        let names_len = u32_at(b, 28) as usize;
+        let n_nodes = u32_at(b, 32) as usize;
+        let n_leaves = u32_at(b, 36) as usize;
+        let blob_len = u32_at(b, 40) as usize;
+        let pad = |n: usize| (4 - n % 4) % 4;
 
         let mut names = Vec::with_capacity(n_labels);
         let mut o = HEADER;
@@ -538,54 +624,164 @@ impl PolygonIndex {
     /// in metres, when one lies within `max_m`. Distances are measured in a local
     /// equirectangular frame, which suits the few kilometres this is meant for.
     pub fn nearest_label(&self, lat: f64, lon: f64, max_m: f64) -> Option<(usize, f64)> {
+        self.nearest(lat, lon, max_m).map(|n| (n.label, n.dist_m))
+    }
+
+    /// The nearest point of any polygon to a point outside every polygon (for a point
+    /// inside one: the nearest point of its boundary, or of the quad it fills), when one
+    /// lies within `max_m`; `lat`, `lon` as for [`PolygonIndex::hit`]. Distances are
+    /// measured in a local equirectangular frame around the point, which suits the tens of
+    /// kilometres border strictness asks for (a fraction of a percent off the great
+    /// circle). A polygon cut by a quad keeps the cut as edges of its piece, but for a point
+    /// outside every polygon the nearest point of the pieces is the nearest point of the
+    /// polygons (see the module notes).
+    ///
+    /// Best first: quads and leaves come out of a heap nearest first, and the search stops
+    /// at the first one farther than the best point found, so a search with a large
+    /// `max_m` costs what the answer's distance costs.
+    pub fn nearest(&self, lat: f64, lon: f64, max_m: f64) -> Option<Nearest> {
         if !(lat.is_finite() && lon.is_finite() && max_m >= 0.0) {
             return None;
         }
         let m = Metric::new(lat, lon);
-        let mut best: Option<(usize, f64)> = None;
+        let mut best: Option<Nearest> = None;
         let mut limit = max_m;
-        let mut stack: Vec<(usize, Quad)> = vec![(0, Quad::ROOT)];
-        while let Some((node, quad)) = stack.pop() {
+        let mut heap = std::collections::BinaryHeap::new();
+        heap.push(Pending {
+            dist_m: 0.0,
+            what: PendingKind::Node(0, Quad::ROOT),
+        });
+        while let Some(Pending { dist_m, what }) = heap.pop() {
+            if dist_m > limit {
+                break;
+            }
+            let (node, quad) = match what {
+                PendingKind::Leaf(leaf, quad) => {
+                    if let Some(n) = self.nearest_in_leaf(leaf, &quad, &m, limit) {
+                        limit = n.dist_m;
+                        best = Some(n);
+                    }
+                    continue;
+                }
+                PendingKind::Node(node, quad) => (node, quad),
+            };
             for k in 0..4 {
-                let child = quad.child(k);
                 let e = self.entry(node, k);
                 let p = (e >> 2) as usize;
                 let tag = e & 3;
                 if tag == OUTSIDE {
                     continue;
                 }
-                let d = m.to_quad(&child);
+                let child = quad.child(k);
+                let (east_m, north_m) = m.to_quad(&child);
+                let d = east_m.hypot(north_m);
                 if d > limit {
                     continue;
                 }
-                match tag {
+                let what = match tag {
                     FILL => {
-                        best = Some((p, d));
+                        // the quad is all polygon: its nearest point is the answer in it
+                        best = Some(Nearest {
+                            label: p,
+                            dist_m: d,
+                            east_m,
+                            north_m,
+                        });
                         limit = d;
+                        continue;
                     }
-                    NODE => stack.push((p, child)),
-                    _ => {
-                        if let Some((label, d)) = self.nearest_in_leaf(p, &m, limit) {
-                            best = Some((label, d));
-                            limit = d;
-                        }
-                    }
-                }
+                    NODE => PendingKind::Node(p, child),
+                    _ => PendingKind::Leaf(p, child),
+                };
+                heap.push(Pending { dist_m: d, what });
             }
         }
         best
     }
 
-    /// The nearest edge of a leaf within `limit` metres: its feature's label and distance.
-    fn nearest_in_leaf(&self, leaf: usize, m: &Metric, limit: f64) -> Option<(usize, f64)> {
+    /// Every edge of the pieces of polygons in the quads that meet the lat/lon box, as
+    /// `([lat_a, lon_a, lat_b, lon_b], coast)`: the leaves' rings and a ring around each
+    /// fill quad, so that the even-odd rule over all of them (the pieces do not overlap)
+    /// tells inside from outside; `coast` is false for the edges along a quad's side, which
+    /// a distance must leave out ([`along_side`]). For baselines and diagnostics, not for
+    /// queries.
+    #[doc(hidden)]
+    pub fn pieces_in_box(
+        &self,
+        lat0: f64,
+        lon0: f64,
+        lat1: f64,
+        lon1: f64,
+    ) -> Vec<([f64; 4], bool)> {
+        let q = self.q;
+        let deg = |x: f64, y: f64| (y * q - 90.0, x * q - 180.0);
+        let mut out = Vec::new();
+        let mut stack = vec![(0usize, Quad::ROOT)];
+        while let Some((node, quad)) = stack.pop() {
+            for k in 0..4 {
+                let c = quad.child(k);
+                if c.top < lat0 || c.bottom > lat1 || c.right < lon0 || c.left > lon1 {
+                    continue;
+                }
+                let e = self.entry(node, k);
+                let p = (e >> 2) as usize;
+                match e & 3 {
+                    NODE => stack.push((p, c)),
+                    FILL => {
+                        let corners = [
+                            (c.bottom, c.left),
+                            (c.bottom, c.right),
+                            (c.top, c.right),
+                            (c.top, c.left),
+                        ];
+                        for i in 0..4 {
+                            let ((la, lo), (lb, lob)) = (corners[i], corners[(i + 1) % 4]);
+                            out.push(([la, lo, lb, lob], false));
+                        }
+                    }
+                    LEAF => {
+                        let sides = [
+                            (c.left + 180.0) / q,
+                            (c.right + 180.0) / q,
+                            (c.bottom + 90.0) / q,
+                            (c.top + 90.0) / q,
+                        ];
+                        walk_leaf(self.leaf(p), |ev| {
+                            if let LeafEvent::Edge(ax, ay, bx, by) = ev {
+                                let ((la, lo), (lb, lob)) = (deg(ax, ay), deg(bx, by));
+                                out.push(([la, lo, lb, lob], !along_side(ax, ay, bx, by, &sides)));
+                            }
+                            false
+                        });
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// The nearest point on the edges of a leaf within `limit` metres, leaving out the
+    /// edges that run along a side of its quad (see [`along_side`]).
+    fn nearest_in_leaf(&self, leaf: usize, quad: &Quad, m: &Metric, limit: f64) -> Option<Nearest> {
         let (q, mx, my) = (self.q, m.m_lon, m.m_lat);
         let to_m = |x: f64, y: f64| (m.dlon(x * q - 180.0) * mx, (y * q - 90.0 - m.lat) * my);
+        let sides = [
+            (quad.left + 180.0) / q,
+            (quad.right + 180.0) / q,
+            (quad.bottom + 90.0) / q,
+            (quad.top + 90.0) / q,
+        ];
         let mut best_d2 = limit * limit;
+        let mut point: Option<(f64, f64)> = None;
         let mut feature_best = false;
-        let mut best: Option<usize> = None;
+        let mut best: Option<Nearest> = None;
         walk_leaf(self.leaf(leaf), |e| {
             match e {
                 LeafEvent::Edge(ax, ay, bx, by) => {
+                    if along_side(ax, ay, bx, by, &sides) {
+                        return false;
+                    }
                     let (ax, ay) = to_m(ax, ay);
                     let (bx, by) = to_m(bx, by);
                     let (dx, dy) = (bx - ax, by - ay);
@@ -599,18 +795,43 @@ impl PolygonIndex {
                     let d2 = px * px + py * py;
                     if d2 <= best_d2 {
                         best_d2 = d2;
+                        point = Some((px, py));
                         feature_best = true;
                     }
                 }
                 LeafEvent::FeatureEnd(label) => {
-                    if feature_best {
-                        best = Some(label as usize);
+                    if let (true, Some((east_m, north_m))) = (feature_best, point) {
+                        best = Some(Nearest {
+                            label: label as usize,
+                            dist_m: best_d2.sqrt(),
+                            east_m,
+                            north_m,
+                        });
                     }
                     feature_best = false;
                 }
             }
             false
         });
-        best.map(|l| (l, best_d2.sqrt()))
+        best
     }
+}
+
+/// Whether the edge (a, b) (lattice coordinates) runs along a side of its leaf's quad
+/// (`sides`: left, right, bottom, top), within the half step that rounding a cut to the
+/// lattice moves it. Such edges are not coast: clipping a polygon to a quad leaves its cut
+/// along the sides, and where the polygon leaves and re-enters the quad the clipped ring
+/// runs along the side between the two (Sutherland-Hodgman), across water; a ring around
+/// the whole quad stands for a polygon that covers it, even where one of its holes
+/// reaches the side. The point-in-polygon test counts them harmlessly (they cancel or bound
+/// the quad), but a distance must not: the polygon's real edges, clipped into the leaves
+/// they cross, hold every point of its boundary.
+#[inline]
+fn along_side(ax: f64, ay: f64, bx: f64, by: f64, sides: &[f64; 4]) -> bool {
+    const ROUNDING: f64 = 0.51;
+    let on = |v: f64, side: f64| (v - side).abs() <= ROUNDING;
+    (on(ax, sides[0]) && on(bx, sides[0]))
+        || (on(ax, sides[1]) && on(bx, sides[1]))
+        || (on(ay, sides[2]) && on(by, sides[2]))
+        || (on(ay, sides[3]) && on(by, sides[3]))
 }

@@ -16,6 +16,7 @@
 
 use std::path::Path;
 
+use crate::lazy_file::DataFile;
 use crate::polygons::{CellTree, Hit, PolygonError, PolygonIndex};
 
 const MAGIC: &[u8; 8] = b"WBTZONE1";
@@ -139,5 +140,22 @@ impl TimezoneIndex {
             Hit::Label(i) => i,
             Hit::Outside => self.nautical_index(lon),
         })
+    }
+}
+
+impl DataFile for TimezoneIndex {
+    type Error = PolygonError;
+    const HEADER: usize = PolygonIndex::HEADER;
+
+    fn io_error(_path: &Path, e: std::io::Error) -> PolygonError {
+        PolygonError::Io(e)
+    }
+
+    fn check_header(head: &[u8], len: usize) -> Result<(), PolygonError> {
+        PolygonIndex::check_header(head, len, MAGIC, "timezone index")
+    }
+
+    fn from_file_bytes(bytes: Vec<u8>) -> Result<TimezoneIndex, PolygonError> {
+        TimezoneIndex::from_bytes(bytes)
     }
 }

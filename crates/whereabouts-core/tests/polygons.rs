@@ -182,6 +182,39 @@ fn nearest_polygon_from_outside() {
 }
 
 #[test]
+fn nearest_point_leaves_out_the_cuts_along_a_quad() {
+    // Quad a (0..90 N, 0..180 E) is all "A" but for a bay, 0..10 E x 10..20 N, that
+    // reaches its west side; quad b, west of it, is sea. The leaf holds A as the builder
+    // writes such a piece: a ring around the whole quad and the bay's ring, both with edges
+    // along the quad's west side, where there is water on both sides.
+    let q = super_quad_ring();
+    let a = leaf(&[(0, vec![q, square(0.0, 10.0, 10.0, 20.0)])]);
+    let p = PolygonIndex::from_bytes(
+        file(&["A"], &[[leaf_entry(0), OUTSIDE, OUTSIDE, OUTSIDE]], &[a]),
+        MAGIC,
+        "test index",
+    )
+    .expect("opens");
+    assert_eq!(p.hit(16.0, 0.5), Hit::Outside, "in the bay");
+    // The nearest coast from 16 N 0.5 E is the bay's north shore, 4 degrees north, not
+    // the quad's side 0.5 degree west.
+    let n = p.nearest(16.0, 0.5, 1e6).expect("the bay's shore");
+    let km_per_deg = 111.195;
+    assert_eq!(n.label, 0);
+    assert!((n.dist_m / 1000.0 - 4.0 * km_per_deg).abs() < 0.5, "{n:?}");
+    assert!(n.east_m.abs() < 1.0 && n.north_m > 0.0, "{n:?}");
+    assert!((n.north_m - n.dist_m).abs() < 1e-6);
+    // nearest_label agrees
+    assert_eq!(p.nearest_label(16.0, 0.5, 1e6), Some((0, n.dist_m)));
+}
+
+/// A ring around root quad a (0..89.9999 N, 0..179.9999 E), as the builder closes a polygon
+/// that covers it.
+fn super_quad_ring() -> Ring {
+    square(0.0, 0.0, 179.9999, 89.9999)
+}
+
+#[test]
 fn damaged_files_are_refused() {
     let a = leaf(&[(0, vec![square(10.0, 10.0, 20.0, 20.0)])]);
     let good = file(

@@ -140,7 +140,7 @@ pub fn address_file_kind(path: String) -> Result<Option<String>> {
 impl NativeEngine {
     fn addresses(&self) -> Result<&AddressIndex> {
         self.locator()?;
-        crate::loaded(&self.addresses, "no address file is loaded")
+        crate::loaded(&self.addresses, "no address file is loaded").map(std::sync::Arc::as_ref)
     }
 }
 

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice, Uint32Array};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
+use whereabouts_core::lazy_file::{DataFile, LazyFile};
 use whereabouts_core::learn::compact::{Compactor, Thresholds};
 use whereabouts_core::learn::overlay::Overlay;
 use whereabouts_core::solve::Locator;
@@ -44,19 +45,29 @@ pub(crate) fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T>
     }
 }
 
-/// Opens an optional data file when a path is given.
-fn open_optional<T, E: std::fmt::Display>(
-    path: &Option<String>,
-    open: impl FnOnce(&std::path::Path) -> std::result::Result<T, E>,
-) -> Result<Option<Arc<T>>> {
+/// Opens an optional geocoding file when a path is given: its header is checked now, the
+/// rest on first use (whereabouts-core's `lazy_file`).
+fn open_optional<T: DataFile>(path: &Option<String>) -> Result<Option<LazyFile<T>>> {
     path.as_deref()
-        .map(|p| open(std::path::Path::new(p)).map(Arc::new).map_err(err))
+        .map(|p| LazyFile::open(std::path::Path::new(p)).map_err(err))
         .transpose()
 }
 
-/// Optional data an engine was opened with, or `missing` as the error when it was not.
-pub(crate) fn loaded<'a, T>(data: &'a Option<Arc<T>>, missing: &str) -> Result<&'a T> {
-    data.as_deref().ok_or_else(|| err(missing))
+/// Optional data an engine was opened with, read on the first call; `missing` as the error
+/// when it was not opened, the file's own when it is not sound.
+pub(crate) fn loaded<'a, T: DataFile>(
+    data: &'a Option<LazyFile<T>>,
+    missing: &str,
+) -> Result<&'a Arc<T>> {
+    data.as_ref()
+        .ok_or_else(|| err(missing))?
+        .get()
+        .map_err(err)
+}
+
+/// Optional data that a call can do without (the country polygons), read on the first call.
+fn loaded_if_opened<T: DataFile>(data: &Option<LazyFile<T>>) -> Result<Option<&Arc<T>>> {
+    data.as_ref().map(|f| f.get().map_err(err)).transpose()
 }
 
 pub(crate) fn err(e: impl std::fmt::Display) -> Error {
@@ -179,16 +190,19 @@ pub struct NativeEngine {
     compactor: Arc<Compactor>,
     /// Whether learning starts compactions by itself (thresholds not disabled).
     auto_compact: bool,
-    timezones: Option<Arc<whereabouts_core::timezone::TimezoneIndex>>,
-    places: Option<Arc<whereabouts_core::places::PlaceIndex>>,
-    search: Option<Arc<whereabouts_core::search::SearchIndex>>,
-    addresses: Option<Arc<whereabouts_core::addresses::AddressIndex>>,
-    countries: Option<Arc<whereabouts_core::countries::CountryIndex>>,
+    /// The geocoding files: headers checked at open, read on first use.
+    timezones: Option<LazyFile<whereabouts_core::timezone::TimezoneIndex>>,
+    places: Option<LazyFile<whereabouts_core::places::PlaceIndex>>,
+    search: Option<LazyFile<whereabouts_core::search::SearchIndex>>,
+    addresses: Option<LazyFile<whereabouts_core::addresses::AddressIndex>>,
+    countries: Option<LazyFile<whereabouts_core::countries::CountryIndex>>,
 }
 
 #[napi]
 impl NativeEngine {
-    /// Opens a database directory and the optional land and IP data.
+    /// Opens a database directory and the optional land and IP data; of the geocoding files
+    /// only the headers are checked (a missing, truncated or foreign file fails here), the
+    /// rest is read and validated by the first call that needs it.
     #[napi(factory)]
     pub fn open(options: OpenOptions) -> Result<NativeEngine> {
         guarded("open", || {
@@ -220,13 +234,11 @@ impl NativeEngine {
             if let Some(now) = options.now {
                 locator = locator.with_now(now as i64);
             }
-            use whereabouts_core::{addresses, countries, places, search, timezone};
-            let timezones = open_optional(&options.timezones, timezone::TimezoneIndex::open)?;
-            let places = open_optional(&options.places, places::PlaceIndex::open)?;
-            let search = open_optional(&options.search, search::SearchIndex::open)?;
-            let countries =
-                open_optional(&options.country_polygons, countries::CountryIndex::open)?;
-            let addresses = open_optional(&options.addresses, addresses::AddressIndex::open)?;
+            let timezones = open_optional(&options.timezones)?;
+            let places = open_optional(&options.places)?;
+            let search = open_optional(&options.search)?;
+            let countries = open_optional(&options.country_polygons)?;
+            let addresses = open_optional(&options.addresses)?;
             Ok(NativeEngine {
                 inner: Some(Arc::new(locator)),
                 compactor: Arc::new(Compactor::new(thresholds)),
@@ -372,7 +384,7 @@ impl NativeEngine {
 
     fn timezones(&self) -> Result<&whereabouts_core::timezone::TimezoneIndex> {
         self.locator()?;
-        loaded(&self.timezones, "no timezone data is loaded")
+        loaded(&self.timezones, "no timezone data is loaded").map(Arc::as_ref)
     }
 
     /// Every zone name `timezoneIndexAt` can answer, by index.
@@ -419,7 +431,7 @@ impl NativeEngine {
 
     fn places(&self) -> Result<&whereabouts_core::places::PlaceIndex> {
         self.locator()?;
-        loaded(&self.places, "no places are loaded")
+        loaded(&self.places, "no places are loaded").map(Arc::as_ref)
     }
 
     /// The country and place a reverse lookup at `zoom` answers (rules in whereabouts-core's
@@ -433,13 +445,15 @@ impl NativeEngine {
     #[napi]
     pub fn reverse_key(&self, lat: f64, lon: f64, zoom: u32) -> Result<f64> {
         guarded("reverse", || {
-            reverse::key(self.places()?, self.countries.as_deref(), lat, lon, zoom)
+            let countries = loaded_if_opened(&self.countries)?;
+            reverse::key(self.places()?, countries.map(|c| &**c), lat, lon, zoom)
         })
     }
 
     /// [`NativeEngine::reverse_key`] as a plain function `(lat, lon, zoom) => key` over this
-    /// engine's places, without the cost of a class method call (see `reverse.rs`). Fails
-    /// when no places were opened.
+    /// engine's places, without the cost of a class method call (see `reverse.rs`). Reads the
+    /// places and country polygons if no call has yet, so that the function holds them read
+    /// and its calls check nothing. Fails when no places were opened or a file is not sound.
     #[napi(ts_return_type = "(lat: number, lon: number, zoom: number) => number")]
     pub fn reverse_key_function(&self, env: napi::Env) -> Result<napi::sys::napi_value> {
         guarded("reverse", || {
@@ -450,11 +464,8 @@ impl NativeEngine {
     fn reverse_data(&self) -> Result<reverse::ReverseData> {
         self.locator()?;
         Ok(reverse::ReverseData {
-            places: self
-                .places
-                .clone()
-                .ok_or_else(|| err("no places are loaded"))?,
-            countries: self.countries.clone(),
+            places: Arc::clone(loaded(&self.places, "no places are loaded")?),
+            countries: loaded_if_opened(&self.countries)?.cloned(),
         })
     }
 
@@ -544,20 +555,41 @@ impl NativeEngine {
         })
     }
 
-    /// Releases the maps; later calls fail with "the engine is closed".
-    /// Starts building the forward-search word index on a background thread, so that the
-    /// first search does not wait for it (about half a second of one core). Not done by
-    /// `open`: a one-shot command or a process that never searches should not pay for it.
+    /// Reads and validates the search file now (failing when it is not sound), then starts
+    /// building the forward-search word index on a background thread, so that the first
+    /// search waits for neither (the index takes about half a second of one core). Not done
+    /// by `open`: a one-shot command or a process that never searches should not pay for it.
     #[napi]
     pub fn prepare_search(&self) -> Result<()> {
         guarded("prepareSearch", || {
             self.locator()?;
-            if let Some(index) = &self.search {
+            if self.search.is_some() {
+                let index = loaded(&self.search, "no search data is loaded")?;
                 whereabouts_core::search::SearchIndex::prepare_in_background(index);
             }
             Ok(())
         })
     }
+
+    /// Reads and validates the places, country polygons and address file now (failing when
+    /// one is not sound) and builds the countries' cell tree, all of which the first reverse
+    /// lookup would otherwise pay for. Does nothing without places.
+    #[napi]
+    pub fn prepare_reverse(&self) -> Result<()> {
+        guarded("prepareReverse", || {
+            self.locator()?;
+            if self.places.is_some() {
+                self.places()?;
+                if let Some(countries) = loaded_if_opened(&self.countries)? {
+                    countries.prepare();
+                }
+                loaded_if_opened(&self.addresses)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Releases the maps and files; later calls fail with "the engine is closed".
 
     #[napi]
     pub fn close(&mut self) {

@@ -31,8 +31,9 @@ use std::sync::OnceLock;
 use smallvec::{smallvec, SmallVec};
 
 use super::AddressError;
-use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
+use crate::datafile::{check_checksum, check_head, u32_at, StringTable, NO_STRING};
 use crate::geo::{LocalFrame, EARTH_RADIUS_M};
+use crate::lazy_file::DataFile;
 
 pub(super) const MAGIC: &[u8; 8] = b"WBADDRS1";
 pub(super) const HEADER: usize = 40;
@@ -167,30 +168,81 @@ fn corrupt(m: impl Into<String>) -> AddressError {
     AddressError::Corrupt(m.into())
 }
 
+/// Counts and offsets of an address file's sections, from its header.
+struct Sections {
+    n_addr: usize,
+    n_roads: usize,
+    n_points: usize,
+    n_strings: usize,
+    blob_len: usize,
+    roads_at: usize,
+    points_at: usize,
+    offsets_at: usize,
+}
+
+/// The sections of a file of `len` bytes from its header `head` (at least its first
+/// [`HEADER`] bytes), checked against that length: what a foreign or truncated file fails.
+fn sections(head: &[u8], len: usize) -> Result<Sections, AddressError> {
+    check_head(head, len, MAGIC, HEADER, "address file").map_err(AddressError::Corrupt)?;
+    let [n_addr, n_roads, n_points, n_strings, blob_len] =
+        [16, 20, 24, 28, 32].map(|o| u32_at(head, o) as usize);
+    // u32 counts times small record sizes: no overflow in a 64-bit usize
+    let roads_at = HEADER + n_addr * ADDRESS_BYTES;
+    let points_at = roads_at + n_roads * ROAD_BYTES;
+    let offsets_at = points_at + n_points * POINT_BYTES;
+    let blob_at = offsets_at + (n_strings + 1) * 4;
+    if blob_at.checked_add(blob_len) != Some(len - 4) {
+        return Err(corrupt("section sizes do not add up"));
+    }
+    Ok(Sections {
+        n_addr,
+        n_roads,
+        n_points,
+        n_strings,
+        blob_len,
+        roads_at,
+        points_at,
+        offsets_at,
+    })
+}
+
+impl DataFile for AddressIndex {
+    type Error = AddressError;
+    const HEADER: usize = HEADER;
+
+    fn io_error(path: &Path, e: std::io::Error) -> AddressError {
+        AddressError::Io(format!("{}: {e}", path.display()))
+    }
+
+    fn check_header(head: &[u8], len: usize) -> Result<(), AddressError> {
+        sections(head, len).map(drop)
+    }
+
+    fn from_file_bytes(bytes: Vec<u8>) -> Result<AddressIndex, AddressError> {
+        AddressIndex::from_bytes(&bytes)
+    }
+}
+
 impl AddressIndex {
     /// Reads and validates an address file.
     pub fn open(path: &Path) -> Result<AddressIndex, AddressError> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| AddressError::Io(format!("{}: {e}", path.display())))?;
+        let bytes = std::fs::read(path).map_err(|e| AddressIndex::io_error(path, e))?;
         AddressIndex::from_bytes(&bytes)
     }
 
     /// Validates and indexes the bytes of an address file; any inconsistency is an error.
     pub fn from_bytes(b: &[u8]) -> Result<AddressIndex, AddressError> {
-        check_envelope(b, MAGIC, HEADER, "address file").map_err(AddressError::Corrupt)?;
-        let body = b.len() - 4;
-        let n_addr = u32_at(b, 16) as usize;
-        let n_roads = u32_at(b, 20) as usize;
-        let n_points = u32_at(b, 24) as usize;
-        let n_strings = u32_at(b, 28) as usize;
-        let blob_len = u32_at(b, 32) as usize;
-        let roads_at = HEADER + n_addr * ADDRESS_BYTES;
-        let points_at = roads_at + n_roads * ROAD_BYTES;
-        let offsets_at = points_at + n_points * POINT_BYTES;
-        let blob_at = offsets_at + (n_strings + 1) * 4;
-        if blob_at.checked_add(blob_len) != Some(body) {
-            return Err(corrupt("section sizes do not add up"));
-        }
+        let Sections {
+            n_addr,
+            n_roads,
+            n_points,
+            n_strings,
+            blob_len,
+            roads_at,
+            points_at,
+            offsets_at,
+        } = sections(b, b.len())?;
+        check_checksum(b).map_err(AddressError::Corrupt)?;
         let strings =
             StringTable::read(b, offsets_at, n_strings, blob_len).map_err(AddressError::Corrupt)?;
         let valid_lat = |v: i32| (-900_000_000..=900_000_000).contains(&v);

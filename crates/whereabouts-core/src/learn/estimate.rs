@@ -2,6 +2,8 @@
 //! drops inconsistent observations, the covering radius, and the moved-station
 //! test. The reasoning behind each constant is in docs/learning.md.
 
+use std::collections::{HashMap, HashSet};
+
 use super::Observation;
 use crate::geo::{distance_m, LocalFrame};
 
@@ -57,6 +59,22 @@ const MIN_RANGE_WIFI_M: f64 = 30.0;
 /// point's sightings are a small disk around it without roads to crowd on, and
 /// no WiFi data here says otherwise, so WiFi keeps the trimmed mean.
 const MODE_KERNEL_CELL_M: f64 = 200.0;
+/// Sightings of a cell less than this apart in time belong to one pass (a drive
+/// through it, a stay in it); a longer silence starts a new pass. Drive-test rows
+/// come every second or so, and separate drives hours or days apart.
+const PASS_GAP_S: i64 = 600;
+/// A cell's sighting counts once more for every further pass with a sighting
+/// within this distance of it (the mode's kernel): a road driven on many days will
+/// see the next device, a spot one phone sat at for an hour may not. Time still
+/// counts within a pass (a long stay outweighs a quick drive-by, as where devices
+/// spend time is where the next one will be), but a place's recurrence counts
+/// too. Multiplying by the number of passes, not a power of it (0.5 and 0.7
+/// tried), and the kernel's reach (100 to 300 m tried): cross-validation on the
+/// Cork learn files, docs/learning.md.
+const PASS_REACH_M: f64 = MODE_KERNEL_CELL_M;
+/// Passes are counted on one sighting per pass per square of this side: a
+/// phone that stays put logs thousands of rows in one place.
+const PASS_SQUARE_M: f64 = 10.0;
 /// The mode search stops when a step moves less than this, or after this many steps.
 const MODE_TOLERANCE_M: f64 = 0.5;
 const MODE_MAX_STEPS: usize = 50;
@@ -146,18 +164,85 @@ fn mode(
     (cx, cy)
 }
 
+/// Sightings (local x, y and pass) by square of side [`PASS_REACH_M`].
+type Bins = HashMap<(i64, i64), Vec<(f64, f64, u32)>>;
+
+/// For each of `pts` (the local positions of `obs`), the number of passes with a
+/// sighting within [`PASS_REACH_M`] of it, its own pass included. A sighting
+/// without a time is a pass of its own: nothing ties it to the others.
+fn passes_near(obs: &[Observation], pts: &[(f64, f64, f64)]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..obs.len()).collect();
+    order.sort_by_key(|&i| obs[i].time);
+    let mut pass = vec![0u32; obs.len()];
+    let mut next = 0u32;
+    let mut prev: Option<i64> = None;
+    for &i in &order {
+        let t = obs[i].time;
+        if !matches!((t, prev), (Some(t), Some(p)) if t - p <= PASS_GAP_S) {
+            next += 1;
+        }
+        prev = t;
+        pass[i] = next;
+    }
+    let square = |v: f64| (v / PASS_SQUARE_M).round() as i64;
+    let bin = |v: f64| (v / PASS_REACH_M).floor() as i64;
+    // One representative sighting per pass and square, binned by the reach.
+    let mut seen = HashSet::new();
+    let mut bins: Bins = HashMap::new();
+    for (p, &k) in pts.iter().zip(&pass) {
+        if seen.insert((square(p.0), square(p.1), k)) {
+            bins.entry((bin(p.0), bin(p.1)))
+                .or_default()
+                .push((p.0, p.1, k));
+        }
+    }
+    // Counted at each square's centre, once per square.
+    let mut memo: HashMap<(i64, i64), u32> = HashMap::new();
+    let mut near = Vec::new();
+    pts.iter()
+        .map(|p| {
+            let (sx, sy) = (square(p.0), square(p.1));
+            *memo.entry((sx, sy)).or_insert_with(|| {
+                let (x, y) = (sx as f64 * PASS_SQUARE_M, sy as f64 * PASS_SQUARE_M);
+                near.clear();
+                for bx in bin(x) - 1..=bin(x) + 1 {
+                    for by in bin(y) - 1..=bin(y) + 1 {
+                        let reps = bins.get(&(bx, by)).map_or(&[][..], |v| v);
+                        near.extend(
+                            reps.iter()
+                                .filter(|r| (r.0 - x).hypot(r.1 - y) <= PASS_REACH_M)
+                                .map(|r| r.2),
+                        );
+                    }
+                }
+                near.sort_unstable();
+                near.dedup();
+                near.len().max(1) as u32
+            })
+        })
+        .collect()
+}
+
 /// Estimates a station from its observations (any order); None without any.
 pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
     let first = obs.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
     let newest = obs.iter().filter_map(|o| o.time).max();
-    let pts: Vec<(f64, f64, f64)> = obs
+    let mut pts: Vec<(f64, f64, f64)> = obs
         .iter()
         .map(|o| {
             let (x, y) = frame.to_xy(o.lat, o.lon);
             (x, y, weight(o, newest))
         })
         .collect();
+    // Cells only, like the mode below: fitted on drive tests, and no WiFi data
+    // here says how access points' sightings recur.
+    if !wifi {
+        let passes = passes_near(obs, &pts);
+        for (p, n) in pts.iter_mut().zip(passes) {
+            p.2 *= f64::from(n);
+        }
+    }
     let min_outlier = if wifi {
         MIN_OUTLIER_WIFI_M
     } else {
@@ -336,6 +421,64 @@ mod tests {
         fast.accuracy_m = Some(50.0);
         let e = estimate(&[slow, fast], false).unwrap();
         assert!(distance_m(e.lat, e.lon, 50.0, 8.0) < 20.0);
+    }
+
+    #[test]
+    fn places_seen_on_many_passes_outweigh_one_long_stay() {
+        // One phone logs 100 rows a second apart at A; ten drives, a day apart,
+        // log 5 rows each at B, 1 km away.
+        let (bla, blo) = destination(50.0, 8.0, 90.0, 1000.0);
+        let mut obs = Vec::new();
+        for i in 0..100 {
+            let mut o = at(50.0, 8.0);
+            o.time = Some(1_000_000 + i);
+            obs.push(o);
+        }
+        for d in 1..=10 {
+            for i in 0..5 {
+                let mut o = at(bla, blo);
+                o.time = Some(1_000_000 + d * 86_400 + i);
+                obs.push(o);
+            }
+        }
+        let e = estimate(&obs, false).unwrap();
+        assert!(distance_m(e.lat, e.lon, bla, blo) < 1.0, "{e:?}");
+        // The same rows as one pass (a second apart throughout): the stay's 100 rows
+        // beat the 50.
+        for (i, o) in obs.iter_mut().enumerate() {
+            o.time = Some(1_000_000 + i as i64);
+        }
+        let e = estimate(&obs, false).unwrap();
+        assert!(distance_m(e.lat, e.lon, 50.0, 8.0) < 1.0, "{e:?}");
+    }
+
+    #[test]
+    fn passes_are_counted_within_reach() {
+        let (la, lo) = destination(50.0, 8.0, 0.0, PASS_REACH_M * 0.9);
+        let (fla, flo) = destination(50.0, 8.0, 0.0, PASS_REACH_M * 1.5);
+        let obs: Vec<Observation> = [
+            (50.0, 8.0, 0),
+            (50.0, 8.0, 5),
+            (la, lo, 3_600),
+            (fla, flo, 7_200),
+        ]
+        .into_iter()
+        .map(|(lat, lon, t)| {
+            let mut o = at(lat, lon);
+            o.time = Some(t);
+            o
+        })
+        .collect();
+        let frame = LocalFrame::new(50.0, 8.0);
+        let pts: Vec<(f64, f64, f64)> = obs
+            .iter()
+            .map(|o| {
+                let (x, y) = frame.to_xy(o.lat, o.lon);
+                (x, y, 1.0)
+            })
+            .collect();
+        // The first two rows are one pass; the third is near them, the fourth near the third only.
+        assert_eq!(passes_near(&obs, &pts), vec![2, 2, 3, 2]);
     }
 
     #[test]

@@ -30,10 +30,10 @@
 
 use std::io::Read;
 
-use crate::datafile::{check_envelope, u32_at, StringTable, NO_STRING};
+use crate::datafile::{check_checksum, check_head, u32_at, StringTable, NO_STRING};
 
 const MAGIC: &[u8; 8] = b"WBSEARC1";
-const HEADER: usize = 36;
+pub(crate) const HEADER: usize = 36;
 const RECORD: usize = 28;
 const COUNTRY: usize = 8;
 pub(crate) const NONE: u32 = NO_STRING;
@@ -58,15 +58,25 @@ pub(crate) struct SearchFile {
     pub strings: StringTable,
 }
 
-/// Validates and decodes a search file; any inconsistency is an error naming it.
-pub(crate) fn read(b: &[u8]) -> Result<SearchFile, String> {
-    check_envelope(b, MAGIC, HEADER, "search file")?;
-    let [n, n_countries, n_strings, blob_len, deflated_len] =
-        [16, 20, 24, 28, 32].map(|o| u32_at(b, o) as usize);
-    let body_end = b.len() - 4;
+/// Checks what the header `head` (at least the first [`HEADER`] bytes of a file of `len`
+/// bytes) tells without the rest: the envelope and the compressed section's size against the
+/// length, which a foreign or truncated file fails.
+pub(crate) fn check_header(head: &[u8], len: usize) -> Result<(), String> {
+    check_head(head, len, MAGIC, HEADER, "search file")?;
+    let deflated_len = u32_at(head, 32) as usize;
+    let body_end = len - 4;
     if deflated_len > body_end - HEADER || (body_end - HEADER) - deflated_len >= 4 {
         return Err("the compressed section has the wrong size".into());
     }
+    Ok(())
+}
+
+/// Validates and decodes a search file; any inconsistency is an error naming it.
+pub(crate) fn read(b: &[u8]) -> Result<SearchFile, String> {
+    check_header(b, b.len())?;
+    check_checksum(b)?;
+    let [n, n_countries, n_strings, blob_len, deflated_len] =
+        [16, 20, 24, 28, 32].map(|o| u32_at(b, o) as usize);
     let size = [
         n.checked_mul(RECORD),
         n_countries.checked_mul(COUNTRY),

@@ -63,6 +63,8 @@ use std::sync::{Arc, OnceLock};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::lazy_file::DataFile;
+
 use file::{Record, SearchFile, NONE};
 use normalize::tokens;
 use vocab::{distance, max_edits, Vocab};
@@ -184,16 +186,38 @@ struct Word {
 /// A query word met in a name: (query word, position in the name, edits, name length).
 type Hit = (u8, u8, u8, u8);
 
+/// A search file's error: `m` says what is wrong.
+fn corrupt(m: String) -> String {
+    format!("search file is corrupt: {m}")
+}
+
+impl DataFile for SearchIndex {
+    type Error = String;
+    const HEADER: usize = file::HEADER;
+
+    fn io_error(_path: &Path, e: std::io::Error) -> String {
+        format!("search: {e}")
+    }
+
+    fn check_header(head: &[u8], len: usize) -> Result<(), String> {
+        file::check_header(head, len).map_err(corrupt)
+    }
+
+    fn from_file_bytes(bytes: Vec<u8>) -> Result<SearchIndex, String> {
+        SearchIndex::from_bytes(&bytes)
+    }
+}
+
 impl SearchIndex {
     /// Reads and validates a search file.
     pub fn open(path: &Path) -> Result<SearchIndex, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("search: {e}"))?;
+        let bytes = std::fs::read(path).map_err(|e| SearchIndex::io_error(path, e))?;
         SearchIndex::from_bytes(&bytes)
     }
 
     /// Validates the bytes of a search file; any inconsistency is an error.
     pub fn from_bytes(b: &[u8]) -> Result<SearchIndex, String> {
-        let file = file::read(b).map_err(|m| format!("search file is corrupt: {m}"))?;
+        let file = file::read(b).map_err(corrupt)?;
         Ok(SearchIndex {
             file,
             index: OnceLock::new(),
