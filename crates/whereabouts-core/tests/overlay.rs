@@ -26,6 +26,7 @@ fn info(lat: f64, lon: f64, samples: u32) -> StationInfo {
         psc: None,
         created: NOW - 400 * 86_400,
         updated: NOW - 10 * 86_400,
+        estimated: whereabouts_core::store::record::Estimated::Averaged,
     }
 }
 

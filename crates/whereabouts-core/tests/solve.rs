@@ -5,7 +5,7 @@ use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::{
     Border, CellObs, Fallback, IpFallback, Locator, Options, Query, Source, WifiObs,
 };
-use whereabouts_core::store::record::{cell_key, Station, StationInfo};
+use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
 use whereabouts_core::store::{BuildOptions, Database, DbBuilder};
 
 const NOW: i64 = 1_700_000_000;
@@ -19,11 +19,14 @@ fn st(lat: f64, lon: f64, range_m: u32, samples: u32) -> StationInfo {
         psc: None,
         created: NOW - 400 * 86_400,
         updated: NOW - 10 * 86_400,
+        estimated: Estimated::Averaged,
     }
 }
 
 /// GSM 262/1 LAC 10: cells 1 (52.50, 13.40) and 12 (52.51, 13.40), 1 km ranges, of different
 /// sites (ids 0-9 and 10-19); LAC 12: sectors 31 (52.30, 13.40) and 32 (52.31, 13.40) of site 3;
+/// LAC 14: learned sectors 41 (52.20, 13.40) and 42 (52.21, 13.40) of site 4, and sectors 51
+/// (52.40, 13.40, averaged) and 52 (52.41, 13.40, learned) of site 5;
 /// LTE 262/1 TAC 20: sectors 0x1A2B3C4 (48.14, 11.58) and 0x1A2B3C5 (48.15, 11.58) of one eNB; CDMA 310/4000 NID 5 BID 6;
 /// an old single-sample GSM cell 99; WiFi APs 1..=3 near (52.5, 13.4) and AP 9 in Munich.
 fn fixture() -> (tempfile::TempDir, Database) {
@@ -55,6 +58,19 @@ fn fixture() -> (tempfile::TempDir, Database) {
             Station::new(cell_key(12, cid), &st(lat, 13.40, 1000, 20)),
         )
         .unwrap();
+    }
+    for (cid, lat, estimated) in [
+        (41, 52.20, Estimated::Learned),
+        (42, 52.21, Estimated::Learned),
+        (51, 52.40, Estimated::Averaged),
+        (52, 52.41, Estimated::Learned),
+    ] {
+        let info = StationInfo {
+            estimated,
+            ..st(lat, 13.40, 1000, 20)
+        };
+        b.push_cell(Radio::Gsm, 262, 1, Station::new(cell_key(14, cid), &info))
+            .unwrap();
     }
     b.push_cell(
         Radio::Cdma,
@@ -214,6 +230,31 @@ fn a_cell_without_sibling_sectors_stays_at_its_estimate() {
     serving.ta = Some(3.0);
     let a = l.locate(&q(&[serving], &[])).unwrap();
     assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
+}
+
+#[test]
+fn a_learned_cell_stays_at_its_estimate_whatever_its_signal() {
+    let (_d, l) = locator();
+    // Sectors 41 and 42 would give a mast as 31 and 32 do, but a learned position is the
+    // mode of sightings, not a crowd average out along the sector's axis.
+    for signal in [-53.0, -73.0, -110.0] {
+        let mut c = gsm(14, 41, Some(signal));
+        c.ta = Some(0.0);
+        let a = l.locate(&q(&[c], &[])).unwrap();
+        assert!(distance_m(a.lat, a.lon, 52.20, 13.40) < 1.0, "{signal}");
+    }
+    // The same geometry averaged moves (the test above); its radius is the unmoved one's.
+    let learned = l.locate(&q(&[gsm(14, 41, Some(-53.0))], &[])).unwrap();
+    let moved = l.locate(&q(&[gsm(12, 31, Some(-53.0))], &[])).unwrap();
+    assert!(learned.accuracy_m > moved.accuracy_m);
+}
+
+#[test]
+fn learned_siblings_do_not_make_a_mast() {
+    let (_d, l) = locator();
+    // Sector 51 is averaged, but its only sibling (52) is learned: no mast, no axis.
+    let a = l.locate(&q(&[gsm(14, 51, Some(-53.0))], &[])).unwrap();
+    assert!(distance_m(a.lat, a.lon, 52.40, 13.40) < 1.0);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
 use crate::radio::Radio;
-use crate::store::record::{cell_key, Station};
+use crate::store::record::{cell_key, Estimated, Station};
 use crate::store::{Database, WifiBlock};
 
 /// A cell the device saw that the database knows.
@@ -173,7 +173,13 @@ fn find_cell(
             }
             let site = site_cids(radio, obs.cid).unwrap_or((obs.cid, obs.cid));
             if let Some((st, siblings)) = db.cell_among(radio, mcc, mnc, obs.lac, obs.cid, site) {
-                return Some((radio, Some((*st, infer_tower(siblings)))));
+                // Only a crowd average sits out along its sector's axis: a learned position
+                // (the mode of sightings) answers as it is, as it did before the axes.
+                let tower = match st.estimated() {
+                    Estimated::Averaged => infer_tower(siblings),
+                    Estimated::Learned => None,
+                };
+                return Some((radio, Some((*st, tower))));
             }
         }
     }
@@ -276,14 +282,22 @@ const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
 /// The mast of a site from its sectors' crowd estimates: each is pulled out from the mast
 /// along its own azimuth, and with two or more sectors the pulls roughly cancel in their mean
 /// (the simulator's towns: 50 m from the true mast, where one sector's estimate is 220 m
-/// off). None for fewer than two (an omni site, or ids that do not name sites).
+/// off). None for fewer than two (an omni site, or ids that do not name sites). Only averaged
+/// siblings count: learned positions are not pulled out along their azimuths, and their pulls
+/// would not cancel.
 fn infer_tower(siblings: &[Station]) -> Option<(f64, f64)> {
-    if siblings.len() < 2 {
+    let averaged = || {
+        siblings
+            .iter()
+            .filter(|s| s.estimated() == Estimated::Averaged)
+    };
+    let n = averaged().count();
+    if n < 2 {
         return None;
     }
-    let n = siblings.len() as f64;
+    let n = n as f64;
     let (mut lat, mut lon, mut range) = (0.0, 0.0, 0.0);
-    for s in siblings {
+    for s in averaged() {
         lat += s.lat();
         lon += s.lon();
         range += s.range_m() as f64;
@@ -298,7 +312,7 @@ fn infer_tower(siblings: &[Station]) -> Option<(f64, f64)> {
     let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
     let b2 = bound * bound;
     let mut cos2 = None;
-    for s in siblings {
+    for s in averaged() {
         let (dy2, dx2) = ((s.lat() - lat).powi(2), (s.lon() - lon).powi(2));
         if dy2 + dx2 <= b2 {
             continue;
