@@ -286,21 +286,23 @@ const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
 /// siblings count: learned positions are not pulled out along their azimuths, and their pulls
 /// would not cancel.
 fn infer_tower(siblings: &[Station]) -> Option<(f64, f64)> {
+    if siblings.len() < 2 {
+        return None;
+    }
     let averaged = || {
         siblings
             .iter()
             .filter(|s| s.estimated() == Estimated::Averaged)
     };
-    let n = averaged().count();
-    if n < 2 {
-        return None;
-    }
-    let n = n as f64;
-    let (mut lat, mut lon, mut range) = (0.0, 0.0, 0.0);
+    let (mut n, mut lat, mut lon, mut range) = (0.0, 0.0, 0.0, 0.0);
     for s in averaged() {
+        n += 1.0;
         lat += s.lat();
         lon += s.lon();
         range += s.range_m() as f64;
+    }
+    if n < 2.0 {
+        return None;
     }
     let (lat, lon) = (lat / n, lon / n);
     // Within the bound, in degrees on the plane tangent at the mast (the sectors are
