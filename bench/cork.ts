@@ -18,21 +18,32 @@
  * held-out ones: three folds (learn-file index % 3), each located by a database learned from
  * the other two; the rows of the three folds are pooled, and the mean of the folds' medians
  * is reported beside the pooled median.
+ *
+ * --centroid adds a real-data check of the solver's rule for crowd averages: the plain mean
+ * of each cell's training observations (the baseline) is exactly such an average, so those
+ * means are imported as an OpenCelliD-style export (positions "averaged", range the farthest
+ * observation from the mean, samples the observation count) and the same rows are located
+ * through `Engine` on that database, where cells with sibling sectors are placed on their
+ * sector's axis by their signal (docs/positioning.md, Cells). The row to compare it with is
+ * the centroid baseline itself: the same positions, unmoved. A control imports the same
+ * means with `changeable` 0 (not a crowd average, so never moved): it should match the
+ * baseline but for the radius.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { nativeLearn } from '../src/cli/learn.js';
 import { Engine } from '../src/engine.js';
-import { ErrorStats } from './metrics.js';
+import { distanceM, ErrorStats } from './metrics.js';
 
 const { values } = parseArgs({
   options: {
     json: { type: 'boolean', default: false },
     zip: { type: 'string' },
     cv: { type: 'boolean', default: false },
+    centroid: { type: 'boolean', default: false },
   },
 });
 
@@ -61,6 +72,9 @@ try {
   const oursSeen = new ErrorStats();
   const baseSeen = new ErrorStats();
   const oursUnseen = new ErrorStats();
+  const centroidEngine = new ErrorStats();
+  const centroidControl = new ErrorStats();
+  const centroidSited = { rows: 0, cells: 0 };
   const counts = { unseenViaLacf: 0, staticRows: 0, testRows: 0 };
   const foldMedians: number[] = [];
   const splits = values.cv
@@ -102,6 +116,73 @@ try {
     );
     engine.close();
 
+    const fromCentroids: ReturnType<Engine['processBatch']>[] = [];
+    if (values.centroid) {
+      const dbc = `${db}-centroids`;
+      const csv = `${dbc}.csv`;
+      // Range as OpenCelliD computes it from measurements: the farthest one from the mean.
+      const far = new Map<string, number>();
+      for (const f of learnFiles)
+        for (const r of rows(f)) {
+          const s = sums.get(r.key);
+          if (!s) continue;
+          const d = distanceM(r.lat, r.lon, s.lat / s.n, s.lon / s.n);
+          far.set(r.key, Math.max(far.get(r.key) ?? 0, d));
+        }
+      const now = Math.floor(Date.now() / 1000);
+      for (const changeable of [1, 0]) {
+        const lines = [
+          'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
+        ];
+        for (const [key, s] of sums) {
+          const [radio, lac, cid] = key.split('/');
+          lines.push(
+            `${(radio ?? '').toUpperCase()},${MCC},${MNC},${lac},${cid},,${(s.lon / s.n).toFixed(7)},${(s.lat / s.n).toFixed(7)},` +
+              `${Math.max(1, Math.round(far.get(key) ?? 0))},${s.n},${changeable},${now},${now},0`,
+          );
+        }
+        writeFileSync(csv, `${lines.join('\n')}\n`);
+        execFileSync(
+          'node',
+          [join(root, 'bin', 'whereabouts.js'), 'import', '--quiet', '--replace', '--db', dbc, csv],
+          {
+            stdio: ['ignore', 'ignore', 'pipe'],
+          },
+        );
+        const e = await Engine.open({ db: dbc, land: false, ipDatabases: false });
+        fromCentroids.push(
+          e.processBatch(
+            testRows.map((r) => ({
+              cells: [{ radio: r.radio, mcc: MCC, mnc: MNC, lac: r.lac, cid: r.cid, signal: r.signal }],
+              fallbacks: { lacf: 1, scf: 0, ipf: 0 },
+            })),
+          ),
+        );
+        e.close();
+      }
+      // Cells whose site (LTE eNB = cid >> 8; UMTS/GSM last decimal digit) has two or more
+      // cells in the file: the ones the solver may place on an axis (its spread check aside).
+      const site = (r: Row) =>
+        r.radio === 'lte'
+          ? `l/${r.lac}/${Math.floor(r.cid / 256)}`
+          : `${r.radio}/${r.lac}/${Math.floor(r.cid / 10)}`;
+      const perSite = new Map<string, number>();
+      for (const key of sums.keys()) {
+        const [radio, lac, cid] = key.split('/');
+        const k = site({ radio: radio as Row['radio'], lac: Number(lac), cid: Number(cid) } as Row);
+        perSite.set(k, (perSite.get(k) ?? 0) + 1);
+      }
+      for (const key of sums.keys()) {
+        const [radio, lac, cid] = key.split('/');
+        if (
+          (perSite.get(site({ radio: radio as Row['radio'], lac: Number(lac), cid: Number(cid) } as Row)) ??
+            0) >= 2
+        )
+          centroidSited.cells++;
+      }
+      for (const r of testRows) if (sums.has(r.key) && (perSite.get(site(r)) ?? 0) >= 2) centroidSited.rows++;
+    }
+
     testRows.forEach((r, i) => {
       const res = responses[i];
       const answer =
@@ -114,6 +195,16 @@ try {
         oursSeen.add(r, answer);
         fold.add(r, answer);
         baseSeen.add(r, { lat: mean.lat / mean.n, lon: mean.lon / mean.n });
+        for (const [j, stats] of [centroidEngine, centroidControl].entries()) {
+          const c = fromCentroids[j]?.[i];
+          if (!c) continue;
+          stats.add(
+            r,
+            c.status === 'ok' && c.lat !== undefined && c.lon !== undefined
+              ? { lat: c.lat, lon: c.lon, accuracy: c.accuracy }
+              : undefined,
+          );
+        }
       } else {
         oursUnseen.add(r, answer);
         if (res?.fallback === 'lacf') counts.unseenViaLacf++;
@@ -127,12 +218,13 @@ try {
     method: name,
     rows: s.total,
     answered: p(s.answered / s.total),
-    'median m': f(s.median),
+    'median m': m1(s.median),
     'p90 m': f(s.p90),
     // The baseline states no radius, so it has no inside share.
     inside: radius ? p(s.insideShare) : '-',
     note: extra,
   });
+  const m1 = (x: number) => (Number.isFinite(x) ? Math.round(10 * x) / 10 : '-');
   const folds = values.cv
     ? `folds' medians ${foldMedians.map(f).join(', ')}, mean ${f(foldMedians.reduce((a, b) => a + b, 0) / foldMedians.length)}`
     : '';
@@ -141,6 +233,21 @@ try {
     line('centroid of observations', baseSeen, 'plain mean of the training rows of the cell', false),
     line('unseen cells (Engine)', oursUnseen, `${counts.unseenViaLacf} answered through lacf (TAC area)`),
   ];
+  if (values.centroid)
+    table.splice(
+      2,
+      0,
+      line(
+        'centroids imported, averaged (Engine)',
+        centroidEngine,
+        `sector axes; ${centroidSited.rows} rows on ${centroidSited.cells} cells with >= 2 sibling sectors`,
+      ),
+      line(
+        'centroids imported, changeable 0 (Engine)',
+        centroidControl,
+        'control: the same positions, never moved',
+      ),
+    );
   const summary = {
     files: { total: files.length, train: train.length, test: test.length },
     crossValidation: values.cv,

@@ -205,6 +205,7 @@ fn info(lat: f64, lon: f64, range_m: u32, x: u64, now: i64) -> StationInfo {
         psc: None,
         created: now - 800 * 86_400,
         updated: now - (x % 60) as i64 * 86_400,
+        estimated: whereabouts_core::store::record::Estimated::Averaged,
     }
 }
 

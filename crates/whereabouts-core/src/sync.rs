@@ -11,7 +11,7 @@ use flate2::Compression;
 use crate::import::{CELL_HEADER, WIFI_HEADER};
 use crate::radio::Radio;
 use crate::store::changes::{Scanned, StationKey, Window};
-use crate::store::record::{key_cid, key_lac};
+use crate::store::record::{key_cid, key_lac, Estimated};
 use crate::store::Database;
 
 /// What one page may hold and how far it may look.
@@ -134,10 +134,16 @@ fn csv_line(s: &Scanned<'_>, out: &mut String) {
             push_e7(out, station.lon_e7);
             out.push(',');
             push_e7(out, station.lat_e7);
-            // averageSignal is not kept; 0 is what the exports write for unknown.
+            // averageSignal is not kept; 0 is what the exports write for unknown. changeable 0
+            // says the position is not a crowd average (OpenCelliD: an exact one), which
+            // the importer reads back as learned.
+            let changeable = match station.estimated() {
+                Estimated::Averaged => 1,
+                Estimated::Learned => 0,
+            };
             let _ = writeln!(
                 out,
-                ",{},{},1,{},{},0",
+                ",{},{},{changeable},{},{},0",
                 station.range_m(),
                 station.samples(),
                 station.created(),
@@ -205,6 +211,7 @@ mod tests {
                 psc,
                 created: D0 - 400 * DAY,
                 updated,
+                estimated: Estimated::Averaged,
             },
         )
     }
@@ -213,18 +220,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
         for i in 0..5u64 {
-            b.push_cell(
-                Radio::Lte,
-                272,
-                1,
-                station(
-                    cell_key(3, 100 + i),
-                    -51.8979123,
-                    D0 - (i as i64) * DAY,
-                    Some(301),
-                ),
-            )
-            .unwrap();
+            let s = station(
+                cell_key(3, 100 + i),
+                -51.8979123,
+                D0 - (i as i64) * DAY,
+                Some(301),
+            );
+            // Odd cells learned: the flag travels in the `changeable` column.
+            let estimated = if i % 2 == 1 {
+                Estimated::Learned
+            } else {
+                Estimated::Averaged
+            };
+            let s = Station::new(
+                s.key,
+                &StationInfo {
+                    estimated,
+                    ..s.info()
+                },
+            );
+            b.push_cell(Radio::Lte, 272, 1, s).unwrap();
         }
         b.push_wifi(station(0x0011_2233_4455, 51.9, D0, None))
             .unwrap();
@@ -327,5 +342,6 @@ mod tests {
             .map(|(k, s)| (k, *s.station()))
             .collect();
         assert_eq!(a, b);
+        assert!(a.iter().any(|(_, s)| s.estimated() == Estimated::Learned));
     }
 }

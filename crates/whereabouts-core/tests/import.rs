@@ -48,6 +48,7 @@ fn stored(
             psc: None,
             created,
             updated,
+            estimated: whereabouts_core::store::record::Estimated::Averaged,
         },
     )
     .info()

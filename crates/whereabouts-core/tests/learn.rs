@@ -11,6 +11,7 @@ use whereabouts_core::learn::{
     learn_files, LearnError, LearnOptions, LearnReport, ObservationFormat, BLOCKLIST_FILE,
 };
 use whereabouts_core::radio::Radio;
+use whereabouts_core::store::record::Estimated;
 use whereabouts_core::store::Database;
 
 fn fixture(name: &str) -> PathBuf {
@@ -55,6 +56,7 @@ fn opencellid_measurements() {
     // its kept observations (they sample only part of its coverage).
     assert!((792..=816).contains(&c.range_m()), "{}", c.range_m());
     assert_eq!(c.psc(), Some(42));
+    assert_eq!(c.estimated(), Estimated::Learned);
     // A cell seen once gets the radio's default reach.
     let g = db.cell(Radio::Gsm, 1, 1, 7, 300).unwrap();
     assert_eq!((g.samples(), g.range_m()), (1, 3000));
@@ -144,7 +146,15 @@ fn merges_into_an_imported_database() {
     // 12 imported samples at 8.0010 and 12 learned ones at 8.0: halfway.
     assert!((c.lon() - 8.0005).abs() < 2e-5, "{}", c.lon());
     assert_eq!(c.samples(), 24);
-    assert!(db.cell(Radio::Gsm, 1, 1, 9, 9).is_some());
+    // Half imported, half learned: still the crowd average it was (learned only when the
+    // learned samples weigh more).
+    assert_eq!(c.estimated(), Estimated::Averaged);
+    let g = db.cell(Radio::Gsm, 1, 1, 9, 9).unwrap();
+    assert_eq!(g.estimated(), Estimated::Averaged);
+    assert_eq!(
+        db.cell(Radio::Gsm, 1, 1, 7, 300).unwrap().estimated(),
+        Estimated::Learned
+    );
 }
 
 fn measurements(rows: &[(f64, f64, i64)]) -> String {

@@ -12,7 +12,7 @@ use whereabouts_core::learn::overlay::{Lookup, Overlay, LEARNED_FILE};
 use whereabouts_core::learn::{LearnOptions, Observation, StationKey};
 use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::{Answer, CellObs, Locator, Options, Query, WifiObs};
-use whereabouts_core::store::record::{cell_key, Station, StationInfo};
+use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
 use whereabouts_core::store::{BuildOptions, Database, DbBuilder};
 
 const NOW: i64 = 1_700_000_000;
@@ -26,6 +26,7 @@ fn info(lat: f64, lon: f64, samples: u32) -> StationInfo {
         psc: None,
         created: NOW - 400 * 86_400,
         updated: NOW - 10 * 86_400,
+        estimated: Estimated::Averaged,
     }
 }
 
@@ -235,6 +236,11 @@ fn compaction_writes_database_plus_overlay_and_then_folds() {
         assert_eq!(got, *station, "{}", key.label());
     }
     assert_eq!((db.stats().cells, db.stats().wifi), (2, 2));
+    // A station first learned stays learned in the database; cell 1, refined with fewer
+    // learned samples (10) than its imported ones (20), stays averaged.
+    let kind = |cid| db.cell(Radio::Gsm, 262, 1, 10, cid).unwrap().estimated();
+    assert_eq!(kind(7), Estimated::Learned);
+    assert_eq!(kind(1), Estimated::Averaged);
     // Same answers, now from the database; the overlay keeps only the block.
     assert_eq!(locate_cell(&l, 1).unwrap(), answer_1);
     assert!(locate_cell(&l, 2).is_none());

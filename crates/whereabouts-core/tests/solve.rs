@@ -5,7 +5,7 @@ use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::{
     Border, CellObs, Fallback, IpFallback, Locator, Options, Query, Source, WifiObs,
 };
-use whereabouts_core::store::record::{cell_key, Station, StationInfo};
+use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
 use whereabouts_core::store::{BuildOptions, Database, DbBuilder};
 
 const NOW: i64 = 1_700_000_000;
@@ -19,10 +19,14 @@ fn st(lat: f64, lon: f64, range_m: u32, samples: u32) -> StationInfo {
         psc: None,
         created: NOW - 400 * 86_400,
         updated: NOW - 10 * 86_400,
+        estimated: Estimated::Averaged,
     }
 }
 
-/// GSM 262/1 LAC 10: cells 1 (52.50, 13.40) and 2 (52.51, 13.40), 1 km ranges;
+/// GSM 262/1 LAC 10: cells 1 (52.50, 13.40) and 12 (52.51, 13.40), 1 km ranges, of different
+/// sites (ids 0-9 and 10-19); LAC 12: sectors 31 (52.30, 13.40) and 32 (52.31, 13.40) of site 3;
+/// LAC 14: learned sectors 41 (52.20, 13.40) and 42 (52.21, 13.40) of site 4, and sectors 51
+/// (52.40, 13.40, averaged) and 52 (52.41, 13.40, learned) of site 5;
 /// LTE 262/1 TAC 20: sectors 0x1A2B3C4 (48.14, 11.58) and 0x1A2B3C5 (48.15, 11.58) of one eNB; CDMA 310/4000 NID 5 BID 6;
 /// an old single-sample GSM cell 99; WiFi APs 1..=3 near (52.5, 13.4) and AP 9 in Munich.
 fn fixture() -> (tempfile::TempDir, Database) {
@@ -39,13 +43,35 @@ fn fixture() -> (tempfile::TempDir, Database) {
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(10, 2), &st(52.51, 13.40, 1000, 20)),
+        Station::new(cell_key(10, 12), &st(52.51, 13.40, 1000, 20)),
     )
     .unwrap();
     let mut old = st(52.60, 13.50, 2000, 1);
     old.updated = NOW - 200 * 86_400;
     b.push_cell(Radio::Gsm, 262, 1, Station::new(cell_key(10, 99), &old))
         .unwrap();
+    for (cid, lat) in [(31, 52.30), (32, 52.31)] {
+        b.push_cell(
+            Radio::Gsm,
+            262,
+            1,
+            Station::new(cell_key(12, cid), &st(lat, 13.40, 1000, 20)),
+        )
+        .unwrap();
+    }
+    for (cid, lat, estimated) in [
+        (41, 52.20, Estimated::Learned),
+        (42, 52.21, Estimated::Learned),
+        (51, 52.40, Estimated::Averaged),
+        (52, 52.41, Estimated::Learned),
+    ] {
+        let info = StationInfo {
+            estimated,
+            ..st(lat, 13.40, 1000, 20)
+        };
+        b.push_cell(Radio::Gsm, 262, 1, Station::new(cell_key(14, cid), &info))
+            .unwrap();
+    }
     b.push_cell(
         Radio::Cdma,
         310,
@@ -132,10 +158,10 @@ fn a_single_cell_answers_with_its_position_and_a_range_based_radius() {
 #[test]
 fn two_cells_pull_toward_the_stronger_signal() {
     let (_d, l) = locator();
-    let cells = [gsm(10, 1, Some(-60.0)), gsm(10, 2, Some(-95.0))];
+    let cells = [gsm(10, 1, Some(-60.0)), gsm(10, 12, Some(-95.0))];
     let a = l.locate(&q(&cells, &[])).unwrap();
     assert!(a.lat > 52.50 && a.lat < 52.505, "{}", a.lat);
-    let even = [gsm(10, 1, Some(-80.0)), gsm(10, 2, Some(-80.0))];
+    let even = [gsm(10, 1, Some(-80.0)), gsm(10, 12, Some(-80.0))];
     let b = l.locate(&q(&even, &[])).unwrap();
     assert!((b.lat - 52.505).abs() < 1e-4, "{}", b.lat);
 }
@@ -150,27 +176,85 @@ fn lte(cid: u64, signal: Option<f64>) -> CellObs {
 }
 
 #[test]
-fn lte_timing_advance_is_a_distance_from_the_inferred_mast() {
+fn lte_timing_advance_bounds_the_distance_from_the_inferred_mast() {
     let (_d, l) = locator();
-    let mut serving = lte(0x1A2_B3C4, Some(-80.0));
-    serving.ta = Some(5.0); // 78.12 m steps: 429.7 m from the mast
+    // The mast is midway between the two sectors' estimates: (48.145, 11.58), 556 m from
+    // each. No signal: the crowd's distance, 556 m, within reported step 9 (78.12 m steps:
+    // 8 to 11 steps allowed, 625 to 859 m): 625 m, toward the serving sector's estimate.
+    let mut serving = lte(0x1A2_B3C4, None);
+    serving.ta = Some(9.0);
     let a = l.locate(&q(&[serving], &[])).unwrap();
-    // The mast is midway between the two sectors' estimates: (48.145, 11.58).
     let d = distance_m(48.145, 11.58, a.lat, a.lon);
-    assert!((d - 429.66).abs() < 2.0, "{d}");
-    assert!(
-        a.lat < 48.145,
-        "toward the serving sector's estimate, south of the mast"
-    );
+    assert!((d - 8.0 * 78.12).abs() < 2.0, "{d}");
+    assert!(a.lat < 48.145, "south of the mast");
+    // -80 dBm, 19 dB above the typical LTE serving level: 10^(-19/40) of 556 m is 186 m,
+    // within reported step 5 (4 to 7 steps, 312 to 547 m): 312 m.
+    let mut strong = lte(0x1A2_B3C4, Some(-80.0));
+    strong.ta = Some(5.0);
+    let a = l.locate(&q(&[strong], &[])).unwrap();
+    let d = distance_m(48.145, 11.58, a.lat, a.lon);
+    assert!((d - 4.0 * 78.12).abs() < 2.0, "{d}");
 }
 
 #[test]
-fn gsm_timing_advance_does_not_move_the_answer_without_a_known_mast() {
+fn a_sector_signal_places_the_device_on_its_axis_from_the_mast() {
     let (_d, l) = locator();
-    let mut serving = gsm(10, 1, None);
+    // Site 3's mast is midway between sectors 31 and 32: (52.305, 13.40), 556 m from each.
+    let mast = |a: &whereabouts_core::solve::Answer| distance_m(52.305, 13.40, a.lat, a.lon);
+    // At the typical GSM serving level (-73 dBm) the device is where the crowd was.
+    let typical = l.locate(&q(&[gsm(12, 31, Some(-73.0))], &[])).unwrap();
+    assert!(distance_m(typical.lat, typical.lon, 52.30, 13.40) < 1.0);
+    // 20 dB stronger: sqrt(10) times nearer the mast, on the sector's side of it.
+    let near = l.locate(&q(&[gsm(12, 31, Some(-53.0))], &[])).unwrap();
+    assert!(
+        (mast(&near) - 556.0 / 10f64.sqrt()).abs() < 3.0,
+        "{}",
+        mast(&near)
+    );
+    assert!(near.lat < 52.305);
+    // Weaker: farther out than the estimate.
+    let far = l.locate(&q(&[gsm(12, 31, Some(-90.0))], &[])).unwrap();
+    assert!(far.lat < 52.30 && mast(&far) > 600.0, "{}", mast(&far));
+    // A timing advance of 0 (553.5 m steps: at most 2 steps allowed) keeps the weak one within 1107 m.
+    let mut ta = gsm(12, 31, Some(-110.0));
+    ta.ta = Some(0.0);
+    let bounded = l.locate(&q(&[ta], &[])).unwrap();
+    assert!(mast(&bounded) <= 2.0 * 553.5 + 1.0, "{}", mast(&bounded));
+}
+
+#[test]
+fn a_cell_without_sibling_sectors_stays_at_its_estimate() {
+    let (_d, l) = locator();
+    // Cell 1 is alone among ids 0-9: no mast, so neither signal nor timing advance moves it.
+    let mut serving = gsm(10, 1, Some(-55.0));
     serving.ta = Some(3.0);
     let a = l.locate(&q(&[serving], &[])).unwrap();
     assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
+}
+
+#[test]
+fn a_learned_cell_stays_at_its_estimate_whatever_its_signal() {
+    let (_d, l) = locator();
+    // Sectors 41 and 42 would give a mast as 31 and 32 do, but a learned position is the
+    // mode of sightings, not a crowd average out along the sector's axis.
+    for signal in [-53.0, -73.0, -110.0] {
+        let mut c = gsm(14, 41, Some(signal));
+        c.ta = Some(0.0);
+        let a = l.locate(&q(&[c], &[])).unwrap();
+        assert!(distance_m(a.lat, a.lon, 52.20, 13.40) < 1.0, "{signal}");
+    }
+    // The same geometry averaged moves (the test above); its radius is the unmoved one's.
+    let learned = l.locate(&q(&[gsm(14, 41, Some(-53.0))], &[])).unwrap();
+    let moved = l.locate(&q(&[gsm(12, 31, Some(-53.0))], &[])).unwrap();
+    assert!(learned.accuracy_m > moved.accuracy_m);
+}
+
+#[test]
+fn learned_siblings_do_not_make_a_mast() {
+    let (_d, l) = locator();
+    // Sector 51 is averaged, but its only sibling (52) is learned: no mast, no axis.
+    let a = l.locate(&q(&[gsm(14, 51, Some(-53.0))], &[])).unwrap();
+    assert!(distance_m(a.lat, a.lon, 52.40, 13.40) < 1.0);
 }
 
 #[test]
@@ -226,14 +310,17 @@ fn unknown_cell_falls_back_to_its_lac_area() {
 fn two_equal_cells_answer_between_them_with_a_radius_from_their_spread() {
     let (_d, l) = locator();
     let a = l
-        .locate(&q(&[gsm(10, 1, Some(-80.0)), gsm(10, 2, Some(-80.0))], &[]))
+        .locate(&q(
+            &[gsm(10, 1, Some(-80.0)), gsm(10, 12, Some(-80.0))],
+            &[],
+        ))
         .unwrap();
     // Equal weights: the midpoint of (52.50, 13.40) and (52.51, 13.40).
     assert!(distance_m(a.lat, a.lon, 52.505, 13.40) < 1.0);
     // Spread S = half the 1112 m between them; range 1000 m, 20 samples:
-    // hypot(S * sqrt(S / 1000), 0.5 * 1000 / sqrt(20)) = hypot(414.6, 111.8).
+    // hypot(1.03 S * sqrt(S / 1000), 0.5 * 1000 / sqrt(20)) = hypot(427.0, 111.8).
     let s = distance_m(52.50, 13.40, 52.51, 13.40) / 2.0;
-    let expected = (s * (s / 1000.0).sqrt()).hypot(500.0 / 20f64.sqrt());
+    let expected = (1.03 * s * (s / 1000.0).sqrt()).hypot(500.0 / 20f64.sqrt());
     assert!(
         (a.accuracy_m - expected).abs() <= 1.0,
         "{} vs {expected}",

@@ -17,6 +17,7 @@ fn info(lat: f64, lon: f64, range_m: u32, samples: u32) -> StationInfo {
         psc: None,
         created: 1_600_000_000,
         updated: 1_700_000_000,
+        estimated: whereabouts_core::store::record::Estimated::Averaged,
     }
 }
 
@@ -419,6 +420,36 @@ mod reference_flatbuffers {
             }
         }
     }
+}
+
+#[test]
+fn a_database_of_the_previous_format_is_refused_with_what_to_do() {
+    use whereabouts_core::store::layout::{FORMAT_VERSION, F_VERSION, TABLE_POS};
+    let dir = tempfile::tempdir().unwrap();
+    build_small(dir.path(), BuildOptions::default());
+    let paths: Vec<_> = Database::open(dir.path())
+        .unwrap()
+        .shards()
+        .iter()
+        .map(|s| s.path().to_path_buf())
+        .collect();
+    for p in paths {
+        let mut bytes = fs::read(&p).unwrap();
+        let at = TABLE_POS + F_VERSION;
+        bytes[at..at + 4].copy_from_slice(&(FORMAT_VERSION - 1).to_le_bytes());
+        fs::write(&p, bytes).unwrap();
+    }
+    let e = Database::open(dir.path())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        e.contains(&format!(
+            "format version {}, this build reads {FORMAT_VERSION}",
+            FORMAT_VERSION - 1
+        )) && e.contains("import the sources again"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -6,9 +6,9 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use super::rec::{pack_net, unix_to_day, Rec, PSC_NONE, WIFI_NET};
+use super::rec::{pack_net, unix_to_day, Rec, PSC_NONE, REC_LEARNED, WIFI_NET};
 use crate::radio::Radio;
-use crate::store::record::cell_key;
+use crate::store::record::{cell_key, Estimated};
 
 /// The OpenCelliD / MLS cell export header.
 pub const CELL_HEADER: &str =
@@ -173,6 +173,9 @@ pub struct RawCell {
     pub samples: Option<i64>,
     pub created: Option<i64>,
     pub updated: Option<i64>,
+    /// From the export's `changeable` column: 0 marks a position that is not a crowd average
+    /// (OpenCelliD's exact positions; the learned positions of our sync pages, `sync.rs`).
+    pub estimated: Estimated,
 }
 
 fn check_position(lat_e7: i64, lon_e7: i64) -> Result<(), Reject> {
@@ -237,6 +240,11 @@ pub fn validate_cell(radio: Radio, c: &RawCell) -> Result<Rec, Reject> {
         (Some(p), Some(max)) if (0..=max as i64).contains(&p) => p as u16,
         _ => PSC_NONE,
     };
+    let psc_learned = psc
+        | match c.estimated {
+            Estimated::Averaged => 0,
+            Estimated::Learned => REC_LEARNED,
+        };
     Ok(Rec {
         key: cell_key(c.lac as u32, c.cid as u64),
         net: pack_net(radio, c.mcc as u16, c.mnc as u16),
@@ -246,7 +254,7 @@ pub fn validate_cell(radio: Radio, c: &RawCell) -> Result<Rec, Reject> {
         range_m,
         created_day,
         updated_day,
-        psc,
+        psc_learned,
     })
 }
 
@@ -494,6 +502,11 @@ fn cell_fields(f: &[&[u8]]) -> Result<Rec, Reject> {
         samples: num(Field::Samples, f[9])?,
         created: num(Field::Created, f[11])?,
         updated: num(Field::Updated, f[12])?,
+        estimated: if f[10] == b"0" {
+            Estimated::Learned
+        } else {
+            Estimated::Averaged
+        },
     };
     validate_cell(radio, &raw)
 }
@@ -526,7 +539,7 @@ fn wifi_fields(f: &[&[u8]]) -> Result<Rec, Reject> {
         range_m,
         created_day,
         updated_day,
-        psc: PSC_NONE,
+        psc_learned: PSC_NONE,
     })
 }
 

@@ -6,7 +6,7 @@
 //! of `updated`, so finer times would change nothing that is stored.
 
 use crate::radio::Radio;
-use crate::store::record::{Station, StationInfo, MAX_RANGE_M};
+use crate::store::record::{Estimated, Station, StationInfo, MAX_RANGE_M};
 
 /// `net` of WiFi records: above every packed cell network, so WiFi sorts after cells.
 pub const WIFI_NET: u32 = u32::MAX;
@@ -29,12 +29,16 @@ pub struct Rec {
     /// Days since 1970-01-01 (unix seconds / 86,400, clamped to `u16`).
     pub created_day: u16,
     pub updated_day: u16,
-    /// PSC/PCI, or [`PSC_NONE`].
-    pub psc: u16,
+    /// PSC/PCI (10 bits), or [`PSC_NONE`]; [`REC_LEARNED`] set for a station whose position
+    /// is [`Estimated::Learned`] (read with [`Rec::psc`] and [`Rec::estimated`]).
+    pub psc_learned: u16,
 }
 
 /// `Rec::psc` when the scrambling code / physical cell id is unknown.
-pub const PSC_NONE: u16 = u16::MAX;
+pub const PSC_NONE: u16 = 0x7fff;
+/// The bit of `Rec::psc_learned` that marks a learned position: a record has no room for a
+/// field of its own, and a PSC/PCI needs 10 bits.
+pub const REC_LEARNED: u16 = 0x8000;
 
 pub const REC_BYTES: usize = 32;
 
@@ -72,6 +76,19 @@ impl Rec {
         (self.net, self.key)
     }
 
+    /// The PSC/PCI, or [`PSC_NONE`].
+    pub fn psc(&self) -> u16 {
+        self.psc_learned & !REC_LEARNED
+    }
+
+    pub fn estimated(&self) -> Estimated {
+        if self.psc_learned & REC_LEARNED != 0 {
+            Estimated::Learned
+        } else {
+            Estimated::Averaged
+        }
+    }
+
     pub fn full_key(&self) -> u128 {
         if self.net == WIFI_NET {
             wifi_full_key(self.key)
@@ -90,7 +107,7 @@ impl Rec {
         out[24..26].copy_from_slice(&self.range_m.to_le_bytes());
         out[26..28].copy_from_slice(&self.created_day.to_le_bytes());
         out[28..30].copy_from_slice(&self.updated_day.to_le_bytes());
-        out[30..32].copy_from_slice(&self.psc.to_le_bytes());
+        out[30..32].copy_from_slice(&self.psc_learned.to_le_bytes());
     }
 
     pub fn decode(b: &[u8]) -> Rec {
@@ -105,7 +122,7 @@ impl Rec {
             range_m: u16_at(24),
             created_day: u16_at(26),
             updated_day: u16_at(28),
-            psc: u16_at(30),
+            psc_learned: u16_at(30),
         }
     }
 
@@ -120,7 +137,11 @@ impl Rec {
             range_m: s.range_m().min(u16::MAX as u32) as u16,
             created_day: unix_to_day(s.created()),
             updated_day: unix_to_day(s.updated()),
-            psc: s.psc().unwrap_or(PSC_NONE),
+            psc_learned: s.psc().unwrap_or(PSC_NONE)
+                | match s.estimated() {
+                    Estimated::Averaged => 0,
+                    Estimated::Learned => REC_LEARNED,
+                },
         }
     }
 }
@@ -138,6 +159,8 @@ pub struct Acc {
     updated_day: u16,
     /// (updated_day, weight, psc) of the best record that knows its PSC.
     psc: Option<(u16, u64, u16)>,
+    /// The part of `weight` from records of learned positions.
+    learned_weight: u64,
     pub count: u64,
 }
 
@@ -157,8 +180,11 @@ impl Acc {
         self.lon += w as i128 * r.lon_e7 as i128;
         self.range += w as u128 * r.range_m as u128;
         self.samples += r.samples as u64;
-        if r.psc != PSC_NONE {
-            let cand = (r.updated_day, w, r.psc);
+        if r.estimated() == Estimated::Learned {
+            self.learned_weight += w;
+        }
+        if r.psc() != PSC_NONE {
+            let cand = (r.updated_day, w, r.psc());
             if self.psc.is_none_or(|p| cand > p) {
                 self.psc = Some(cand);
             }
@@ -187,6 +213,12 @@ impl Acc {
             psc: self.psc.map(|p| p.2),
             created: self.created_day as i64 * DAY_S,
             updated: self.updated_day as i64 * DAY_S,
+            // The mean is mostly what the heavier side says it is.
+            estimated: if 2 * self.learned_weight > self.weight {
+                Estimated::Learned
+            } else {
+                Estimated::Averaged
+            },
         };
         let mut s = Station::new(key, &info);
         // Exact, whatever the float round trip would do.
@@ -211,7 +243,7 @@ mod tests {
             range_m: 65_535,
             created_day: 1,
             updated_day: 65_535,
-            psc: 1007,
+            psc_learned: 1007,
         };
         let mut b = [0u8; REC_BYTES];
         r.encode(&mut b);
@@ -246,7 +278,7 @@ mod tests {
         let base = Rec {
             samples: 1,
             range_m: 10,
-            psc: PSC_NONE,
+            psc_learned: PSC_NONE,
             ..Rec::default()
         };
         acc.add(&Rec {
@@ -263,5 +295,32 @@ mod tests {
         let s = acc.station(7);
         assert_eq!((s.lat_e7, s.lon_e7), (-2, 2));
         assert_eq!(s.range_m(), 12); // mean 10.5 -> 11, stored rounded up to 4 m
+        assert_eq!(s.estimated(), Estimated::Averaged);
+    }
+
+    #[test]
+    fn a_merge_is_learned_when_learned_records_weigh_more() {
+        let at = |samples, learned: bool| Rec {
+            samples,
+            psc_learned: 12 | if learned { REC_LEARNED } else { 0 },
+            ..Rec::default()
+        };
+        let merged = |a: Rec, b: Rec| {
+            let mut acc = Acc::default();
+            acc.add(&a);
+            acc.add(&b);
+            acc.station(1)
+        };
+        let s = merged(at(30, true), at(10, false));
+        assert_eq!((s.estimated(), s.psc()), (Estimated::Learned, Some(12)));
+        assert_eq!(
+            merged(at(10, true), at(30, false)).estimated(),
+            Estimated::Averaged
+        );
+        // The flag survives the record's byte form.
+        let mut b = [0u8; REC_BYTES];
+        at(5, true).encode(&mut b);
+        assert_eq!(Rec::decode(&b).estimated(), Estimated::Learned);
+        assert_eq!(Rec::decode(&b).psc(), 12);
     }
 }

@@ -18,6 +18,7 @@ use super::rec::Rec;
 use super::runs::Runs;
 use super::{FileReport, ImportError, ImportOptions, Phase, Progress, Reporter, SourceKind};
 use crate::radio::Radio;
+use crate::store::record::Estimated;
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -380,6 +381,8 @@ fn read_sqlite(
                 samples: sql_int(v(8), Field::Samples)?,
                 created: Some(mtime),
                 updated: Some(mtime),
+                // Android's cell caches hold the platform's crowd estimates.
+                estimated: Estimated::Averaged,
             };
             let r = sqlite_radio(has_radio.then(|| v(9)), raw.cid, ctx.opts.sqlite_radio)?;
             radio = Some(r);

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::import::default_range_m;
 use crate::radio::Radio;
-use crate::store::record::{key_cid, key_lac, Station, StationInfo};
+use crate::store::record::{key_cid, key_lac, Estimated, Station, StationInfo};
 use crate::store::{BuildOptions, Database, DbBuilder, Manifest, StoreError};
 pub use estimate::Estimate;
 pub use read::{accepted_formats, FileReport, ObservationFormat};
@@ -415,6 +415,7 @@ fn station_of(key: StationKey, e: &Estimate, now: i64) -> Station {
             psc: e.psc,
             created: e.first.unwrap_or(now),
             updated: e.last.unwrap_or(now),
+            estimated: Estimated::Learned,
         },
     )
 }
@@ -433,6 +434,12 @@ fn refine(key: StationKey, old: &Station, e: &Estimate, now: i64) -> Station {
         psc: new.psc().or(old.psc()),
         created: old.created().min(new.created()),
         updated: old.updated().max(new.updated()),
+        // The mean is mostly what the heavier side says it is, as an import's merge decides.
+        estimated: if wn > wo {
+            Estimated::Learned
+        } else {
+            old.estimated()
+        },
     };
     Station::new(new.key, &info)
 }

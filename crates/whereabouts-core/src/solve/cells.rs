@@ -1,10 +1,11 @@
-//! Cell evidence: multilateration of the known cells weighted by signal and by
-//! how many sightings back each estimate, an LTE serving cell's timing advance as
-//! a distance from its inferred mast, and the LAC/TAC area fallback.
+//! Cell evidence: each known cell's anchor (its crowd estimate, or where on its sector's
+//! axis from the mast its signal and a serving cell's timing advance put the device), a
+//! weighted and robust mean of the anchors weighted by signal and by how many sightings
+//! back each estimate, and the LAC/TAC area fallback.
 
 use super::lookup::{candidate_radios, SeenCell};
 use super::query::{Answer, CellObs, Fallback, Source};
-use super::weights::cell_signal_weight;
+use super::weights::{cell_distance_factor, cell_signal_weight};
 use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
 use crate::store::Database;
@@ -16,13 +17,15 @@ use crate::store::Database;
 pub const SINGLE_SPREAD: f64 = 0.55;
 pub const ESTIMATE_ERROR: f64 = 0.5;
 /// Accuracy of several cells' answer: `SPREAD_SCALE` times the weighted spread S of their
-/// estimates around the answer, inflated by sqrt(S / range). Cells whose estimates lie far
+/// anchors around their mean, inflated by sqrt(S / range). Cells whose anchors lie far
 /// apart for their ranges barely share coverage, and a weighted mean then interpolates poorly
 /// between them: with the spread alone the radius held 84% in dense urban networks and 51% in
 /// sparse rural ones; with the inflation both sit near 68% (bench/accuracy.ts, docs/positioning.md).
-pub const SPREAD_SCALE: f64 = 1.0;
-/// A position from a timing advance and a mast is tighter than the cells' ranges say.
-const TA_ACCURACY_SCALE: f64 = 0.7;
+/// 1.0 while the anchors were the crowd estimates; refitted on seed 1 with the sector axes.
+pub const SPREAD_SCALE: f64 = 1.03;
+/// A single cell placed on its sector's axis by its signal ([`anchor_of`]) is that much
+/// nearer the device than its crowd estimate: its radius shrinks by this factor.
+const SINGLE_ON_AXIS_SCALE: f64 = 0.9;
 /// Accuracy of an area's answer (a device on a cell the database lacks, somewhere in the
 /// area): `AREA_ACCURACY_FACTOR` times the area's radius (90% of its cells' positions
 /// within it), times sqrt(1 + `AREA_FEW_CELLS` / cells): a few cells are a poor sample
@@ -45,7 +48,7 @@ const SAMPLES_HALF_WEIGHT: f64 = 20.0;
 const ROBUST_SCALE_RANGES: f64 = 2.0;
 const ROBUST_ROUNDS: usize = 3;
 
-/// A cell's estimate in the local frame with its weight and range.
+/// A cell's anchor ([`anchor_of`]) in the local frame with its weight and range.
 #[derive(Clone, Copy)]
 struct Anchor {
     x: f64,
@@ -75,32 +78,74 @@ fn weight(c: &SeenCell) -> f64 {
     w
 }
 
+/// Where a device hearing `c` is likely to be: the crowd estimate is where the devices that
+/// reported the cell were, pulled out from the mast along the sector's azimuth. With the
+/// mast known from sibling sectors, the device is on that axis at the distance its signal
+/// implies relative to the crowd's ([`cell_distance_factor`]), and a serving cell's timing
+/// advance bounds that distance. Without a mast, the estimate itself. The flag: placed on
+/// the sector's axis.
+fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
+    let (x, y) = frame.to_xy(c.lat, c.lon);
+    if c.signal.is_none() && c.ta_m.is_none() {
+        return (x, y, false);
+    }
+    let Some((tlat, tlon)) = c.tower else {
+        return (x, y, false);
+    };
+    let (tx, ty) = frame.to_xy(tlat, tlon);
+    let (ux, uy) = (x - tx, y - ty);
+    let len = (ux * ux + uy * uy).sqrt();
+    // An estimate on the mast gives no axis.
+    if len < 1.0 {
+        return (x, y, false);
+    }
+    let mut factor = c
+        .signal
+        .and_then(|s| cell_distance_factor(c.radio, s))
+        .unwrap_or(1.0);
+    if let Some((d, step)) = c.ta_m {
+        let (lo, hi) = ta_interval(d, step);
+        factor = factor.clamp(lo / len, hi / len);
+    }
+    (tx + factor * ux, ty + factor * uy, true)
+}
+
+/// The distances from the mast a timing advance allows: `d` is the middle of the reported
+/// step, and a reported advance may be a step off either way (the simulator's is; real
+/// ones round and lag), so from one step below the reported one to one above.
+fn ta_interval(d: f64, step: f64) -> (f64, f64) {
+    ((d - 1.5 * step).max(0.0), d + 1.5 * step)
+}
+
 pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
-    let (mut sw, mut sx, mut sy, mut sr, mut s2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut sw, mut sr, mut ax, mut ay, mut a2, mut moved) = (0.0, 0.0, 0.0, 0.0, 0.0, false);
     let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
     for c in cells {
-        let (x, y) = frame.to_xy(c.lat, c.lon);
-        let w = weight(c);
+        // One cell's weight would divide out: its exponential is saved.
+        let w = if cells.len() == 1 { 1.0 } else { weight(c) };
         let range = range_of(c);
         sw += w;
-        sx += w * x;
-        sy += w * y;
         sr += w * range;
-        s2 += w * (x * x + y * y);
+        let (x, y, on_axis) = anchor_of(&frame, c);
+        moved |= on_axis;
+        ax += w * x;
+        ay += w * y;
+        a2 += w * (x * x + y * y);
         anchors.push(Anchor { x, y, w, range });
     }
-    let (mut px, mut py) = (sx / sw, sy / sw);
     let mut samples: smallvec::SmallVec<[u32; 8]> =
         cells.iter().map(|c| c.samples.max(1)).collect();
     samples.sort_unstable();
     let median_samples = samples[samples.len() / 2];
+    let (mut px, mut py) = (ax / sw, ay / sw);
     // The frame's origin is the first cell, so the coordinates are a few kilometres at most
     // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
-    let spread = (s2 / sw - (px * px + py * py)).max(0.0).sqrt();
-    let mut accuracy = if cells.len() == 1 {
-        single_cell_accuracy(range_of(first), median_samples)
+    let spread = (a2 / sw - (px * px + py * py)).max(0.0).sqrt();
+    let accuracy = if cells.len() == 1 {
+        let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
+        single_cell_accuracy(range_of(first), median_samples) * scale
     } else {
         cells_accuracy(spread, sr / sw, median_samples)
     };
@@ -108,25 +153,6 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // robust refinement moves only the position.
     if anchors.len() > 1 {
         (px, py) = robust_mean(&anchors, px, py);
-    }
-
-    // A timing advance is a distance from the mast, not from the crowd estimate: use
-    // it only where the mast is known, in the direction the evidence points to.
-    if let Some(((d, tol), (tlat, tlon))) = cells
-        .iter()
-        .find(|c| c.serving)
-        .and_then(|c| c.ta_m.zip(c.tower))
-    {
-        let (tx, ty) = frame.to_xy(tlat, tlon);
-        let (ex, ey) = frame.to_xy(first.lat, first.lon);
-        // The serving sector's estimate gives the azimuth; the other cells refine it.
-        let (bx, by) = ((ex + px) / 2.0 - tx, (ey + py) / 2.0 - ty);
-        let len = bx.hypot(by);
-        if len > 1.0 {
-            px = tx + bx / len * d;
-            py = ty + by / len * d;
-            accuracy = (accuracy * TA_ACCURACY_SCALE).max(tol);
-        }
     }
 
     let (lat, lon) = frame.to_latlon(px, py);
@@ -237,6 +263,14 @@ mod tests {
     }
 
     #[test]
+    fn a_timing_advance_allows_a_step_either_way() {
+        // Reported step 4 of 78.12 m: its middle is 4.5 steps.
+        let (lo, hi) = ta_interval(4.5 * 78.12, 78.12);
+        assert!((lo - 3.0 * 78.12).abs() < 1e-9 && (hi - 6.0 * 78.12).abs() < 1e-9);
+        assert_eq!(ta_interval(0.5 * 553.5, 553.5).0, 0.0);
+    }
+
+    #[test]
     fn a_single_cell_radius_is_its_spread_once_the_estimate_is_well_sampled() {
         assert!((single_cell_accuracy(1_000.0, 1_000_000) - 550.0).abs() < 0.2);
         // One sighting: the estimate's own error, half the range, adds in quadrature.
@@ -256,12 +290,13 @@ mod tests {
     #[test]
     fn cells_far_apart_for_their_ranges_claim_more_than_their_spread() {
         let well_sampled = 1_000_000;
-        // Estimates as far apart as the cells reach: the spread itself.
-        assert!((cells_accuracy(500.0, 500.0, well_sampled) - 500.0).abs() < 1.0);
+        let k = SPREAD_SCALE;
+        // Anchors as far apart as the cells reach: the spread itself.
+        assert!((cells_accuracy(500.0, 500.0, well_sampled) - 500.0 * k).abs() < 1.0);
         // Overlapping coverage (spread a quarter of the range): half the spread.
-        assert!((cells_accuracy(500.0, 2_000.0, well_sampled) - 250.0).abs() < 1.0);
+        assert!((cells_accuracy(500.0, 2_000.0, well_sampled) - 250.0 * k).abs() < 1.0);
         // Barely overlapping (spread four times the range): twice the spread.
-        assert!((cells_accuracy(500.0, 125.0, well_sampled) - 1_000.0).abs() < 1.0);
+        assert!((cells_accuracy(500.0, 125.0, well_sampled) - 1_000.0 * k).abs() < 1.0);
         // Co-located estimates still carry the crowd means' error.
         assert!((cells_accuracy(0.0, 1_000.0, 25) - 100.0).abs() < 1e-9);
     }

@@ -9,7 +9,7 @@ use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
 use crate::radio::Radio;
-use crate::store::record::{cell_key, Station};
+use crate::store::record::{cell_key, Estimated, Station};
 use crate::store::{Database, WifiBlock};
 
 /// A cell the device saw that the database knows.
@@ -25,8 +25,7 @@ pub struct SeenCell {
     pub signal: Option<f64>,
     /// Timing advance as a distance in metres, with its half-width (serving cell only).
     pub ta_m: Option<(f64, f64)>,
-    /// The site, inferred from sibling sectors (LTE serving cells only): crowd
-    /// estimates sit in each sector's coverage, the tower among them.
+    /// The mast of the cell's site, inferred from its sibling sectors ([`infer_tower`]).
     pub tower: Option<(f64, f64)>,
     pub serving: bool,
     /// Found through the short-CID index rather than by its full id.
@@ -89,11 +88,9 @@ pub fn resolve(
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
         match find_cell(db, overlay, obs) {
-            Some((radio, Some(st))) => {
+            Some((radio, Some((st, tower)))) => {
                 let mut c = seen_cell(radio, obs, &st, serving, false);
-                if serving && radio == Radio::Lte && c.ta_m.is_some() {
-                    c.tower = infer_tower(db, obs);
-                }
+                c.tower = tower;
                 seen.cells.push(c);
             }
             // Withdrawn as moved: no evidence, not even through its short id.
@@ -149,12 +146,14 @@ fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [
     }
 }
 
-/// The cell and the radio it was found under; `Some((radio, None))`: withdrawn.
+/// The cell and the radio it was found under, with its site's mast when the database's
+/// sibling sectors show it; `Some((radio, None))`: withdrawn.
+#[allow(clippy::type_complexity)]
 fn find_cell(
     db: &Database,
     overlay: Option<&OverlayView<'_>>,
     obs: &CellObs,
-) -> Option<(Radio, Option<Station>)> {
+) -> Option<(Radio, Option<(Station, Option<(f64, f64)>)>)> {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs) {
         for &mcc in candidate_mccs(db, radio, obs) {
@@ -166,13 +165,21 @@ fn find_cell(
                     mnc,
                     key,
                 }) {
-                    Lookup::Learned(st) => return Some((radio, Some(st))),
+                    // A learned cell's siblings may be learned or not: no mast.
+                    Lookup::Learned(st) => return Some((radio, Some((st, None)))),
                     Lookup::Blocked => return Some((radio, None)),
                     Lookup::Unknown => {}
                 }
             }
-            if let Some(st) = db.cell(radio, mcc, mnc, obs.lac, obs.cid) {
-                return Some((radio, Some(*st)));
+            let site = site_cids(radio, obs.cid).unwrap_or((obs.cid, obs.cid));
+            if let Some((st, siblings)) = db.cell_among(radio, mcc, mnc, obs.lac, obs.cid, site) {
+                // Only a crowd average sits out along its sector's axis: a learned position
+                // (the mode of sightings) answers as it is, as it did before the axes.
+                let tower = match st.estimated() {
+                    Estimated::Averaged => infer_tower(siblings),
+                    Estimated::Learned => None,
+                };
+                return Some((radio, Some((*st, tower))));
             }
         }
     }
@@ -248,35 +255,76 @@ fn seen_cell(
     }
 }
 
-/// An LTE cell id is `eNB << 8 | sector`; the sectors of one eNB share a mast. With
-/// at least two sibling sectors, the mean of their estimates approximates the mast
-/// (each estimate is pulled out along its own azimuth, and the pulls cancel).
-fn infer_tower(db: &Database, obs: &CellObs) -> Option<(f64, f64)> {
-    let mcc = obs.mcc?;
-    let enb = obs.cid >> 8;
-    let siblings = db.cells_between(
-        Radio::Lte,
-        mcc,
-        obs.mnc,
-        obs.lac,
-        (enb << 8, enb << 8 | 0xff),
-    );
+/// The ids of the cells that share a cell's site (its sibling sectors), inclusive. LTE and
+/// NB-IoT: `eNB << 8 | cell` (3GPP TS 36.300); NR: `gNB << 12 | cell`, the common 24-bit
+/// gNB id. GSM and UMTS ids carry no site by standard, but operators commonly number a
+/// site's sectors by the last decimal digit (UMTS: of the 16-bit C-ID under its RNC); the
+/// distance check of [`infer_tower`] rejects groups that are not one site. CDMA: no site.
+fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
+    match radio {
+        Radio::Lte | Radio::Nbiot => Some((cid & !0xff, cid | 0xff)),
+        Radio::Nr => Some((cid & !0xfff, cid | 0xfff)),
+        Radio::Gsm => Some((cid / 10 * 10, cid / 10 * 10 + 9)),
+        Radio::Umts => {
+            let (rnc, first) = (cid & !0xffff, (cid & 0xffff) / 10 * 10);
+            Some((rnc | first, rnc | (first + 9).min(0xffff)))
+        }
+        Radio::Cdma => None,
+    }
+}
+
+/// Sibling estimates farther than this many of their mean range from their centre are not
+/// one site's sectors (reused ids, another numbering, bad data). Sectors' crowd estimates lie
+/// about one range from the mast in sparse networks (the simulator's rural sites: 2-3 km
+/// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
+const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
+
+/// The mast of a site from its sectors' crowd estimates: each is pulled out from the mast
+/// along its own azimuth, and with two or more sectors the pulls roughly cancel in their mean
+/// (the simulator's towns: 50 m from the true mast, where one sector's estimate is 220 m
+/// off). None for fewer than two (an omni site, or ids that do not name sites). Only averaged
+/// siblings count: learned positions are not pulled out along their azimuths, and their pulls
+/// would not cancel.
+fn infer_tower(siblings: &[Station]) -> Option<(f64, f64)> {
     if siblings.len() < 2 {
         return None;
     }
-    let first = &siblings[0];
-    // Siblings that disagree by kilometres are not one mast (reused ids, bad data).
-    if siblings
-        .iter()
-        .any(|s| geo::distance_m(first.lat(), first.lon(), s.lat(), s.lon()) > 3_000.0)
-    {
+    let averaged = || {
+        siblings
+            .iter()
+            .filter(|s| s.estimated() == Estimated::Averaged)
+    };
+    let (mut n, mut lat, mut lon, mut range) = (0.0, 0.0, 0.0, 0.0);
+    for s in averaged() {
+        n += 1.0;
+        lat += s.lat();
+        lon += s.lon();
+        range += s.range_m() as f64;
+    }
+    if n < 2.0 {
         return None;
     }
-    let n = siblings.len() as f64;
-    Some((
-        siblings.iter().map(|s| s.lat()).sum::<f64>() / n,
-        siblings.iter().map(|s| s.lon()).sum::<f64>() / n,
-    ))
+    let (lat, lon) = (lat / n, lon / n);
+    // Within the bound, in degrees on the plane tangent at the mast (the sectors are
+    // kilometres apart): a degree of longitude is cos(lat) of one of latitude, so a sibling
+    // within the bound counting longitude as latitude is within it, and one beyond it by
+    // its latitude alone is beyond it; only the rest need the cosine (a tenth of a single
+    // cell's instructions otherwise).
+    let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
+    let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
+    let b2 = bound * bound;
+    let mut cos2 = None;
+    for s in averaged() {
+        let (dy2, dx2) = ((s.lat() - lat).powi(2), (s.lon() - lon).powi(2));
+        if dy2 + dx2 <= b2 {
+            continue;
+        }
+        let c2 = *cos2.get_or_insert_with(|| lat.to_radians().cos().powi(2));
+        if dy2 + dx2 * c2 > b2 {
+            return None;
+        }
+    }
+    Some((lat, lon))
 }
 
 /// 3GPP ASU to dBm (TS 27.007 for GSM, TS 25.133 for UMTS RSCP, TS 36.133 for LTE RSRP).

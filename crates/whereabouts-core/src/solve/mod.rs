@@ -3,8 +3,9 @@
 //! Order of evidence (ARCHITECTURE.md, "Positioning, in brief"):
 //! 1. look up every cell and access point;
 //! 2. WiFi: the largest consistent cluster of known APs (never a cluster of one);
-//! 3. cells: signal- and range-weighted multilateration, a serving-cell timing
-//!    advance as a distance ring;
+//! 3. cells: each cell placed on its sector's axis from the mast (inferred from
+//!    sibling sectors) by its signal and a serving cell's timing advance, then a
+//!    signal- and range-weighted robust mean;
 //! 4. WiFi wins when it agrees with the cells; otherwise the cells answer;
 //! 5. fallbacks in order: short CID (`scf`), LAC/TAC area (`lacf`), IP (`ipf`);
 //! 6. border strictness (`bt`) moves the answer toward land.
@@ -155,9 +156,8 @@ impl Locator {
         let mut answer = if opts.lacf == 2 {
             cells::area_answer(&db, q.cells)
         } else {
-            let from_cells = cells::solve(&seen.cells, now);
             let from_wifi = wifi::solve(&seen.wifi, now);
-            let mut best = choose(from_wifi, from_cells, &seen.cells);
+            let mut best = choose(from_wifi, &seen.cells, || cells::solve(&seen.cells, now));
             if best.is_none() && opts.lacf == 1 {
                 best = cells::area_answer(&db, q.cells);
             }
@@ -199,23 +199,27 @@ impl Locator {
 
 /// WiFi answers are an order of magnitude sharper than cell answers, but a cluster
 /// of APs far from every cell the device sees is a sign of moved or spoofed APs.
+/// The cells are solved only when they answer (`cells`): a WiFi answer near a seen cell needs
+/// no cell position.
 fn choose(
     wifi: Option<Answer>,
-    cells: Option<Answer>,
     seen: &[lookup::SeenCell],
+    cells: impl FnOnce() -> Option<Answer>,
 ) -> Option<Answer> {
-    match (wifi, cells) {
-        (Some(w), Some(c)) => {
-            let near_a_cell = seen.iter().any(|s| {
-                let reach = (s.range_m * 2.0).max(3_000.0);
-                crate::geo::distance_m(w.lat, w.lon, s.lat, s.lon) <= reach
-            });
+    match wifi {
+        Some(w) => {
+            // With no seen cell, the WiFi answers (there is nothing to disagree with it).
+            let near_a_cell = seen.is_empty()
+                || seen.iter().any(|s| {
+                    let reach = (s.range_m * 2.0).max(3_000.0);
+                    crate::geo::distance_m(w.lat, w.lon, s.lat, s.lon) <= reach
+                });
             if near_a_cell {
                 Some(w)
             } else {
-                Some(c)
+                cells().or(Some(w))
             }
         }
-        (w, c) => w.or(c),
+        None => cells(),
     }
 }

@@ -193,6 +193,7 @@ mod tests {
                 psc: None,
                 created: D0 - 100 * DAY,
                 updated,
+                estimated: crate::store::record::Estimated::Averaged,
             },
         )
     }

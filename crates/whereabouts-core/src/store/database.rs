@@ -167,34 +167,41 @@ impl Database {
         })
     }
 
+    /// The cell with its neighbours in id order whose ids lie in `around` (inclusive, holding
+    /// `cid`): for example its site's sibling sectors. The neighbours follow the cell in the
+    /// file, so they cost no search of their own.
+    pub fn cell_among(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        lac: u32,
+        cid: u64,
+        around: (u64, u64),
+    ) -> Option<(&Station, &[Station])> {
+        let key = cell_key(lac, cid);
+        let (lo, hi) = (cell_key(lac, around.0), cell_key(lac, around.1));
+        self.nets(radio, mcc, mnc).find_map(|(shard, _, n)| {
+            let range = n.first as usize..(n.first + n.count) as usize;
+            let i = shard.find_cell(range.clone(), key)?;
+            let cells = shard.cells();
+            let (mut a, mut b) = (i, i + 1);
+            while a > range.start && cells[a - 1].key >= lo {
+                a -= 1;
+            }
+            while b < range.end && cells[b].key <= hi {
+                b += 1;
+            }
+            Some((&cells[i], &cells[a..b]))
+        })
+    }
+
     /// Starts fetching what `cell(...)` with the same arguments will read (see `wifi_block`).
     pub fn prefetch_cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) {
         let key = cell_key(lac, cid);
         for (shard, _, n) in self.nets(radio, mcc, mnc) {
             shard.prefetch_cell(n.first as usize..(n.first + n.count) as usize, key);
         }
-    }
-
-    /// Cells of one network and LAC whose ids lie in `cids` (inclusive), in id order:
-    /// for example the sibling sectors of an LTE eNB (`enb << 8 ..= enb << 8 | 255`).
-    pub fn cells_between(
-        &self,
-        radio: Radio,
-        mcc: u16,
-        mnc: u16,
-        lac: u32,
-        cids: (u64, u64),
-    ) -> &[Station] {
-        let (lo, hi) = (cell_key(lac, cids.0), cell_key(lac, cids.1));
-        for (shard, _, n) in self.nets(radio, mcc, mnc) {
-            let cells = shard.network_cells(n);
-            let start = cells.partition_point(|c| c.key < lo);
-            let end = cells.partition_point(|c| c.key <= hi);
-            if start < end {
-                return &cells[start..end];
-            }
-        }
-        &[]
     }
 
     /// Cells of the LAC whose cell id ends in the 16 bits `short`.

@@ -15,7 +15,8 @@ use super::record::{Area, Network, ShortCid, Station};
 
 pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
 /// 4: an area's radius is the spread of its cells' positions, no longer their coverage.
-pub const FORMAT_VERSION: u32 = 4;
+/// 5: a station's record says how its position was estimated (`record::Estimated`).
+pub const FORMAT_VERSION: u32 = 5;
 
 pub const VTABLE_POS: usize = 8;
 pub const FIELD_COUNT: usize = 9;

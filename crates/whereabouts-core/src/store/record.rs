@@ -33,6 +33,20 @@ pub fn key_cid(key: u64) -> u64 {
     key & CID_MASK
 }
 
+/// How a station's position was estimated, which says where the device hearing it is
+/// likely to be relative to it (docs/positioning.md, Cells).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Estimated {
+    /// A crowd average of where devices that reported the station were: imported from an
+    /// OpenCelliD/MLS/Android-SQLite export, or a simulator crowd estimate. For a sector,
+    /// pulled out from its mast along its azimuth.
+    #[default]
+    Averaged,
+    /// Our learner's mode of GPS-tagged sightings (`learn`, overlay stations and the
+    /// stations compaction writes from them): where the sightings crowd most, not a mean.
+    Learned,
+}
+
 /// Decoded per-station attributes, in natural units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StationInfo {
@@ -46,6 +60,7 @@ pub struct StationInfo {
     /// Unix seconds, resolved to the month (created) and the day (updated).
     pub created: i64,
     pub updated: i64,
+    pub estimated: Estimated,
 }
 
 /// A cell (key = `lac << 36 | cid`) or a WiFi access point (key = 48-bit BSSID).
@@ -55,9 +70,55 @@ pub struct Station {
     pub key: u64,
     pub lat_e7: i32,
     pub lon_e7: i32,
-    /// psc:10 | range/4 m:14 | samples:13 | created month since 2000:12 | updated day since 2000:15
+    /// psc:10 | range/4 m:14 | samples:13 | created month since 2000:11 | learned:1 |
+    /// updated day since 2000:15 (the `meta` module's layout; format 4 had 12 bits of months and
+    /// no flag)
     pub meta: u64,
 }
+
+/// The one place the bits of [`Station::meta`] are laid out: (shift, width) of each field.
+mod meta {
+    pub const PSC: (u32, u32) = (0, 10);
+    pub const RANGE: (u32, u32) = (10, 14);
+    pub const SAMPLES: (u32, u32) = (24, 13);
+    /// 11 bits of 30-day months from 2000 last until 2168.
+    pub const CREATED: (u32, u32) = (37, 11);
+    /// Set for [`super::Estimated::Learned`].
+    pub const LEARNED: (u32, u32) = (48, 1);
+    pub const UPDATED: (u32, u32) = (49, 15);
+
+    pub const fn max((_, width): (u32, u32)) -> u64 {
+        (1 << width) - 1
+    }
+
+    pub const fn pack((shift, width): (u32, u32), v: u64) -> u64 {
+        (v & ((1 << width) - 1)) << shift
+    }
+
+    pub const fn get(m: u64, (shift, width): (u32, u32)) -> u64 {
+        (m >> shift) & ((1 << width) - 1)
+    }
+}
+
+// The fields tile the 64 bits exactly.
+const _: () = {
+    let f = [
+        meta::PSC,
+        meta::RANGE,
+        meta::SAMPLES,
+        meta::CREATED,
+        meta::LEARNED,
+        meta::UPDATED,
+    ];
+    let mut next = 0;
+    let mut i = 0;
+    while i < f.len() {
+        assert!(f[i].0 == next);
+        next += f[i].1;
+        i += 1;
+    }
+    assert!(next == 64);
+};
 
 const _: () = assert!(std::mem::size_of::<Station>() == 24);
 
@@ -70,14 +131,22 @@ impl Station {
         let psc = info.psc.map_or(PSC_UNKNOWN, |p| p.min(PSC_UNKNOWN - 1)) as u64;
         let range = (info.range_m.min(MAX_RANGE_M).div_ceil(4)) as u64;
         let samples = info.samples.min(MAX_SAMPLES) as u64;
+        let max_month = meta::max(meta::CREATED) as i64;
         let created_month =
-            (days_since_2000(info.created).clamp(0, 4095 * 30) / 30).min(4095) as u64;
-        let updated_day = days_since_2000(info.updated).clamp(0, 32_767) as u64;
+            (days_since_2000(info.created).clamp(0, max_month * 30) / 30).min(max_month) as u64;
+        let updated_day =
+            days_since_2000(info.updated).clamp(0, meta::max(meta::UPDATED) as i64) as u64;
+        let learned = (info.estimated == Estimated::Learned) as u64;
         Station {
             key,
             lat_e7: (info.lat * 1e7).round() as i32,
             lon_e7: (info.lon * 1e7).round() as i32,
-            meta: psc | range << 10 | samples << 24 | created_month << 37 | updated_day << 49,
+            meta: meta::pack(meta::PSC, psc)
+                | meta::pack(meta::RANGE, range)
+                | meta::pack(meta::SAMPLES, samples)
+                | meta::pack(meta::CREATED, created_month)
+                | meta::pack(meta::LEARNED, learned)
+                | meta::pack(meta::UPDATED, updated_day),
         }
     }
 
@@ -90,26 +159,35 @@ impl Station {
     }
 
     pub fn psc(&self) -> Option<u16> {
-        let p = (self.meta & 0x3ff) as u16;
+        let p = meta::get(self.meta, meta::PSC) as u16;
         (p != PSC_UNKNOWN).then_some(p)
     }
 
     pub fn range_m(&self) -> u32 {
-        ((self.meta >> 10) & 0x3fff) as u32 * 4
+        meta::get(self.meta, meta::RANGE) as u32 * 4
     }
 
     pub fn samples(&self) -> u32 {
-        ((self.meta >> 24) & 0x1fff) as u32
+        meta::get(self.meta, meta::SAMPLES) as u32
     }
 
     /// Unix seconds of the first day of the month the station was first seen.
     pub fn created(&self) -> i64 {
-        EPOCH_2000_UNIX + ((self.meta >> 37) & 0xfff) as i64 * 30 * DAY_S
+        EPOCH_2000_UNIX + meta::get(self.meta, meta::CREATED) as i64 * 30 * DAY_S
     }
 
     /// Unix seconds of the day the station was last updated.
     pub fn updated(&self) -> i64 {
-        EPOCH_2000_UNIX + ((self.meta >> 49) & 0x7fff) as i64 * DAY_S
+        EPOCH_2000_UNIX + meta::get(self.meta, meta::UPDATED) as i64 * DAY_S
+    }
+
+    /// How the station's position was estimated.
+    pub fn estimated(&self) -> Estimated {
+        if meta::get(self.meta, meta::LEARNED) == 1 {
+            Estimated::Learned
+        } else {
+            Estimated::Averaged
+        }
     }
 
     pub fn info(&self) -> StationInfo {
@@ -121,6 +199,7 @@ impl Station {
             psc: self.psc(),
             created: self.created(),
             updated: self.updated(),
+            estimated: self.estimated(),
         }
     }
 }
@@ -207,6 +286,7 @@ mod tests {
             psc: Some(503),
             created: 1_546_300_800, // 2019-01-01
             updated: 1_700_000_000,
+            estimated: Estimated::Learned,
         };
         let s = Station::new(cell_key(65533, 268_435_455), &info);
         let back = s.info();
@@ -214,6 +294,7 @@ mod tests {
         assert_eq!(back.range_m, 1236); // rounded up to 4 m
         assert_eq!(back.samples, 17);
         assert_eq!(back.psc, Some(503));
+        assert_eq!(back.estimated, Estimated::Learned);
         assert!(info.created - back.created < 31 * 86_400 && back.created <= info.created);
         assert!(info.updated - back.updated < 86_400 && back.updated <= info.updated);
         assert_eq!(key_lac(s.key), 65533);
@@ -230,12 +311,29 @@ mod tests {
             psc: None,
             created: 0,
             updated: 10_000_000_000,
+            estimated: Estimated::Averaged,
         };
         let s = Station::new(cell_key(16_777_215, 68_719_476_735), &info);
         assert_eq!(s.range_m(), MAX_RANGE_M);
         assert_eq!(s.samples(), MAX_SAMPLES);
         assert_eq!(s.psc(), None);
         assert_eq!(s.created(), EPOCH_2000_UNIX);
+        assert_eq!(s.estimated(), Estimated::Averaged);
+        // The latest month saturates without reaching the flag beside it.
+        let late = Station::new(
+            1,
+            &StationInfo {
+                created: 10_000_000_000,
+                ..info
+            },
+        );
+        assert_eq!(late.estimated(), Estimated::Averaged);
+        assert_eq!(
+            late.created(),
+            EPOCH_2000_UNIX + 2047 * 30 * 86_400,
+            "11 bits of months"
+        );
+        assert_eq!(late.updated(), s.updated());
         assert_eq!(key_lac(s.key), 16_777_215);
         assert_eq!(key_cid(s.key), 68_719_476_735);
     }

@@ -69,7 +69,8 @@ impl Shard {
         let version = field(0).and_then(|p| read_u32(b, p)).unwrap_or(0);
         if version != layout::FORMAT_VERSION {
             return Err(corrupt(&format!(
-                "format version {version}, this build reads {}",
+                "format version {version}, this build reads {}: import the sources again \
+                 (`whereabouts import --replace`)",
                 layout::FORMAT_VERSION
             )));
         }
