@@ -23,6 +23,13 @@ pub const ESTIMATE_ERROR: f64 = 0.5;
 /// sparse rural ones; with the inflation both sit near 68% (bench/accuracy.ts, docs/positioning.md).
 /// 1.0 while the anchors were the crowd estimates; refitted on seed 1 with the sector axes.
 pub const SPREAD_SCALE: f64 = 1.03;
+/// The spread of a few anchors understates where the device can be, that of many overstates
+/// it: with the spread model alone the radius held 31-53% of simulated answers from 2 or 3
+/// cells and 73-85% from 7. A multi-cell radius is therefore scaled by
+/// `(COUNT_REF / cells)^COUNT_EXP`, the 68% quantile of error / radius by cell count, fitted
+/// as a power law over the multi-cell scenarios of seed 1 (docs/positioning.md).
+const COUNT_REF: f64 = 4.64;
+const COUNT_EXP: f64 = 0.83;
 /// A single cell placed on its sector's axis by its signal ([`anchor_of`]) is that much
 /// nearer the device than its crowd estimate: its radius shrinks by this factor.
 const SINGLE_ON_AXIS_SCALE: f64 = 0.9;
@@ -147,7 +154,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
         single_cell_accuracy(range_of(first), median_samples) * scale
     } else {
-        cells_accuracy(spread, sr / sw, median_samples)
+        cells_accuracy(spread, sr / sw, median_samples) * count_factor(cells.len())
     };
     // The radius models were fitted on the spread around the plain weighted mean, so the
     // robust refinement moves only the position.
@@ -205,6 +212,11 @@ fn cells_accuracy(spread_m: f64, range_m: f64, samples: u32) -> f64 {
     let between = SPREAD_SCALE * spread_m * (spread_m / range_m.max(1.0)).sqrt();
     let estimate = ESTIMATE_ERROR * range_m / (samples as f64).sqrt();
     between.hypot(estimate)
+}
+
+/// The calibration of a multi-cell radius by the number of cells ([`COUNT_REF`]).
+fn count_factor(cells: usize) -> f64 {
+    (COUNT_REF / cells.max(1) as f64).powf(COUNT_EXP)
 }
 
 /// The 68% radius of an area's answer from its radius and cell count.
@@ -299,5 +311,14 @@ mod tests {
         assert!((cells_accuracy(500.0, 125.0, well_sampled) - 1_000.0 * k).abs() < 1.0);
         // Co-located estimates still carry the crowd means' error.
         assert!((cells_accuracy(0.0, 1_000.0, 25) - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn fewer_cells_claim_more_of_their_spread() {
+        let f: Vec<f64> = (2..=7).map(count_factor).collect();
+        assert!(f.windows(2).all(|w| w[0] > w[1]));
+        // about twice the spread model's radius for 2 cells, 0.7 of it for 7
+        assert!((f[0] - 2.02).abs() < 0.02 && (f[5] - 0.71).abs() < 0.02);
+        assert!((count_factor(5) - 1.0).abs() < 0.1);
     }
 }
