@@ -146,14 +146,16 @@ fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [
     }
 }
 
-/// The cell and the radio it was found under, with its site's mast when the database's
-/// sibling sectors show it; `Some((radio, None))`: withdrawn.
-#[allow(clippy::type_complexity)]
+/// A cell found: its record and its site's mast (lat, lon) when the database's sibling
+/// sectors show it.
+type FoundCell = (Station, Option<(f64, f64)>);
+
+/// The cell and the radio it was found under; `Some((radio, None))`: withdrawn.
 fn find_cell(
     db: &Database,
     overlay: Option<&OverlayView<'_>>,
     obs: &CellObs,
-) -> Option<(Radio, Option<(Station, Option<(f64, f64)>)>)> {
+) -> Option<(Radio, Option<FoundCell>)> {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs) {
         for &mcc in candidate_mccs(db, radio, obs) {

@@ -159,12 +159,10 @@ impl Database {
         self.cdma_sids.get(&sid).map_or(&[], |v| v.as_slice())
     }
 
+    /// The cell of this id ([`Database::cell_among`] without neighbours).
     pub fn cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) -> Option<&Station> {
-        let key = cell_key(lac, cid);
-        self.nets(radio, mcc, mnc).find_map(|(shard, _, n)| {
-            let range = n.first as usize..(n.first + n.count) as usize;
-            shard.find_cell(range, key).map(|i| &shard.cells()[i])
-        })
+        self.cell_among(radio, mcc, mnc, lac, cid, (cid, cid))
+            .map(|(st, _)| st)
     }
 
     /// The cell with its neighbours in id order whose ids lie in `around` (inclusive, holding
