@@ -1,7 +1,8 @@
 //! Cell evidence: each known cell's anchor (its crowd estimate, or where on its sector's
 //! axis from the mast its signal and a serving cell's timing advance put the device), a
 //! weighted and robust mean of the anchors weighted by signal and by how many sightings
-//! back each estimate, and the LAC/TAC area fallback.
+//! back each estimate, kept within the serving cell's sector (its timing advance's ring and
+//! its wedge), and the LAC/TAC area fallback.
 
 use super::lookup::{candidate_radios, SeenCell};
 use super::query::{Answer, CellObs, Fallback, Source};
@@ -201,10 +202,10 @@ fn robust_mean(anchors: &[Anchor], mut px: f64, mut py: f64) -> (f64, f64) {
 }
 
 /// How far off its sector's axis (mast to crowd estimate) a device served by a sector is
-/// taken to be at most: 60 degrees, about where the 65-degree half-power beamwidth hands over
-/// to the next sector of a three-sector site (cos and sin of 60 degrees). On the simulator's
-/// seed 1, bounds of 45 / 60 / 90 degrees gave suburban medians 430 / 426 / 430 m (434
-/// without), 60 kept and confirmed on seed 2 (docs/positioning.md).
+/// taken to be at most: 60 degrees, half the 120 degrees each sector of a three-sector site
+/// serves (beyond it the next sector is the stronger; cos and sin of 60 degrees). On the
+/// simulator's seed 1, bounds of 45 / 60 / 90 degrees gave suburban medians 430 / 426 / 430 m
+/// (434 without), 60 kept and confirmed on seed 2 (docs/positioning.md).
 const SERVING_WEDGE_COS: f64 = 0.5;
 const SERVING_WEDGE_SIN: f64 = 0.866_025_403_784_438_6;
 
