@@ -1,7 +1,8 @@
 //! Cell evidence: each known cell's anchor (its crowd estimate, or where on its sector's
 //! axis from the mast its signal and a serving cell's timing advance put the device), a
 //! weighted and robust mean of the anchors weighted by signal and by how many sightings
-//! back each estimate, and the LAC/TAC area fallback.
+//! back each estimate, kept within the serving cell's sector (its timing advance's ring and
+//! its wedge), and the LAC/TAC area fallback.
 
 use super::lookup::{candidate_radios, SeenCell};
 use super::query::{Answer, CellObs, Fallback, Source};
@@ -108,7 +109,7 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     }
     let mut factor = c
         .signal
-        .and_then(|s| cell_distance_factor(c.radio, s))
+        .and_then(|s| cell_distance_factor(c.radio, s, c.serving))
         .unwrap_or(1.0);
     if let Some((d, step)) = c.ta_m {
         let (lo, hi) = ta_interval(d, step);
@@ -160,6 +161,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // robust refinement moves only the position.
     if anchors.len() > 1 {
         (px, py) = robust_mean(&anchors, px, py);
+        (px, py) = within_serving_sector(&frame, first, px, py);
     }
 
     let (lat, lon) = frame.to_latlon(px, py);
@@ -197,6 +199,57 @@ fn robust_mean(anchors: &[Anchor], mut px: f64, mut py: f64) -> (f64, f64) {
         }
     }
     (px, py)
+}
+
+/// How far off its sector's axis (mast to crowd estimate) a device served by a sector is
+/// taken to be at most: 60 degrees, half the 120 degrees each sector of a three-sector site
+/// serves (beyond it the next sector is the stronger; cos and sin of 60 degrees). On the
+/// simulator's seed 1, bounds of 45 / 60 / 90 degrees gave suburban medians 430 / 426 / 430 m
+/// (434 without), 60 kept and confirmed on seed 2 (docs/positioning.md).
+const SERVING_WEDGE_COS: f64 = 0.5;
+const SERVING_WEDGE_SIN: f64 = 0.866_025_403_784_438_6;
+
+/// Where the serving cell allows the device to be, when it was placed on its sector's axis
+/// ([`anchor_of`]): within its timing advance's distances from the mast ([`ta_interval`]),
+/// and within the sector's wedge around its axis ([`SERVING_WEDGE_COS`]). The mean of several
+/// anchors can leave both (neighbours pull it across the mast's ring or out of the sector);
+/// the answer is moved back onto the nearest distance and bearing allowed, the other
+/// coordinate kept (polar coordinates around the mast). The serving cell's own anchor
+/// already lies inside both, so a single cell's answer never moves.
+fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> (f64, f64) {
+    if !c.serving || (c.signal.is_none() && c.ta_m.is_none()) {
+        return (px, py);
+    }
+    let Some((tlat, tlon)) = c.tower else {
+        return (px, py);
+    };
+    let (tx, ty) = frame.to_xy(tlat, tlon);
+    let (x, y) = frame.to_xy(c.lat, c.lon);
+    let len = ((x - tx).powi(2) + (y - ty).powi(2)).sqrt();
+    let (dx, dy) = (px - tx, py - ty);
+    let r = (dx * dx + dy * dy).sqrt();
+    // No axis (an estimate on the mast), or an answer on the mast: no bearing to bound.
+    if len < 1.0 || r < 1.0 {
+        return (px, py);
+    }
+    let (ux, uy) = ((x - tx) / len, (y - ty) / len);
+    let dist = match c.ta_m {
+        Some((d, step)) => {
+            let (lo, hi) = ta_interval(d, step);
+            r.clamp(lo, hi)
+        }
+        None => r,
+    };
+    // The bearing, as a unit vector: kept inside the wedge, else its nearer edge.
+    let (mut bx, mut by) = (dx / r, dy / r);
+    if bx * ux + by * uy < SERVING_WEDGE_COS {
+        // Which side of the axis: the sign of the cross product axis x answer.
+        let side = if ux * by - uy * bx >= 0.0 { 1.0 } else { -1.0 };
+        let (vx, vy) = (-uy * side, ux * side);
+        bx = SERVING_WEDGE_COS * ux + SERVING_WEDGE_SIN * vx;
+        by = SERVING_WEDGE_COS * uy + SERVING_WEDGE_SIN * vy;
+    }
+    (tx + dist * bx, ty + dist * by)
 }
 
 /// The 68% radius of a single cell's answer: its coverage spread and the standard error of
@@ -272,6 +325,62 @@ mod tests {
         let near = [at(0.0), at(300.0)];
         let (x, _) = robust_mean(&near, 150.0, 0.0);
         assert!((x - 150.0).abs() < 1e-9, "{x}");
+    }
+
+    /// A serving LTE cell whose mast is at the frame's origin and whose crowd estimate lies
+    /// 500 m east of it (its sector points east).
+    fn serving_east(ta_m: Option<(f64, f64)>) -> (LocalFrame, SeenCell) {
+        let frame = LocalFrame::new(52.0, 4.0);
+        let (lat, lon) = frame.to_latlon(500.0, 0.0);
+        let cell = SeenCell {
+            radio: crate::radio::Radio::Lte,
+            lat,
+            lon,
+            range_m: 1_000.0,
+            samples: 50,
+            updated: 0,
+            signal: Some(-99.0),
+            ta_m,
+            tower: Some((52.0, 4.0)),
+            serving: true,
+            via_short_cid: false,
+        };
+        (frame, cell)
+    }
+
+    #[test]
+    fn the_serving_sector_bounds_the_answer() {
+        let close = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).hypot(a.1 - b.1) < 1e-6;
+        let (frame, mut cell) = serving_east(Some((4.5 * 78.12, 78.12)));
+        // Inside the ring of distances the advance allows (234-469 m) and the wedge: kept.
+        assert!(close(
+            within_serving_sector(&frame, &cell, 300.0, 100.0),
+            (300.0, 100.0)
+        ));
+        // Beyond the ring on the axis: moved in to its outer edge.
+        assert!(close(
+            within_serving_sector(&frame, &cell, 900.0, 0.0),
+            (6.0 * 78.12, 0.0)
+        ));
+        // Due north of the mast (90 degrees off the axis), within the ring: turned to the
+        // wedge's edge at 60 degrees, at the same distance.
+        let (x, y) = within_serving_sector(&frame, &cell, 0.0, 300.0);
+        assert!(close((x, y), (150.0, 300.0 * 0.75f64.sqrt())), "{x} {y}");
+        // South: the other edge.
+        let (_, y) = within_serving_sector(&frame, &cell, 0.0, -300.0);
+        assert!(y < 0.0);
+        // Without a timing advance only the wedge bounds it.
+        cell.ta_m = None;
+        assert!(close(
+            within_serving_sector(&frame, &cell, 900.0, 0.0),
+            (900.0, 0.0)
+        ));
+        // A neighbour bounds nothing.
+        cell.serving = false;
+        assert!(close(
+            within_serving_sector(&frame, &cell, 0.0, 300.0),
+            (0.0, 300.0)
+        ));
     }
 
     #[test]

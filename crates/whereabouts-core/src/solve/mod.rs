@@ -5,7 +5,8 @@
 //! 2. WiFi: the largest consistent cluster of known APs (never a cluster of one);
 //! 3. cells: each cell placed on its sector's axis from the mast (inferred from
 //!    sibling sectors) by its signal and a serving cell's timing advance, then a
-//!    signal- and range-weighted robust mean;
+//!    signal- and range-weighted robust mean, bounded by the serving sector (its timing
+//!    advance's ring and its wedge);
 //! 4. WiFi wins when it agrees with the cells; otherwise the cells answer;
 //! 5. fallbacks in order: short CID (`scf`), LAC/TAC area (`lacf`), IP (`ipf`);
 //! 6. border strictness (`bt`) moves the answer toward land.
