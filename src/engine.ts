@@ -26,6 +26,7 @@ import {
   withoutOptedOut,
 } from './learning.js';
 import {
+  type LocateFunction,
   type NativeChangesPage,
   type NativeChangesQuery,
   type NativeCompactSummary,
@@ -142,6 +143,8 @@ export type CompactSummary = NativeCompactSummary;
  */
 export class Engine {
   readonly #native: NativeEngine;
+  /** The native locate call, bound to the database (`NativeEngine.locateFunction`). */
+  readonly #locate: LocateFunction;
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
   readonly #hasTimezones: boolean;
@@ -168,6 +171,7 @@ export class Engine {
     hasSearch: boolean,
   ) {
     this.#native = nativeEngine;
+    this.#locate = nativeEngine.locateFunction();
     this.#parse = parse;
     this.#hasTimezones = hasTimezones;
     this.#hasPlaces = hasPlaces;
@@ -356,7 +360,7 @@ export class Engine {
     if (valid.length > 0) {
       const wire = this.#wire;
       wire.encode(valid);
-      this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
+      this.#locate(wire.buffer, wire.length, wire.ipsArgument());
       for (let k = 0; k < valid.length; k++) {
         const answer = shapeAnswer(valid[k] as LocateRequest, wire.buffer, wire.answerAt(k), this.#addressOf);
         out[slots[k] as number] = answer;
@@ -369,7 +373,7 @@ export class Engine {
   #solveOne(request: LocateRequest): ProcessResponse {
     const wire = this.#wire;
     wire.encodeOne(request);
-    this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
+    this.#locate(wire.buffer, wire.length, wire.ipsArgument());
     return shapeAnswer(request, wire.buffer, wire.answerAt(0), this.#addressOf);
   }
 

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.js';
+import { native, WireBuffers } from '../src/native.js';
+import { parseRequest } from '../src/request.js';
 import { fixtureCell, fixtureDb } from './helpers.js';
 
 const NOW = 1_700_000_000;
@@ -229,5 +231,30 @@ describe('Engine.open', () => {
     expect(s.hasIp).toBe(true);
     demo.close();
     expect(() => demo.process({})).toThrow(/closed/);
+  });
+});
+
+describe('the native locate function', () => {
+  it('locates a batch in one buffer, refuses bad arguments and malformed batches, and stops at close', () => {
+    const handle = native().NativeEngine.open({ db, now: NOW });
+    const locate = handle.locateFunction();
+    const wire = new WireBuffers();
+    const parsed = parseRequest({ cells: [fixtureCell(1)], address: 0 });
+    if (!parsed.ok) throw new Error(parsed.message);
+    wire.encode([parsed.request, parsed.request]);
+    expect(locate(wire.buffer, wire.length, undefined)).toBe(2);
+    const at = wire.answerAt(1);
+    expect(wire.buffer[at]).toBe(1);
+    expect(wire.buffer[at + 1]).toBeCloseTo(52.5, 9);
+    expect(wire.buffer[at + 2]).toBeCloseTo(13.4, 9);
+    const call = locate as (...a: unknown[]) => number;
+    expect(() => call(new Float32Array(16), 7, undefined)).toThrow(/locate takes/);
+    expect(() => call(wire.buffer, 'x', undefined)).toThrow(/locate takes/);
+    expect(() => call(wire.buffer, wire.length, 'ip')).toThrow(/locate takes/);
+    expect(() => locate(wire.buffer, wire.buffer.length + 1, undefined)).toThrow(/beyond the buffer/);
+    expect(() => locate(new Float64Array([1, 0, 1, 1, 0, 1, -1]), 7, undefined)).toThrow(/truncated body/);
+    handle.close();
+    // the function holds the database weakly: close releases it, and the function says so
+    expect(() => locate(wire.buffer, wire.length, undefined)).toThrow(/the engine is closed/);
   });
 });
