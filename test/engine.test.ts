@@ -166,6 +166,28 @@ describe('Engine.process', () => {
   });
 });
 
+describe('calls back into the engine', () => {
+  it('answers a request whose getter calls process or processBatch as it answers both alone', () => {
+    const a = { cells: [fixtureCell(1)], address: 0 };
+    const b = { cells: [fixtureCell(2)], address: 0 };
+    const alone = [engine.process(a), engine.process(b)];
+    let nested: unknown[] = [];
+    const sneaky = {
+      get cells(): unknown {
+        nested = [engine.process(b), engine.processBatch([a, b])];
+        return [fixtureCell(1)];
+      },
+      address: 0,
+    };
+    expect(engine.process(sneaky)).toEqual(alone[0]);
+    expect(nested).toEqual([alone[1], alone]);
+    nested = [];
+    // in a batch, after other requests of the chunk were encoded
+    expect(engine.processBatch([b, sneaky, a])).toEqual([alone[1], alone[0], alone[0]]);
+    expect(nested).toEqual([alone[1], alone]);
+  });
+});
+
 describe('border strictness (bt) on the embedded Natural Earth land', () => {
   // The fixture cell 262/1/30/1 sits in the North Sea at 52.3 N 3.9 E, about 40 km off the
   // Dutch coast (nothing but water within 30 km), so every bt level moves it.
