@@ -133,7 +133,7 @@ export function parseRequest(value: unknown, options?: ParseOptions): ParseResul
 
 /** Numbers of a cell in {@link RequestReader.cells}, in this order. */
 export const CELL_FIELDS = 9;
-/** Offsets of a cell's fields in {@link RequestReader.cells}; undefined marks an absent optional value. */
+/** Offsets of a cell's fields in {@link RequestReader.cells}; NaN marks an absent optional value. */
 export const CellField = {
   radio: 0,
   mcc: 1,
@@ -147,7 +147,7 @@ export const CellField = {
 } as const;
 /** Numbers of an access point in {@link RequestReader.aps}. */
 export const AP_FIELDS = 5;
-/** Offsets of an access point's fields in {@link RequestReader.aps}; undefined marks an absent value. */
+/** Offsets of an access point's fields in {@link RequestReader.aps}; NaN marks an absent value. */
 export const ApField = { bssid: 0, signal: 1, frequency: 2, channel: 3, snr: 4 } as const;
 
 /**
@@ -173,11 +173,11 @@ export class RequestReader {
   ipf: 0 | 1 = 0;
   /** The GPS fixes; undefined for none. */
   gps: GpsObservation[] | undefined = undefined;
-  /** {@link CELL_FIELDS} values per valid, distinct cell, in request order. */
-  readonly cells: (number | undefined)[] = [];
+  /** {@link CELL_FIELDS} numbers per valid, distinct cell, in request order. */
+  cells = new Float64Array(CELL_FIELDS * DEFAULT_MAX_CELLS);
   cellCount = 0;
-  /** {@link AP_FIELDS} values per valid, distinct access point; none when fewer than 2. */
-  readonly aps: (number | undefined)[] = [];
+  /** {@link AP_FIELDS} numbers per valid, distinct access point; none when fewer than 2. */
+  readonly aps = new Float64Array(AP_FIELDS * MAX_WIFI);
   apCount = 0;
   /** Whether a read is under way (a getter of the value being read may call back). */
   busy = false;
@@ -209,10 +209,10 @@ export class RequestReader {
         mnc: c[at + CellField.mnc] as number,
         lac: c[at + CellField.lac] as number,
         cid: c[at + CellField.cid] as number,
-        signal: c[at + CellField.signal],
-        asu: c[at + CellField.asu],
-        ta: c[at + CellField.ta],
-        psc: c[at + CellField.psc],
+        signal: present(c[at + CellField.signal] as number),
+        asu: present(c[at + CellField.asu] as number),
+        ta: present(c[at + CellField.ta] as number),
+        psc: present(c[at + CellField.psc] as number),
       };
     }
     const wifi: WifiObservation[] = new Array(this.apCount);
@@ -221,10 +221,10 @@ export class RequestReader {
       const at = k * AP_FIELDS;
       wifi[k] = {
         bssid: a[at + ApField.bssid] as number,
-        signal: a[at + ApField.signal],
-        frequency: a[at + ApField.frequency],
-        channel: a[at + ApField.channel],
-        snr: a[at + ApField.snr],
+        signal: present(a[at + ApField.signal] as number),
+        frequency: present(a[at + ApField.frequency] as number),
+        channel: present(a[at + ApField.channel] as number),
+        snr: present(a[at + ApField.snr] as number),
       };
     }
     const request: LocateRequest = {
@@ -244,6 +244,11 @@ export class RequestReader {
     if (this.acceptLanguage !== undefined) request.acceptLanguage = this.acceptLanguage;
     return request;
   }
+}
+
+/** A row value as an optional field: NaN marks an absent one. */
+function present(n: number): number | undefined {
+  return Number.isNaN(n) ? undefined : n;
 }
 
 const sharedReader = new RequestReader();
@@ -753,6 +758,7 @@ function readCells(
   topMnc: number | undefined,
 ): void {
   r.cellCount = 0;
+  if (r.cells.length < raw.length * CELL_FIELDS) r.cells = new Float64Array(raw.length * CELL_FIELDS);
   const cells = r.cells;
   for (const item of raw) {
     const at = r.cellCount * CELL_FIELDS;
@@ -764,7 +770,7 @@ function readCells(
 }
 
 /** Whether one of the cells before `at` has the key (radio, mcc, mnc, lac, cid) of the one at `at`. */
-function hasCell(cells: readonly (number | undefined)[], at: number): boolean {
+function hasCell(cells: Float64Array, at: number): boolean {
   for (let a = 0; a < at; a += CELL_FIELDS) {
     if (
       cells[a + CellField.cid] === cells[at + CellField.cid] &&
@@ -783,7 +789,7 @@ function hasCell(cells: readonly (number | undefined)[], at: number): boolean {
  * to drop, or rejects the whole request.
  */
 function readCell(
-  cells: (number | undefined)[],
+  cells: Float64Array,
   at: number,
   input: unknown,
   topRadio: number | undefined,
@@ -820,10 +826,10 @@ function readCell(
   cells[at + CellField.mnc] = mnc;
   cells[at + CellField.lac] = lac;
   cells[at + CellField.cid] = cid;
-  cells[at + CellField.signal] = optionalMeasure(item.signal, limits.signal);
-  cells[at + CellField.asu] = optionalMeasure(item.asu, limits.asu);
-  cells[at + CellField.ta] = optionalInt(item.ta, limits.ta);
-  cells[at + CellField.psc] = optionalInt(item.psc, limits.psc);
+  cells[at + CellField.signal] = optionalMeasure(item.signal, limits.signal) ?? Number.NaN;
+  cells[at + CellField.asu] = optionalMeasure(item.asu, limits.asu) ?? Number.NaN;
+  cells[at + CellField.ta] = optionalInt(item.ta, limits.ta) ?? Number.NaN;
+  cells[at + CellField.psc] = optionalInt(item.psc, limits.psc) ?? Number.NaN;
   return true;
 }
 
@@ -848,20 +854,17 @@ function readWifi(r: RequestReader, raw: readonly unknown[]): void {
     const measured = optionalMeasure(item.signal, WIFI_SIGNAL_CLAMPABLE);
     const signal =
       measured === undefined
-        ? undefined
+        ? Number.NaN
         : Math.min(WIFI_SIGNAL_SPEC.max, Math.max(WIFI_SIGNAL_SPEC.min, measured));
-    const frequency = optionalInt(item.frequency, WIFI_FREQUENCY);
-    const channel = optionalInt(item.channel, WIFI_CHANNEL);
-    const snr = optionalMeasure(item.signalToNoiseRatio, WIFI_SNR);
-    // At most 15 APs: a scan beats a Map. The stronger of two copies (a missing signal is the
-    // weakest) keeps the first's place.
+    const frequency = optionalInt(item.frequency, WIFI_FREQUENCY) ?? Number.NaN;
+    const channel = optionalInt(item.channel, WIFI_CHANNEL) ?? Number.NaN;
+    const snr = optionalMeasure(item.signalToNoiseRatio, WIFI_SNR) ?? Number.NaN;
+    // At most 15 APs: a scan beats a Map. The stronger of two copies keeps the first's place.
     let at = indexOfBssid(aps, count, bssid);
     if (at < 0) {
       at = count * AP_FIELDS;
       count++;
-    } else if (
-      !((signal ?? Number.NEGATIVE_INFINITY) > (aps[at + ApField.signal] ?? Number.NEGATIVE_INFINITY))
-    ) {
+    } else if (!(strength(signal) > strength(aps[at + ApField.signal] as number))) {
       continue;
     }
     aps[at + ApField.bssid] = bssid;
@@ -875,7 +878,12 @@ function readWifi(r: RequestReader, raw: readonly unknown[]): void {
 }
 
 /** Where the access point `bssid` is among the first `count` of `aps`, or -1. */
-function indexOfBssid(aps: readonly (number | undefined)[], count: number, bssid: number): number {
+/** A signal for comparing two copies of an access point: a missing one (NaN) is the weakest. */
+function strength(signal: number): number {
+  return Number.isNaN(signal) ? Number.NEGATIVE_INFINITY : signal;
+}
+
+function indexOfBssid(aps: Float64Array, count: number, bssid: number): number {
   for (let at = 0; at < count * AP_FIELDS; at += AP_FIELDS) if (aps[at + ApField.bssid] === bssid) return at;
   return -1;
 }
