@@ -183,10 +183,10 @@ export class RequestReader {
   busy = false;
 
   /** Reads a request value: undefined when it is valid, else its spec 7.1 message. Never throws. */
-  read(value: unknown, options: ParseOptions = NO_OPTIONS): GeoMessageText | undefined {
+  read(value: unknown, options?: ParseOptions): GeoMessageText | undefined {
     this.busy = true;
     try {
-      return readBody(this, value, options);
+      return readBody(this, value, options ?? NO_OPTIONS);
     } catch (err) {
       if (err instanceof Rejection) return err.message as GeoMessageText;
       // Library callers may hand over proxies or objects with throwing getters: whatever

@@ -152,6 +152,8 @@ describe('body', () => {
 describe('token', () => {
   it('is optional by default', () => {
     expect(ok(parseRequest({ cells: [lteCell] })).token).toBeUndefined();
+    // JavaScript callers may pass null for "no options"
+    expect(ok(parseRequest({ cells: [lteCell] }, null as unknown as undefined)).token).toBeUndefined();
   });
 
   it('is required when the caller says so', () => {
