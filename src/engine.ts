@@ -343,8 +343,8 @@ export class Engine {
     const addresses = this.#addresses;
     const languages = this.#languages;
     for (let start = 0; start < requests.length; start += BATCH_CHUNK) {
-      // Read, solve and shape a chunk at a time: the answers of a thousand requests alive at
-      // once outlive the young generation and cost the garbage collector more.
+      // Read, solve and shape a chunk at a time: the wire buffer then stays small (a chunk
+      // of requests fits its first 4,096 numbers) and so do the per-request arrays.
       const end = Math.min(requests.length, start + BATCH_CHUNK);
       wire.clear();
       let valid = 0;

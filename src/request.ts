@@ -1,9 +1,10 @@
 /**
  * Validation and normalisation of `/process` geolocation requests (spec 2.2 to 2.7).
  *
- * Every spec parsing error is decided here, once; what comes out is a compact, trusted
- * {@link LocateRequest} made of plain numbers that the Rust core can take without checking
- * again. Decisions where the spec is silent are listed in docs/request-validation.md.
+ * Every spec parsing error is decided here, once, by {@link RequestReader}; what comes out is
+ * trusted plain numbers that the Rust core can take without checking again: the reader's rows
+ * (the engine's path) or a {@link LocateRequest} made from them (the public API). Decisions
+ * where the spec is silent are listed in docs/request-validation.md.
  */
 import { isIP } from 'node:net';
 import { GeoMessage, type GeoMessageText } from './errors.js';

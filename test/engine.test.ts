@@ -166,6 +166,25 @@ describe('Engine.process', () => {
   });
 });
 
+describe('Engine.processBatch', () => {
+  it('answers as process does, also when a chunk outgrows the wire buffer', () => {
+    // 7 cells and 15 access points: 115 numbers a request, so 64 of them pass the buffer's
+    // first 4,096 numbers and it grows with requests already encoded in it
+    const big = (k: number) => ({
+      cells: [1, 2, 3, 4, 5, 6, 7].map((cid) => fixtureCell(k % 3 === 0 ? cid : 1000 + cid)),
+      wifi: Array.from({ length: 15 }, (_, i) => ({
+        bssid: `00:11:22:33:44:${(i < 3 && k % 2 === 0 ? i + 1 : 0x20 + i).toString(16).padStart(2, '0')}`,
+        signal: -60 - i,
+      })),
+      address: 0,
+    });
+    const requests = Array.from({ length: 150 }, (_, k) => (k % 10 === 9 ? { wifi: 'x' } : big(k)));
+    const one = requests.map((r) => engine.process(r));
+    expect(new Set(one.map((r) => JSON.stringify(r))).size).toBeGreaterThan(2);
+    expect(engine.processBatch(requests)).toEqual(one);
+  });
+});
+
 describe('calls back into the engine', () => {
   it('answers a request whose getter calls process or processBatch as it answers both alone', () => {
     const a = { cells: [fixtureCell(1)], address: 0 };
