@@ -11,14 +11,13 @@
  *
  * Uses the simulator world of bench/accuracy.ts (.eval/, built on first use).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { Bench } from 'tinybench';
 import { Engine } from '../src/engine.js';
 import { MapBaseline } from './baseline.js';
+import { mixedRequests, speedWorld } from './speed-requests.js';
 
 const { values } = parseArgs({
   options: {
@@ -28,29 +27,10 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '1000' },
   },
 });
-const root = join(import.meta.dirname, '..');
-const work = join(root, '.eval', `sim-${values.seed}-1000`);
-if (!existsSync(join(work, 'db', 'manifest.json'))) {
-  execFileSync('npx', ['tsx', join(root, 'bench', 'accuracy.ts'), '--seed', values.seed as string], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-const simDir = join(work, 'world');
+const { db, world: simDir } = speedWorld(values.seed as string);
+const requests = mixedRequests(simDir);
 
-// A mixed workload: every scenario's requests, interleaved.
-const requests: unknown[] = [];
-for (const f of readdirSync(join(simDir, 'scenarios')).sort()) {
-  for (const line of readFileSync(join(simDir, 'scenarios', f), 'utf8').split('\n')) {
-    if (line.trim()) requests.push((JSON.parse(line) as { request: unknown }).request);
-  }
-}
-for (let i = requests.length - 1; i > 0; i--) {
-  const j = (i * 7919) % (i + 1);
-  [requests[i], requests[j]] = [requests[j], requests[i]];
-}
-
-const engine = await Engine.open({ db: join(work, 'db') });
+const engine = await Engine.open({ db });
 const baseline = MapBaseline.fromCsv(join(simDir, 'cells.csv'), join(simDir, 'wifi.csv'));
 
 // better-sqlite3: the same stations in indexed tables, one query per station.

@@ -26,6 +26,7 @@ import {
   withoutOptedOut,
 } from './learning.js';
 import {
+  type LocateFunction,
   type NativeChangesPage,
   type NativeChangesQuery,
   type NativeCompactSummary,
@@ -40,7 +41,7 @@ import {
   RemotePolicy,
   type RemoteStatus,
 } from './remote/index.js';
-import { type LocateRequest, type ParseOptions, parseRequest } from './request.js';
+import { type LocateRequest, type ParseOptions, parseRequest, RequestReader } from './request.js';
 import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } from './response.js';
 import { answerReverse, type ReverseQuery, type ReverseResponse, ShapedAddresses } from './reverse.js';
 import {
@@ -142,8 +143,19 @@ export type CompactSummary = NativeCompactSummary;
  */
 export class Engine {
   readonly #native: NativeEngine;
+  /** The native locate call, bound to the database (`NativeEngine.locateFunction`). */
+  readonly #locate: LocateFunction;
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
+  /** The validator of process and processBatch (one request at a time). */
+  readonly #reader = new RequestReader();
+  /** Whether process or processBatch is using the reader and the wire. */
+  #busy = false;
+  /** Per valid request of a processBatch chunk: its index, and what shaping its answer needs. */
+  readonly #slots: number[] = [];
+  readonly #geolocations: number[] = [];
+  readonly #addresses: number[] = [];
+  readonly #languages: (string | undefined)[] = [];
   readonly #hasTimezones: boolean;
   /** The zone names and cell tree, made on the first timezone lookup (or by prepareTimezones). */
   #zones: ZoneLookup | undefined;
@@ -168,6 +180,7 @@ export class Engine {
     hasSearch: boolean,
   ) {
     this.#native = nativeEngine;
+    this.#locate = nativeEngine.locateFunction();
     this.#parse = parse;
     this.#hasTimezones = hasTimezones;
     this.#hasPlaces = hasPlaces;
@@ -283,44 +296,115 @@ export class Engine {
    */
   process(request: unknown): ProcessResponse {
     this.#assertOpen();
-    const parsed = parseRequest(request, this.#parse);
-    return parsed.ok ? this.#solveOne(parsed.request) : errorResponse(parsed.message);
+    // A getter of the request may call back into the engine while the reader and the wire
+    // are in use: such a call takes the way that shares neither.
+    if (this.#busy) return this.#processAside(request);
+    this.#busy = true;
+    try {
+      const reader = this.#reader;
+      const message = reader.read(request, this.#parse);
+      if (message !== undefined) return errorResponse(message);
+      const wire = this.#wire;
+      wire.clear();
+      wire.appendRead(reader);
+      wire.reserveAnswers(1);
+      this.#locate(wire.buffer, wire.length, wire.ipsArgument());
+      return shapeAnswer(
+        reader.geolocation,
+        reader.address,
+        reader.acceptLanguage,
+        wire.buffer,
+        wire.answerAt(0),
+        this.#addressOf,
+      );
+    } finally {
+      this.#busy = false;
+    }
   }
 
   /** Answers many requests in one call into the core: the fast path for bulk work. */
   processBatch(requests: readonly unknown[]): ProcessResponse[] {
     this.#assertOpen();
+    if (this.#busy) return requests.map((r) => this.#processAside(r));
+    this.#busy = true;
+    try {
+      return this.#processBatch(requests);
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  #processBatch(requests: readonly unknown[]): ProcessResponse[] {
     const out: ProcessResponse[] = new Array(requests.length);
-    const valid: LocateRequest[] = [];
-    const slots: number[] = [];
+    const reader = this.#reader;
+    const wire = this.#wire;
+    const slots = this.#slots;
+    const geolocations = this.#geolocations;
+    const addresses = this.#addresses;
+    const languages = this.#languages;
     for (let start = 0; start < requests.length; start += BATCH_CHUNK) {
-      // Parse, solve and shape a chunk at a time: a thousand parsed requests alive at once
-      // outlive the young generation and cost the garbage collector more than the solving.
+      // Read, solve and shape a chunk at a time: the wire buffer then stays small (a chunk
+      // of requests fits its first 4,096 numbers) and so do the per-request arrays.
       const end = Math.min(requests.length, start + BATCH_CHUNK);
-      valid.length = 0;
-      slots.length = 0;
+      wire.clear();
+      let valid = 0;
       for (let i = start; i < end; i++) {
-        const parsed = parseRequest(requests[i], this.#parse);
-        if (parsed.ok) {
-          valid.push(parsed.request);
-          slots.push(i);
-        } else {
-          out[i] = errorResponse(parsed.message);
+        const message = reader.read(requests[i], this.#parse);
+        if (message !== undefined) {
+          out[i] = errorResponse(message);
+          continue;
         }
+        wire.appendRead(reader);
+        slots[valid] = i;
+        geolocations[valid] = reader.geolocation;
+        addresses[valid] = reader.address;
+        languages[valid] = reader.acceptLanguage;
+        valid++;
       }
-      this.#solve(valid, slots, out);
+      if (valid === 0) continue;
+      wire.reserveAnswers(valid);
+      this.#locate(wire.buffer, wire.length, wire.ipsArgument());
+      for (let k = 0; k < valid; k++) {
+        out[slots[k] as number] = shapeAnswer(
+          geolocations[k] as 0 | 1,
+          addresses[k] as 0 | 1 | 2,
+          languages[k],
+          wire.buffer,
+          wire.answerAt(k),
+          this.#addressOf,
+        );
+      }
     }
     return out;
+  }
+
+  /** {@link Engine.process} for a call made while another holds the reader and the wire. */
+  #processAside(request: unknown): ProcessResponse {
+    const parsed = parseRequest(request, this.#parse);
+    return parsed.ok ? this.#solveOne(parsed.request) : errorResponse(parsed.message);
   }
 
   /** Answers already-validated requests (the server validates once, then calls this). */
   processParsed(requests: readonly LocateRequest[]): ProcessResponse[] {
     this.#assertOpen();
-    return this.#solve(
-      requests,
-      requests.map((_, i) => i),
-      new Array(requests.length),
-    );
+    const wire = this.#busy ? new WireBuffers() : this.#wire;
+    const out: ProcessResponse[] = new Array(requests.length);
+    if (requests.length === 0) return out;
+    wire.encode(requests);
+    wire.reserveAnswers(requests.length);
+    this.#locate(wire.buffer, wire.length, wire.ipsArgument());
+    for (let k = 0; k < requests.length; k++) {
+      const r = requests[k] as LocateRequest;
+      out[k] = shapeAnswer(
+        r.geolocation,
+        r.address,
+        r.acceptLanguage,
+        wire.buffer,
+        wire.answerAt(k),
+        this.#addressOf,
+      );
+    }
+    return out;
   }
 
   /**
@@ -352,25 +436,22 @@ export class Engine {
     return this.#remote?.status();
   }
 
-  #solve(valid: readonly LocateRequest[], slots: number[], out: ProcessResponse[]): ProcessResponse[] {
-    if (valid.length > 0) {
-      const wire = this.#wire;
-      wire.encode(valid);
-      this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
-      for (let k = 0; k < valid.length; k++) {
-        const answer = shapeAnswer(valid[k] as LocateRequest, wire.buffer, wire.answerAt(k), this.#addressOf);
-        out[slots[k] as number] = answer;
-      }
-    }
-    return out;
-  }
-
-  /** {@link Engine.#solve} for one request, without the arrays a batch needs. */
+  /** Answers one validated request object. */
   #solveOne(request: LocateRequest): ProcessResponse {
-    const wire = this.#wire;
+    // Outside a call of process or processBatch, as the remote layer's may be: the wire
+    // is free unless a getter of theirs brought us here.
+    const wire = this.#busy ? new WireBuffers() : this.#wire;
     wire.encodeOne(request);
-    this.#native.locateInto(wire.buffer, wire.length, wire.ipsArgument());
-    return shapeAnswer(request, wire.buffer, wire.answerAt(0), this.#addressOf);
+    wire.reserveAnswers(1);
+    this.#locate(wire.buffer, wire.length, wire.ipsArgument());
+    return shapeAnswer(
+      request.geolocation,
+      request.address,
+      request.acceptLanguage,
+      wire.buffer,
+      wire.answerAt(0),
+      this.#addressOf,
+    );
   }
 
   /**

@@ -71,17 +71,20 @@ function round(value: number, digits: number): number {
 }
 
 /**
- * Shapes the core's answer at `answers[at .. at + ANSWER)` for `request`. With `address` 1 the
+ * Shapes the core's answer at `answers[at .. at + ANSWER)` for a request's `geolocation`,
+ * `address` and `acceptLanguage` (of its {@link LocateRequest}). With `address` 1 the
  * response carries the address text; with 2 also `address_details` (the components that have
  * values: city, county, state, country, country_code).
  */
 export function shapeAnswer(
-  request: LocateRequest,
+  geolocation: LocateRequest['geolocation'],
+  address: LocateRequest['address'],
+  acceptLanguage: string | undefined,
   answers: Float64Array,
   at: number,
   addressOf?: AddressLookup,
 ): ProcessResponse {
-  if (request.geolocation === 0) return { status: 'ok' };
+  if (geolocation === 0) return { status: 'ok' };
   if (answers[at] !== 1) return errorResponse(GeoMessage.noMatches);
   const out: ProcessResponse = {
     status: 'ok',
@@ -89,11 +92,11 @@ export function shapeAnswer(
     lon: round(answers[at + 2] as number, 7),
     accuracy: Math.round(answers[at + 3] as number),
   };
-  if (request.address !== 0) {
+  if (address !== 0) {
     const zoom = addressZoom(out.accuracy as number);
-    const found = addressOf?.(out.lat as number, out.lon as number, zoom, request.acceptLanguage);
+    const found = addressOf?.(out.lat as number, out.lon as number, zoom, acceptLanguage);
     out.address = found?.text ?? NO_ADDRESS;
-    if (request.address === 2 && found) out.address_details = found.details;
+    if (address === 2 && found) out.address_details = found.details;
   }
   const fallback = FALLBACK_NAMES[answers[at + 4] as number];
   if (fallback) out.fallback = fallback;

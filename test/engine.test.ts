@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.js';
+import { native, WireBuffers } from '../src/native.js';
+import { parseRequest } from '../src/request.js';
 import { fixtureCell, fixtureDb } from './helpers.js';
 
 const NOW = 1_700_000_000;
@@ -164,6 +166,47 @@ describe('Engine.process', () => {
   });
 });
 
+describe('Engine.processBatch', () => {
+  it('answers as process does, also when a chunk outgrows the wire buffer', () => {
+    // 7 cells and 15 access points: 115 numbers a request, so 64 of them pass the buffer's
+    // first 4,096 numbers and it grows with requests already encoded in it
+    const big = (k: number) => ({
+      cells: [1, 2, 3, 4, 5, 6, 7].map((cid) => fixtureCell(k % 3 === 0 ? cid : 1000 + cid)),
+      wifi: Array.from({ length: 15 }, (_, i) => ({
+        bssid: `00:11:22:33:44:${(i < 3 && k % 2 === 0 ? i + 1 : 0x20 + i).toString(16).padStart(2, '0')}`,
+        signal: -60 - i,
+      })),
+      address: 0,
+    });
+    const requests = Array.from({ length: 150 }, (_, k) => (k % 10 === 9 ? { wifi: 'x' } : big(k)));
+    const one = requests.map((r) => engine.process(r));
+    expect(new Set(one.map((r) => JSON.stringify(r))).size).toBeGreaterThan(2);
+    expect(engine.processBatch(requests)).toEqual(one);
+  });
+});
+
+describe('calls back into the engine', () => {
+  it('answers a request whose getter calls process or processBatch as it answers both alone', () => {
+    const a = { cells: [fixtureCell(1)], address: 0 };
+    const b = { cells: [fixtureCell(2)], address: 0 };
+    const alone = [engine.process(a), engine.process(b)];
+    let nested: unknown[] = [];
+    const sneaky = {
+      get cells(): unknown {
+        nested = [engine.process(b), engine.processBatch([a, b])];
+        return [fixtureCell(1)];
+      },
+      address: 0,
+    };
+    expect(engine.process(sneaky)).toEqual(alone[0]);
+    expect(nested).toEqual([alone[1], alone]);
+    nested = [];
+    // in a batch, after other requests of the chunk were encoded
+    expect(engine.processBatch([b, sneaky, a])).toEqual([alone[1], alone[0], alone[0]]);
+    expect(nested).toEqual([alone[1], alone]);
+  });
+});
+
 describe('border strictness (bt) on the embedded Natural Earth land', () => {
   // The fixture cell 262/1/30/1 sits in the North Sea at 52.3 N 3.9 E, about 40 km off the
   // Dutch coast (nothing but water within 30 km), so every bt level moves it.
@@ -229,5 +272,30 @@ describe('Engine.open', () => {
     expect(s.hasIp).toBe(true);
     demo.close();
     expect(() => demo.process({})).toThrow(/closed/);
+  });
+});
+
+describe('the native locate function', () => {
+  it('locates a batch in one buffer, refuses bad arguments and malformed batches, and stops at close', () => {
+    const handle = native().NativeEngine.open({ db, now: NOW });
+    const locate = handle.locateFunction();
+    const wire = new WireBuffers();
+    const parsed = parseRequest({ cells: [fixtureCell(1)], address: 0 });
+    if (!parsed.ok) throw new Error(parsed.message);
+    wire.encode([parsed.request, parsed.request]);
+    expect(locate(wire.buffer, wire.length, undefined)).toBe(2);
+    const at = wire.answerAt(1);
+    expect(wire.buffer[at]).toBe(1);
+    expect(wire.buffer[at + 1]).toBeCloseTo(52.5, 9);
+    expect(wire.buffer[at + 2]).toBeCloseTo(13.4, 9);
+    const call = locate as (...a: unknown[]) => number;
+    expect(() => call(new Float32Array(16), 7, undefined)).toThrow(/locate takes/);
+    expect(() => call(wire.buffer, 'x', undefined)).toThrow(/locate takes/);
+    expect(() => call(wire.buffer, wire.length, 'ip')).toThrow(/locate takes/);
+    expect(() => locate(wire.buffer, wire.buffer.length + 1, undefined)).toThrow(/beyond the buffer/);
+    expect(() => locate(new Float64Array([1, 0, 1, 1, 0, 1, -1]), 7, undefined)).toThrow(/truncated body/);
+    handle.close();
+    // the function holds the database weakly: close releases it, and the function says so
+    expect(() => locate(wire.buffer, wire.length, undefined)).toThrow(/the engine is closed/);
   });
 });

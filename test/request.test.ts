@@ -115,11 +115,45 @@ describe('body', () => {
     };
     expect(message(parseRequest(body))).toBe(GeoMessage.invalidRequest);
   });
+
+  it('reads the fields of a body once, before any check, and only its enumerable ones', () => {
+    // A getter that throws is Invalid request even where a check before it would have failed.
+    const throwing = {
+      get wifi(): unknown {
+        throw new Error('boom');
+      },
+      cells: [lteCell],
+    };
+    expect(message(parseRequest(throwing, { requireToken: true }))).toBe(GeoMessage.invalidRequest);
+    const hidden = { token: 't' };
+    Object.defineProperty(hidden, 'cells', { value: [lteCell], enumerable: false });
+    expect(message(parseRequest(hidden))).toBe(GeoMessage.noNetworkData);
+    Object.defineProperty(hidden, 'wifi', { value: [ap1, ap2], enumerable: true });
+    expect(ok(parseRequest(hidden)).wifi).toHaveLength(2);
+  });
+
+  it('gives a getter that parses another request its own reader', () => {
+    const inner = { cells: [gsmCell], address: 0 };
+    let innerResult: ParseResult | undefined;
+    // read while the outer request's first cell is already kept
+    const second = {
+      ...gsmCell,
+      get radio(): string {
+        innerResult = parseRequest(inner);
+        return 'umts';
+      },
+    };
+    const req = ok(parseRequest({ cells: [lteCell, second] }));
+    expect(req.cells).toEqual(cellsOf({ cells: [lteCell, { ...gsmCell, radio: 'umts' }] }));
+    expect(ok(innerResult as ParseResult)).toEqual(ok(parseRequest(inner)));
+  });
 });
 
 describe('token', () => {
   it('is optional by default', () => {
     expect(ok(parseRequest({ cells: [lteCell] })).token).toBeUndefined();
+    // JavaScript callers may pass null for "no options"
+    expect(ok(parseRequest({ cells: [lteCell] }, null as unknown as undefined)).token).toBeUndefined();
   });
 
   it('is required when the caller says so', () => {

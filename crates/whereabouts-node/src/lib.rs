@@ -6,9 +6,11 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod addresses;
+mod function;
 mod import;
 mod learn;
 mod live;
+mod locate;
 mod progress;
 mod reverse;
 mod sync;
@@ -18,7 +20,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice, Uint32Array};
+use napi::bindgen_prelude::{AsyncTask, Uint32Array};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use whereabouts_core::lazy_file::{DataFile, LazyFile};
@@ -316,36 +318,18 @@ impl NativeEngine {
         })
     }
 
-    /// Locates the batch of encoded requests in `buffer[..length]` (layout in `wire.rs`)
-    /// and writes six numbers per request into `buffer[length..]`; returns the number of
-    /// requests. `ips` holds the requests' IP addresses (absent when none has one).
-    ///
-    /// One buffer for both directions and no per-call allocation: argument conversion
-    /// is most of what a one-request call costs beside the solve (about 0.27 µs for a
-    /// method without arguments, 0.47 µs with the former two arrays and an IP list).
-    #[napi]
-    pub fn locate_into(
-        &self,
-        mut buffer: Float64ArraySlice,
-        length: u32,
-        ips: Option<Vec<String>>,
-    ) -> Result<u32> {
+    /// The locate call as a plain function `(buffer, length, ips) => count` (see
+    /// `locate.rs` for why not a method): locates the batch of encoded requests in
+    /// `buffer[..length]` (layout in `wire.rs`) and writes six numbers per request into
+    /// `buffer[length..]`; returns the number of requests. `ips` holds the requests' IP
+    /// addresses (undefined when none has one). One buffer for both directions and no
+    /// per-call allocation. After `close` a call throws "the engine is closed".
+    #[napi(
+        ts_return_type = "(buffer: Float64Array, length: number, ips: string[] | undefined) => number"
+    )]
+    pub fn locate_function(&self, env: napi::Env) -> Result<napi::sys::napi_value> {
         guarded("locate", || {
-            let locator = self.locator()?;
-            // SAFETY: the view is borrowed for this synchronous call only and JS cannot run
-            // meanwhile.
-            let buffer = unsafe { buffer.as_mut() };
-            let length = length as usize;
-            if length > buffer.len() {
-                return Err(err(format!(
-                    "malformed request batch: length {length} beyond the buffer's {}",
-                    buffer.len()
-                )));
-            }
-            let (input, out) = buffer.split_at_mut(length);
-            let n = wire::locate_batch(locator, input, ips.as_deref().unwrap_or_default(), out)
-                .map_err(err)?;
-            Ok(n as u32)
+            locate::locate_function(env.raw(), self.locator()?)
         })
     }
 

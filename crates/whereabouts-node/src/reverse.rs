@@ -3,14 +3,13 @@
 //! (`NativeEngine::reverse_key_function`).
 //!
 //! Why not a `#[napi]` method: napi-rs spends about 0.3 us of this VM's time on any class
-//! method call before it reaches our code (the receiver's unwrap and type-tag check, the
-//! borrow scope and its registration), a quarter of the whole lookup. The function made here
-//! holds its data (the engine's places and countries, shared) as the function's own data
-//! pointer, so a call is one `napi_get_cb_info`, three number reads and one number back.
-//! The data is freed by the function's finalizer; the engine's `close` does not end it, so
-//! a function outliving its engine still answers (JavaScript checks that the engine is open).
+//! method call before it reaches our code (`function.rs`), a quarter of the whole lookup.
+//! The function made here holds its data (the engine's places and countries, shared) as the
+//! function's own data pointer, so a call is one `napi_get_cb_info`, three number reads and
+//! one number back. The data is freed by the function's finalizer; the engine's `close` does
+//! not end it, so a function outliving its engine still answers (JavaScript checks that the
+//! engine is open).
 
-use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
@@ -18,6 +17,8 @@ use std::sync::Arc;
 use napi::{sys, Error, Result, Status};
 use whereabouts_core::countries::CountryIndex;
 use whereabouts_core::places::PlaceIndex;
+
+use crate::function::{bound_function, throw};
 
 /// The place part of a reverse key: place ids (plus one) below 2^24.
 const KEY_PLACES: usize = 1 << 24;
@@ -65,50 +66,7 @@ pub(crate) fn key(
 
 /// A JavaScript function `(lat, lon, zoom) => key` over `data`, freed with the function.
 pub(crate) fn key_function(env: sys::napi_env, data: ReverseData) -> Result<sys::napi_value> {
-    let data = Box::into_raw(Box::new(data));
-    let name = "reverseKey";
-    let mut function = ptr::null_mut();
-    // SAFETY: `env` is the calling callback's; `data` stays valid until the finalizer,
-    // which N-API runs once, after the function is collected.
-    unsafe {
-        let status = sys::napi_create_function(
-            env,
-            name.as_ptr().cast::<c_char>(),
-            name.len() as isize,
-            Some(call),
-            data.cast::<c_void>(),
-            &mut function,
-        );
-        if status != sys::Status::napi_ok {
-            drop(Box::from_raw(data));
-            return Err(Error::new(
-                Status::GenericFailure,
-                "napi_create_function failed",
-            ));
-        }
-        let status = sys::napi_add_finalizer(
-            env,
-            function,
-            data.cast::<c_void>(),
-            Some(finalize),
-            ptr::null_mut(),
-            ptr::null_mut(),
-        );
-        if status != sys::Status::napi_ok {
-            // the function exists but nothing would free the data: leak it rather than
-            // free what the function may still read
-            return Err(Error::new(
-                Status::GenericFailure,
-                "napi_add_finalizer failed",
-            ));
-        }
-    }
-    Ok(function)
-}
-
-unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    // SAFETY: `data` is the box made in `key_function`, finalized once.
-    drop(unsafe { Box::from_raw(data.cast::<ReverseData>()) });
+    bound_function(env, "reverseKey", data, call)
 }
 
 /// The function's body: arguments read, the lookup, errors thrown as JavaScript errors
@@ -156,12 +114,4 @@ unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> 
         Ok(Err(e)) => throw(env, &e.reason),
         Err(_) => throw(env, "internal error in reverse"),
     }
-}
-
-/// Throws a JavaScript `Error` with `message`; the callback then returns no value.
-fn throw(env: sys::napi_env, message: &str) -> sys::napi_value {
-    let message = std::ffi::CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // SAFETY: a valid env and a NUL-terminated message
-    unsafe { sys::napi_throw_error(env, ptr::null(), message.as_ptr()) };
-    ptr::null_mut()
 }

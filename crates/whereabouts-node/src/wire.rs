@@ -1,7 +1,7 @@
 //! The batch wire format shared with `src/native.ts`: requests as one flat
 //! `Float64Array` (a JS number holds a 36-bit cell id or a 48-bit BSSID exactly),
 //! answers as six numbers each, written after the requests in the same buffer
-//! (`NativeEngine::locate_into` splits it). NaN marks an absent optional value.
+//! (`locate_into` splits it). NaN marks an absent optional value.
 //!
 //! request: ncells, nwifi, lacf, scf, ipf, bt, ip index (-1: none)
 //!   then ncells x (radio|-1, mcc|-1, mnc, lac, cid, signal, asu, ta, psc)
@@ -28,19 +28,46 @@ fn int(v: f64, max: f64, what: &str) -> Result<u64, String> {
     }
 }
 
+/// Observation vectors reused from batch to batch (a one-request call would otherwise
+/// allocate two per call).
+#[derive(Default)]
+pub struct Scratch {
+    cells: Vec<CellObs>,
+    wifi: Vec<WifiObs>,
+}
+
+/// Locates the requests encoded in `buffer[..length]` and writes their answers into
+/// `buffer[length..]`; returns the number of requests.
+pub fn locate_into(
+    locator: &Locator,
+    buffer: &mut [f64],
+    length: usize,
+    ips: &[String],
+    scratch: &mut Scratch,
+) -> Result<usize, String> {
+    if length > buffer.len() {
+        return Err(format!(
+            "malformed request batch: length {length} beyond the buffer's {}",
+            buffer.len()
+        ));
+    }
+    let (input, out) = buffer.split_at_mut(length);
+    locate_batch(locator, input, ips, out, scratch)
+}
+
 /// Locates every request of `input` and writes its answer into `out`; returns the
 /// number of requests. `out` must hold `ANSWER` numbers per request.
-pub fn locate_batch(
+fn locate_batch(
     locator: &Locator,
     input: &[f64],
     ips: &[String],
     out: &mut [f64],
+    scratch: &mut Scratch,
 ) -> Result<usize, String> {
     let mut n = 0;
     // One clock reading per batch: the `aged` rule works in days.
     let now = locator.now();
-    let mut cells: Vec<CellObs> = Vec::with_capacity(7);
-    let mut wifi: Vec<WifiObs> = Vec::with_capacity(15);
+    let Scratch { cells, wifi } = scratch;
     let mut at = 0;
     while at < input.len() {
         let h = input
@@ -99,8 +126,8 @@ pub fn locate_batch(
         }
         at += body.len();
         let q = Query {
-            cells: &cells,
-            wifi: &wifi,
+            cells,
+            wifi,
             ip,
             options,
         };

@@ -1,0 +1,36 @@
+/**
+ * The workload of bench/speed.ts and bench/speed-parts.ts: every scenario's requests of the
+ * simulator world of bench/accuracy.ts (.eval/, built on first use), interleaved.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+
+/** The simulator world's directories for `seed`, built first when missing. */
+export function speedWorld(seed: string): { work: string; db: string; world: string } {
+  const work = join(root, '.eval', `sim-${seed}-1000`);
+  if (!existsSync(join(work, 'db', 'manifest.json'))) {
+    execFileSync('npx', ['tsx', join(root, 'bench', 'accuracy.ts'), '--seed', seed], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
+  return { work, db: join(work, 'db'), world: join(work, 'world') };
+}
+
+/** A mixed workload: every scenario's requests of `world`, interleaved in a fixed order. */
+export function mixedRequests(world: string): unknown[] {
+  const requests: unknown[] = [];
+  for (const f of readdirSync(join(world, 'scenarios')).sort()) {
+    for (const line of readFileSync(join(world, 'scenarios', f), 'utf8').split('\n')) {
+      if (line.trim()) requests.push((JSON.parse(line) as { request: unknown }).request);
+    }
+  }
+  for (let i = requests.length - 1; i > 0; i--) {
+    const j = (i * 7919) % (i + 1);
+    [requests[i], requests[j]] = [requests[j], requests[i]];
+  }
+  return requests;
+}
