@@ -18,12 +18,26 @@ use crate::store::Database;
 pub const SINGLE_SPREAD: f64 = 0.55;
 pub const ESTIMATE_ERROR: f64 = 0.5;
 /// Accuracy of several cells' answer: `SPREAD_SCALE` times the weighted spread S of their
-/// anchors around their mean, inflated by sqrt(S / range). Cells whose anchors lie far
-/// apart for their ranges barely share coverage, and a weighted mean then interpolates poorly
-/// between them: with the spread alone the radius held 84% in dense urban networks and 51% in
-/// sparse rural ones; with the inflation both sit near 68% (bench/accuracy.ts, docs/positioning.md).
-/// 1.0 while the anchors were the crowd estimates; refitted on seed 1 with the sector axes.
+/// anchors around their mean, inflated by (S / range)^`SPREAD_RANGE_EXP`. Cells whose anchors
+/// lie far apart for their ranges barely share coverage, and a weighted mean then interpolates
+/// poorly between them: with the spread alone the radius held 84% in dense urban networks and
+/// 51% in sparse rural ones; with the inflation both sit near 68% (bench/accuracy.ts,
+/// docs/positioning.md). 1.0 while the anchors were the crowd estimates; refitted on seed 1
+/// with the sector axes. The exponent was 0.5 until the serving-sector terms below
+/// ([`OFF_AXIS_SCALE`], [`BOUNDED_SCALE`]); 0.6 fitted with them on seed 1.
 pub const SPREAD_SCALE: f64 = 1.03;
+const SPREAD_RANGE_EXP: f64 = 0.6;
+/// A multi-cell radius when the first (serving) cell was not placed on its sector's axis (no
+/// mast inferred: an omni site, a short-CID match, an unknown numbering): nothing bounds the
+/// answer to the serving sector, and the anchors' spread understates the error (68% quantile of
+/// error / radius 1.07 against 0.87 with an axis, seed 1), so the radius is this much wider.
+const OFF_AXIS_SCALE: f64 = 1.1;
+/// A multi-cell radius when the serving sector's bound ([`within_serving_sector`]) moved the
+/// answer: the spread measured how far the neighbours pulled the mean, and the bound took part
+/// of that back (68% quantile of error / radius 0.67-0.78 then, seed 1), so the radius shrinks
+/// by this factor. Fitted on seed 1 with [`OFF_AXIS_SCALE`] and [`SPREAD_RANGE_EXP`] so that
+/// each multi-cell scenario and each side of both terms holds about 68% (docs/positioning.md).
+const BOUNDED_SCALE: f64 = 0.8;
 /// The spread of a few anchors understates where the device can be, that of many overstates
 /// it: with the spread model alone the radius held 31-53% of simulated answers from 2 or 3
 /// cells and 73-85% from 7. A multi-cell radius is therefore scaled by
@@ -129,8 +143,9 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
     let (mut sw, mut sr, mut ax, mut ay, mut a2, mut moved) = (0.0, 0.0, 0.0, 0.0, 0.0, false);
+    let mut first_on_axis = false;
     let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
-    for c in cells {
+    for (i, c) in cells.iter().enumerate() {
         // One cell's weight would divide out: its exponential is saved.
         let w = if cells.len() == 1 { 1.0 } else { weight(c) };
         let range = range_of(c);
@@ -138,6 +153,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         sr += w * range;
         let (x, y, on_axis) = anchor_of(&frame, c);
         moved |= on_axis;
+        first_on_axis |= i == 0 && on_axis;
         ax += w * x;
         ay += w * y;
         a2 += w * (x * x + y * y);
@@ -151,17 +167,22 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // The frame's origin is the first cell, so the coordinates are a few kilometres at most
     // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
     let spread = (a2 / sw - (px * px + py * py)).max(0.0).sqrt();
-    let accuracy = if cells.len() == 1 {
+    let mut accuracy = if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
         single_cell_accuracy(range_of(first), median_samples) * scale
     } else {
-        cells_accuracy(spread, sr / sw, median_samples) * count_factor(cells.len())
+        let scale = if first_on_axis { 1.0 } else { OFF_AXIS_SCALE };
+        cells_accuracy(spread, sr / sw, median_samples) * count_factor(cells.len()) * scale
     };
     // The radius models were fitted on the spread around the plain weighted mean, so the
     // robust refinement moves only the position.
     if anchors.len() > 1 {
         (px, py) = robust_mean(&anchors, px, py);
-        (px, py) = within_serving_sector(&frame, first, px, py);
+        let (bx, by) = within_serving_sector(&frame, first, px, py);
+        if (bx - px).hypot(by - py) > 1.0 {
+            accuracy *= BOUNDED_SCALE;
+        }
+        (px, py) = (bx, by);
     }
 
     let (lat, lon) = frame.to_latlon(px, py);
@@ -262,7 +283,7 @@ fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
 /// The 68% radius of a multi-cell answer from the weighted spread of the cells' estimates
 /// around it, their weighted range and median samples.
 fn cells_accuracy(spread_m: f64, range_m: f64, samples: u32) -> f64 {
-    let between = SPREAD_SCALE * spread_m * (spread_m / range_m.max(1.0)).sqrt();
+    let between = SPREAD_SCALE * spread_m * (spread_m / range_m.max(1.0)).powf(SPREAD_RANGE_EXP);
     let estimate = ESTIMATE_ERROR * range_m / (samples as f64).sqrt();
     between.hypot(estimate)
 }
@@ -384,6 +405,42 @@ mod tests {
     }
 
     #[test]
+    fn the_multi_cell_radius_knows_whether_the_serving_sector_bounded_the_answer() {
+        let (frame, serving) = serving_east(None);
+        // A neighbour west of the mast, off the serving sector: the mean of the two anchors
+        // lies north of the mast, 90 degrees off the axis, and the bound turns it.
+        let (lat, lon) = frame.to_latlon(-500.0, 300.0);
+        let neighbour = SeenCell {
+            lat,
+            lon,
+            tower: None,
+            serving: false,
+            ..serving
+        };
+        let bounded = solve(&[serving, neighbour], 0).unwrap();
+        let off_axis = solve(
+            &[
+                SeenCell {
+                    tower: None,
+                    ..serving
+                },
+                neighbour,
+            ],
+            0,
+        )
+        .unwrap();
+        // At the typical level the serving anchor is its estimate either way: the same
+        // anchors and spread, one radius shrunk by the bound, the other widened for want of
+        // an axis.
+        assert!(bounded.lon != off_axis.lon);
+        let ratio = off_axis.accuracy_m / bounded.accuracy_m;
+        assert!(
+            (ratio - OFF_AXIS_SCALE / BOUNDED_SCALE).abs() < 1e-9,
+            "{ratio}"
+        );
+    }
+
+    #[test]
     fn a_timing_advance_allows_a_step_either_way() {
         // Reported step 4 of 78.12 m: its middle is 4.5 steps.
         let (lo, hi) = ta_interval(4.5 * 78.12, 78.12);
@@ -414,10 +471,12 @@ mod tests {
         let k = SPREAD_SCALE;
         // Anchors as far apart as the cells reach: the spread itself.
         assert!((cells_accuracy(500.0, 500.0, well_sampled) - 500.0 * k).abs() < 1.0);
-        // Overlapping coverage (spread a quarter of the range): half the spread.
-        assert!((cells_accuracy(500.0, 2_000.0, well_sampled) - 250.0 * k).abs() < 1.0);
-        // Barely overlapping (spread four times the range): twice the spread.
-        assert!((cells_accuracy(500.0, 125.0, well_sampled) - 1_000.0 * k).abs() < 1.0);
+        // Overlapping coverage (spread a quarter of the range): 0.25^0.6 = 0.44 of the spread.
+        let quarter = 500.0 * 0.25f64.powf(SPREAD_RANGE_EXP) * k;
+        assert!((cells_accuracy(500.0, 2_000.0, well_sampled) - quarter).abs() < 1.0);
+        // Barely overlapping (spread four times the range): 4^0.6 = 2.3 times the spread.
+        let four = 500.0 * 4f64.powf(SPREAD_RANGE_EXP) * k;
+        assert!((cells_accuracy(500.0, 125.0, well_sampled) - four).abs() < 1.0);
         // Co-located estimates still carry the crowd means' error.
         assert!((cells_accuracy(0.0, 1_000.0, 25) - 100.0).abs() < 1e-9);
     }
