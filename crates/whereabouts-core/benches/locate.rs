@@ -23,6 +23,9 @@
 //! Criterion prints its usual per-case report; a summary table (median
 //! requests/s, ratio to the baseline, target met or not) follows at the end.
 //!
+//! To check that a change keeps every answer (bit for bit), dump them before and after:
+//!   LOCATE_BENCH_DUMP=answers.txt target/bench/release/deps/locate-HASH
+//!
 //! The overlay's cost on its own, alternating slices with and without it:
 //!   LOCATE_BENCH_OVERLAY_AB=1 target/bench/release/deps/locate-HASH
 //!
@@ -669,6 +672,33 @@ fn profile(fx: &Fixture, case: &str) {
     );
 }
 
+/// LOCATE_BENCH_DUMP=FILE: every answer of both pools, with and without the overlay, one
+/// line each with the floats' bits, so that a change meant to keep answers (a speed-up) can
+/// be checked to keep them: dump before and after, then `cmp` the files.
+fn dump(fx: &Fixture, path: &Path) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for (name, pool) in [("single", &fx.single), ("mixed", &fx.mixed)] {
+        for (lname, l) in [("land", &fx.with_land), ("overlay", &fx.with_overlay)] {
+            for (i, r) in pool.iter().enumerate() {
+                let line = match l.locate(&r.query()) {
+                    None => "none".to_string(),
+                    Some(a) => format!(
+                        "{:016x} {:016x} {:016x} {:?} {:?} {}",
+                        a.lat.to_bits(),
+                        a.lon.to_bits(),
+                        a.accuracy_m.to_bits(),
+                        a.fallback,
+                        a.source,
+                        a.aged
+                    ),
+                };
+                writeln!(w, "{name} {lname} {i} {line}").unwrap();
+            }
+        }
+    }
+}
+
 /// LOCATE_BENCH_OVERLAY_AB=1: the cost of a non-empty overlay, measured by
 /// alternating BATCH-request slices between the engine without and with it, so
 /// that the machine's drift hits both alike (each goes first in half the slices,
@@ -709,6 +739,10 @@ fn overlay_ab(fx: &Fixture) {
 fn main() {
     if let Ok(case) = std::env::var("LOCATE_BENCH_PROFILE") {
         profile(&Fixture::build(false), &case);
+        return;
+    }
+    if let Some(path) = std::env::var_os("LOCATE_BENCH_DUMP") {
+        dump(&Fixture::build(false), Path::new(&path));
         return;
     }
     if std::env::var_os("LOCATE_BENCH_OVERLAY_AB").is_some() {
