@@ -13,6 +13,10 @@
 //! cells and APs in requests are unknown, so the fallbacks (short CID, LAC area)
 //! and the "unknown AP" paths are exercised as in real traffic.
 //!
+//! `mixed/locate_many_1t` and `_2t` solve the mixed pool's BATCH-request slices with
+//! `Locator::locate_many` on one thread and on two (the summary prints the ratio; the
+//! second row's "vs baseline" column is against the one-thread case).
+//!
 //! Land (data/land.bin) is loaded as in production, so border strictness runs;
 //! a "no land" case shows what it costs. An "overlay" case adds learned stations
 //! (crates/whereabouts-core/src/learn/overlay.rs) for the requests of the first
@@ -593,6 +597,29 @@ fn bench_case<F>(
     g.finish();
 }
 
+/// Times `Locator::locate_many` over successive BATCH-request slices of the mixed pool on
+/// `threads` threads (the calling thread and threads - 1 started per batch).
+fn bench_many(c: &mut Criterion, ran: &Ran, id: &'static str, fx: &Fixture, threads: usize) {
+    let queries: Vec<Query> = fx.mixed.iter().map(Req::query).collect();
+    let mut out = vec![None; BATCH];
+    let now = now_s();
+    let mut g = c.benchmark_group("mixed");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    g.bench_function(id, |b| {
+        ran.mark("mixed", id);
+        let mut next = 0usize;
+        b.iter(|| {
+            let start = next;
+            next = (next + BATCH) % queries.len();
+            fx.with_land
+                .locate_many(&queries[start..start + BATCH], now, threads, &mut out)
+                .unwrap();
+            black_box(&out);
+        });
+    });
+    g.finish();
+}
+
 fn as_point(a: Option<whereabouts_core::solve::Answer>) -> Option<(f64, f64)> {
     a.map(|a| (a.lat, a.lon))
 }
@@ -794,6 +821,8 @@ fn main() {
     bench_case(&mut c, &ran, "mixed", "locate_overlay", &fx.mixed, |q| {
         as_point(fx.with_overlay.locate(q))
     });
+    bench_many(&mut c, &ran, "locate_many_1t", &fx, 1);
+    bench_many(&mut c, &ran, "locate_many_2t", &fx, 2);
     c.final_summary();
 
     let ran = ran.0.into_inner();
@@ -804,7 +833,7 @@ fn main() {
             .flatten()
             .map(|ns| BATCH as f64 * 1e9 / ns)
     };
-    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 8] = [
+    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 10] = [
         ("single", "baseline_hashmap", "baseline_hashmap", None),
         ("single", "locate", "baseline_hashmap", Some(SINGLE_TARGET)),
         (
@@ -843,6 +872,8 @@ fn main() {
             "baseline_hashmap_mean",
             Some(MIXED_TARGET),
         ),
+        ("mixed", "locate_many_1t", "baseline_hashmap_mean", None),
+        ("mixed", "locate_many_2t", "locate_many_1t", None),
     ];
     if rows.iter().all(|r| rate(r.0, r.1).is_none()) {
         return;
@@ -873,6 +904,15 @@ fn main() {
             format!("{:.0}", r),
             ratio,
             verdict
+        );
+    }
+    if let (Some(one), Some(two)) = (
+        rate("mixed", "locate_many_1t"),
+        rate("mixed", "locate_many_2t"),
+    ) {
+        println!(
+            "locate_many: 2 threads {:.2}x 1 thread (the machine's other load shares the cores)",
+            two / one
         );
     }
     for group in ["single", "mixed"] {
