@@ -83,8 +83,12 @@ pub fn resolve(
         };
         db.prefetch_cell(radio, mcc, obs.mnc, obs.lac, obs.cid);
     }
-    let blocks: SmallVec<[Option<WifiBlock>; 16]> =
-        wifi.iter().map(|obs| db.wifi_block(obs.bssid)).collect();
+    // Filled in place and read by reference: collected, and then consumed by the loop
+    // below, the 512-byte list was copied twice per request, with or without APs.
+    let mut blocks: SmallVec<[Option<WifiBlock>; 16]> = SmallVec::new();
+    for obs in wifi {
+        blocks.push(db.wifi_block(obs.bssid));
+    }
     for (i, obs) in cells.iter().enumerate() {
         let serving = i == 0;
         match find_cell(db, overlay, obs) {
@@ -103,7 +107,7 @@ pub fn resolve(
             None => {}
         }
     }
-    for (obs, block) in wifi.iter().zip(blocks) {
+    for (obs, &block) in wifi.iter().zip(blocks.iter()) {
         let found = match overlay.map(|o| o.get(&StationKey::Wifi(obs.bssid))) {
             None | Some(Lookup::Unknown) => block.and_then(|b| db.wifi_in(b, obs.bssid)).copied(),
             Some(Lookup::Learned(st)) => Some(st),
