@@ -34,13 +34,14 @@ struct Point {
     /// Its weight in the centroid: the signal weight over the square root of its range.
     w: f64,
     range: f64,
-    /// Single-linkage forest (`largest_cluster`); `root`: the AP's root once it is built.
-    parent: usize,
+    /// The root of the AP's single-linkage cluster (`largest_cluster`).
     root: usize,
     /// Per root: members and summed signal weight of its cluster.
     count: usize,
     strength: f64,
     member: bool,
+    /// A member near the first centroid.
+    near: bool,
 }
 
 fn range_of(a: &SeenAp) -> f64 {
@@ -67,11 +68,11 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
             signal_w,
             w: signal_w / range.max(20.0).sqrt(),
             range,
-            parent: i,
             root: i,
             count: 0,
             strength: 0.0,
             member: false,
+            near: false,
         });
     }
     let pts = buf.as_mut_slice();
@@ -93,9 +94,14 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     let (px, py, _) = centroid(pts);
     // Drop members far from the others' consensus (moved APs that still link in).
     let near = |p: &Point| (p.x - px).powi(2) + (p.y - py).powi(2) <= OUTLIER_M * OUTLIER_M;
-    if pts.iter().filter(|p| p.member && near(p)).count() >= 2 {
+    let mut kept = 0;
+    for p in pts.iter_mut() {
+        p.near = p.member && near(p);
+        kept += p.near as usize;
+    }
+    if kept >= 2 {
         for p in pts.iter_mut() {
-            p.member = p.member && near(p);
+            p.member = p.near;
         }
     }
     let (px, py, sw) = centroid(pts);
@@ -120,40 +126,29 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     })
 }
 
-fn root(p: &mut [Point], mut i: usize) -> usize {
-    while p[i].parent != i {
-        p[i].parent = p[p[i].parent].parent;
-        i = p[i].parent;
-    }
-    i
-}
-
 /// Single-linkage clusters; the one with most members wins, then the strongest. Returns
 /// its root; every point's `root` is set.
+///
+/// Roots are kept for every AP and relabelled on a union (a handful of APs: a pass over
+/// them costs less than walking a union-find forest for every link, which was most of the
+/// clustering), and pairs already in one cluster skip the distance. A union puts i's
+/// cluster under j's root, as the union-find did, so ties between clusters resolve alike.
 fn largest_cluster(p: &mut [Point]) -> Option<usize> {
     let n = p.len();
     let link2 = CLUSTER_LINK_M * CLUSTER_LINK_M;
     for i in 0..n {
-        // i's root, kept as links move it: a union makes j's root i's, so the root need
-        // not be walked to again for every link (that walk was most of the clustering).
-        let mut ri = None;
         for j in i + 1..n {
-            if (p[i].x - p[j].x).powi(2) + (p[i].y - p[j].y).powi(2) <= link2 {
-                let a = match ri {
-                    Some(a) => a,
-                    None => root(p, i),
-                };
-                let b = root(p, j);
-                p[a].parent = b;
-                ri = Some(b);
+            let (a, b) = (p[i].root, p[j].root);
+            if a != b && (p[i].x - p[j].x).powi(2) + (p[i].y - p[j].y).powi(2) <= link2 {
+                for q in p.iter_mut().filter(|q| q.root == a) {
+                    q.root = b;
+                }
             }
         }
     }
-    // Each AP's root once, then members and strength per root: scoring by re-walking the
-    // forest for every pair of (root, AP) was the costliest part of a WiFi answer.
+    // Members and strength per root, in AP order.
     for i in 0..n {
-        let r = root(p, i);
-        p[i].root = r;
+        let r = p[i].root;
         p[r].count += 1;
         p[r].strength += p[i].signal_w;
     }
