@@ -70,6 +70,14 @@ pub struct WifiBlock {
     end: usize,
 }
 
+/// Where a cell lookup will search: a block of one network part (`Database::cell_block`).
+#[derive(Clone, Copy, Debug)]
+pub struct CellBlock {
+    part: u32,
+    start: usize,
+    end: usize,
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DbStats {
     pub cells: u64,
@@ -190,13 +198,18 @@ impl Database {
     /// The parts of network (radio, mcc, mnc), in shard order: usually one; more only
     /// when the network was split across shards.
     fn nets(&self, radio: Radio, mcc: u16, mnc: u16) -> &[NetPart] {
+        &self.networks[self.net_range(radio, mcc, mnc)]
+    }
+
+    /// [`Database::nets`] as positions in the table.
+    fn net_range(&self, radio: Radio, mcc: u16, mnc: u16) -> std::ops::Range<usize> {
         let key = packed(radio as u8, mcc, mnc);
         let start = self.networks.partition_point(|p| p.key < key);
         let len = self.networks[start..]
             .iter()
             .take_while(|p| p.key == key)
             .count();
-        &self.networks[start..start + len]
+        start..start + len
     }
 
     /// The mccs under which a CDMA SID is known.
@@ -223,36 +236,92 @@ impl Database {
         around: (u64, u64),
     ) -> Option<(&Station, &[Station])> {
         let key = cell_key(lac, cid);
-        let (lo, hi) = (cell_key(lac, around.0), cell_key(lac, around.1));
-        self.nets(radio, mcc, mnc).iter().find_map(|p| {
-            if !p.may_hold(key) {
-                return None;
-            }
-            let shard = &self.shards[p.shard as usize];
-            let range = p.cells();
-            let i = shard.find_cell(range.clone(), key)?;
-            let cells = shard.cells();
-            let (mut a, mut b) = (i, i + 1);
-            while a > range.start && cells[a - 1].key >= lo {
-                a -= 1;
-            }
-            while b < range.end && cells[b].key <= hi {
-                b += 1;
-            }
-            Some((&cells[i], &cells[a..b]))
+        self.nets(radio, mcc, mnc)
+            .iter()
+            .find_map(|p| self.cell_in_part(p, key, lac, around))
+    }
+
+    /// The first half of a cell lookup, as `wifi_block`: the block of the first part of the
+    /// network that may hold the cell, its lines asked for without waiting. None: no part
+    /// may hold it (`cell_among` finds none either). A request takes the blocks of all its
+    /// cells first, then searches them (`cell_among_in`): the network and fence searches are
+    /// done once, and the cache misses of its cells overlap.
+    pub fn cell_block(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        lac: u32,
+        cid: u64,
+    ) -> Option<CellBlock> {
+        let key = cell_key(lac, cid);
+        let parts = self.net_range(radio, mcc, mnc);
+        let pi = parts.clone().find(|&i| self.networks[i].may_hold(key))?;
+        let p = &self.networks[pi];
+        let block = self.shards[p.shard as usize].cell_block(p.cells(), key);
+        Some(CellBlock {
+            part: pi as u32,
+            start: block.start,
+            end: block.end,
         })
     }
 
-    /// Starts fetching what `cell(...)` with the same arguments will read (see `wifi_block`).
-    pub fn prefetch_cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) {
+    /// The second half of a cell lookup: [`Database::cell_among`] for the cell whose block
+    /// `cell_block` found (with the same radio, mcc, mnc, lac and cid).
+    pub fn cell_among_in(
+        &self,
+        block: CellBlock,
+        lac: u32,
+        cid: u64,
+        around: (u64, u64),
+    ) -> Option<(&Station, &[Station])> {
         let key = cell_key(lac, cid);
-        for p in self
-            .nets(radio, mcc, mnc)
-            .iter()
-            .filter(|p| p.may_hold(key))
-        {
-            self.shards[p.shard as usize].prefetch_cell(p.cells(), key);
+        let p = self.networks.get(block.part as usize)?;
+        let shard = &self.shards[p.shard as usize];
+        if let Some(i) = shard.find_cell_in(block.start..block.end, key) {
+            return Some(self.with_neighbours(p, i, lac, around));
         }
+        // The network's later parts, as `cell_among` would search them (their keys follow
+        // this part's, so none holds the key in a database the builder wrote).
+        self.networks[block.part as usize + 1..]
+            .iter()
+            .take_while(|q| q.key == p.key)
+            .find_map(|q| self.cell_in_part(q, key, lac, around))
+    }
+
+    fn cell_in_part(
+        &self,
+        p: &NetPart,
+        key: u64,
+        lac: u32,
+        around: (u64, u64),
+    ) -> Option<(&Station, &[Station])> {
+        if !p.may_hold(key) {
+            return None;
+        }
+        let i = self.shards[p.shard as usize].find_cell(p.cells(), key)?;
+        Some(self.with_neighbours(p, i, lac, around))
+    }
+
+    /// Cell `i` of part `p` with the neighbours whose ids lie in `around`.
+    fn with_neighbours(
+        &self,
+        p: &NetPart,
+        i: usize,
+        lac: u32,
+        around: (u64, u64),
+    ) -> (&Station, &[Station]) {
+        let (lo, hi) = (cell_key(lac, around.0), cell_key(lac, around.1));
+        let range = p.cells();
+        let cells = self.shards[p.shard as usize].cells();
+        let (mut a, mut b) = (i, i + 1);
+        while a > range.start && cells[a - 1].key >= lo {
+            a -= 1;
+        }
+        while b < range.end && cells[b].key <= hi {
+            b += 1;
+        }
+        (&cells[i], &cells[a..b])
     }
 
     /// Cells of the LAC whose cell id ends in the 16 bits `short`.

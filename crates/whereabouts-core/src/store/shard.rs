@@ -206,18 +206,21 @@ impl Shard {
 
     /// The position of the WiFi station with `key` in `block` (from `wifi_block`).
     pub fn find_wifi_in(&self, block: Range<usize>, key: u64) -> Option<usize> {
-        let lo = block.start;
-        self.wifi()
-            .get(block)?
-            .binary_search_by_key(&key, |s| s.key)
-            .ok()
-            .map(|i| lo + i)
+        search_block(self.wifi(), block, key)
     }
 
-    /// Starts fetching what `find_cell(range, key)` will read (see `prefetch_search`).
-    pub fn prefetch_cell(&self, range: Range<usize>, key: u64) {
+    /// The block of `cells[range]` that holds `key` if any cell does, as `wifi_block`: its
+    /// lines are being fetched when this returns.
+    pub fn cell_block(&self, range: Range<usize>, key: u64) -> Range<usize> {
         let c = self.cells();
-        prefetch_search(&c[block_with_fences(c.len(), self.cell_fences(), range, key)]);
+        let block = block_with_fences(c.len(), self.cell_fences(), range, key);
+        prefetch_search(&c[block.clone()]);
+        block
+    }
+
+    /// The position of the cell with `key` in `block` (from `cell_block`).
+    pub fn find_cell_in(&self, block: Range<usize>, key: u64) -> Option<usize> {
+        search_block(self.cells(), block, key)
     }
 
     /// The cells of network `n`, sorted by key.
@@ -234,9 +237,19 @@ fn find_with_fences(
     range: Range<usize>,
     key: u64,
 ) -> Option<usize> {
-    let block = block_with_fences(stations.len(), fences, range, key);
+    search_block(
+        stations,
+        block_with_fences(stations.len(), fences, range, key),
+        key,
+    )
+}
+
+/// The position of the station with `key` in `stations[block]` (sorted); None for a block
+/// out of bounds.
+fn search_block(stations: &[Station], block: Range<usize>, key: u64) -> Option<usize> {
     let lo = block.start;
-    stations[block]
+    stations
+        .get(block)?
         .binary_search_by_key(&key, |s| s.key)
         .ok()
         .map(|i| lo + i)
