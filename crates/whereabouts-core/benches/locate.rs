@@ -13,6 +13,10 @@
 //! cells and APs in requests are unknown, so the fallbacks (short CID, LAC area)
 //! and the "unknown AP" paths are exercised as in real traffic.
 //!
+//! `mixed/locate_many_1t` and `_2t` solve the mixed pool's BATCH-request slices with
+//! `Locator::locate_many` on one thread and on two (the summary prints the ratio; the
+//! second row's "vs baseline" column is against the one-thread case).
+//!
 //! Land (data/land.bin) is loaded as in production, so border strictness runs;
 //! a "no land" case shows what it costs. An "overlay" case adds learned stations
 //! (crates/whereabouts-core/src/learn/overlay.rs) for the requests of the first
@@ -22,6 +26,9 @@
 //!
 //! Criterion prints its usual per-case report; a summary table (median
 //! requests/s, ratio to the baseline, target met or not) follows at the end.
+//!
+//! To check that a change keeps every answer (bit for bit), dump them before and after:
+//!   LOCATE_BENCH_DUMP=answers.txt target/bench/release/deps/locate-HASH
 //!
 //! The overlay's cost on its own, alternating slices with and without it:
 //!   LOCATE_BENCH_OVERLAY_AB=1 target/bench/release/deps/locate-HASH
@@ -445,6 +452,9 @@ impl Fixture {
         let t = Instant::now();
         let land = LandIndex::open(&land_path())
             .unwrap_or_else(|e| panic!("{}: {e:?}", land_path().display()));
+        // The steady state: otherwise the first lookups (all of a profile's, under
+        // callgrind) take the slower polygon test while the cell tree is built.
+        land.prepare();
         let with_land = Locator::new(db).with_border(Box::new(land));
         let no_land = Locator::new(Database::open(dir.path()).unwrap());
         let baseline = Baseline::load(&with_land.database());
@@ -459,8 +469,10 @@ impl Fixture {
             .map(|i| make_request(i + (1 << 40), 3, 8))
             .collect();
         let t = Instant::now();
+        let overlay_land = LandIndex::open(&land_path()).unwrap();
+        overlay_land.prepare();
         let with_overlay = Locator::new(Database::open(dir.path()).unwrap())
-            .with_border(Box::new(LandIndex::open(&land_path()).unwrap()))
+            .with_border(Box::new(overlay_land))
             .with_overlay(Overlay::open(dir.path()).unwrap());
         let sightings: Vec<Observation> = single
             .iter()
@@ -590,6 +602,29 @@ fn bench_case<F>(
     g.finish();
 }
 
+/// Times `Locator::locate_many` over successive BATCH-request slices of the mixed pool on
+/// `threads` threads (the calling thread and threads - 1 started per batch).
+fn bench_many(c: &mut Criterion, ran: &Ran, id: &'static str, fx: &Fixture, threads: usize) {
+    let queries: Vec<Query> = fx.mixed.iter().map(Req::query).collect();
+    let mut out = vec![None; BATCH];
+    let now = now_s();
+    let mut g = c.benchmark_group("mixed");
+    g.throughput(Throughput::Elements(BATCH as u64));
+    g.bench_function(id, |b| {
+        ran.mark("mixed", id);
+        let mut next = 0usize;
+        b.iter(|| {
+            let start = next;
+            next = (next + BATCH) % queries.len();
+            fx.with_land
+                .locate_many(&queries[start..start + BATCH], now, threads, &mut out)
+                .unwrap();
+            black_box(&out);
+        });
+    });
+    g.finish();
+}
+
 fn as_point(a: Option<whereabouts_core::solve::Answer>) -> Option<(f64, f64)> {
     a.map(|a| (a.lat, a.lon))
 }
@@ -669,6 +704,33 @@ fn profile(fx: &Fixture, case: &str) {
     );
 }
 
+/// LOCATE_BENCH_DUMP=FILE: every answer of both pools, with and without the overlay, one
+/// line each with the floats' bits, so that a change meant to keep answers (a speed-up) can
+/// be checked to keep them: dump before and after, then `cmp` the files.
+fn dump(fx: &Fixture, path: &Path) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for (name, pool) in [("single", &fx.single), ("mixed", &fx.mixed)] {
+        for (lname, l) in [("land", &fx.with_land), ("overlay", &fx.with_overlay)] {
+            for (i, r) in pool.iter().enumerate() {
+                let line = match l.locate(&r.query()) {
+                    None => "none".to_string(),
+                    Some(a) => format!(
+                        "{:016x} {:016x} {:016x} {:?} {:?} {}",
+                        a.lat.to_bits(),
+                        a.lon.to_bits(),
+                        a.accuracy_m.to_bits(),
+                        a.fallback,
+                        a.source,
+                        a.aged
+                    ),
+                };
+                writeln!(w, "{name} {lname} {i} {line}").unwrap();
+            }
+        }
+    }
+}
+
 /// LOCATE_BENCH_OVERLAY_AB=1: the cost of a non-empty overlay, measured by
 /// alternating BATCH-request slices between the engine without and with it, so
 /// that the machine's drift hits both alike (each goes first in half the slices,
@@ -709,6 +771,10 @@ fn overlay_ab(fx: &Fixture) {
 fn main() {
     if let Ok(case) = std::env::var("LOCATE_BENCH_PROFILE") {
         profile(&Fixture::build(false), &case);
+        return;
+    }
+    if let Some(path) = std::env::var_os("LOCATE_BENCH_DUMP") {
+        dump(&Fixture::build(false), Path::new(&path));
         return;
     }
     if std::env::var_os("LOCATE_BENCH_OVERLAY_AB").is_some() {
@@ -760,6 +826,8 @@ fn main() {
     bench_case(&mut c, &ran, "mixed", "locate_overlay", &fx.mixed, |q| {
         as_point(fx.with_overlay.locate(q))
     });
+    bench_many(&mut c, &ran, "locate_many_1t", &fx, 1);
+    bench_many(&mut c, &ran, "locate_many_2t", &fx, 2);
     c.final_summary();
 
     let ran = ran.0.into_inner();
@@ -770,7 +838,7 @@ fn main() {
             .flatten()
             .map(|ns| BATCH as f64 * 1e9 / ns)
     };
-    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 8] = [
+    let rows: [(&'static str, &'static str, &'static str, Option<f64>); 10] = [
         ("single", "baseline_hashmap", "baseline_hashmap", None),
         ("single", "locate", "baseline_hashmap", Some(SINGLE_TARGET)),
         (
@@ -809,6 +877,8 @@ fn main() {
             "baseline_hashmap_mean",
             Some(MIXED_TARGET),
         ),
+        ("mixed", "locate_many_1t", "baseline_hashmap_mean", None),
+        ("mixed", "locate_many_2t", "locate_many_1t", None),
     ];
     if rows.iter().all(|r| rate(r.0, r.1).is_none()) {
         return;
@@ -839,6 +909,15 @@ fn main() {
             format!("{:.0}", r),
             ratio,
             verdict
+        );
+    }
+    if let (Some(one), Some(two)) = (
+        rate("mixed", "locate_many_1t"),
+        rate("mixed", "locate_many_2t"),
+    ) {
+        println!(
+            "locate_many: 2 threads {:.2}x 1 thread (the machine's other load shares the cores)",
+            two / one
         );
     }
     for group in ["single", "mixed"] {

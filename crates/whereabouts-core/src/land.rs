@@ -112,6 +112,16 @@ impl LandIndex {
         });
     }
 
+    /// Builds the cell tree in the calling thread now (or waits for the thread building
+    /// it), rather than beside the first lookups: for measurements of the steady state
+    /// (benches/locate.rs, whose profile under callgrind otherwise ran on the slower path
+    /// throughout) and for callers that would rather pay the build at start.
+    pub fn prepare(&self) {
+        self.build_started.call_once(|| {});
+        self.cells
+            .get_or_init(|| self.polygons.cell_tree(CELL_TOP_DEPTH, CELL_MAX_DEPTH));
+    }
+
     /// On land, for a position already in range (lat clamped, lon normalised).
     #[inline]
     fn on_land(&self, lat: f64, lon: f64) -> bool {

@@ -10,7 +10,7 @@ use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
 use crate::radio::Radio;
 use crate::store::record::{cell_key, Estimated, Station};
-use crate::store::{Database, WifiBlock};
+use crate::store::{CellBlock, Database, WifiBlock};
 
 /// A cell the device saw that the database knows.
 #[derive(Clone, Copy, Debug)]
@@ -74,20 +74,29 @@ pub fn resolve(
 ) {
     seen.cells.clear();
     seen.wifi.clear();
-    // Every station's cache lines asked for first, so that the lookups below wait for
-    // memory together: a request's lookups are independent, and each is a few cache
-    // misses in a file far larger than the cache.
+    // Every station's block found and its cache lines asked for first, so that the
+    // searches below wait for memory together: a request's lookups are independent, and
+    // each is a few cache misses in a file far larger than the cache.
+    let mut firsts: SmallVec<[Option<FirstNetwork>; 8]> = SmallVec::new();
     for obs in cells {
-        let (Some(&radio), Some(mcc)) = (candidate_radios(obs).first(), obs.mcc) else {
-            continue;
-        };
-        db.prefetch_cell(radio, mcc, obs.mnc, obs.lac, obs.cid);
+        firsts.push(match (candidate_radios(obs).first(), obs.mcc) {
+            (Some(&radio), Some(mcc)) => Some(FirstNetwork {
+                radio,
+                mcc,
+                block: db.cell_block(radio, mcc, obs.mnc, obs.lac, obs.cid),
+            }),
+            _ => None,
+        });
     }
-    let blocks: SmallVec<[Option<WifiBlock>; 16]> =
-        wifi.iter().map(|obs| db.wifi_block(obs.bssid)).collect();
-    for (i, obs) in cells.iter().enumerate() {
+    // Filled in place and read by reference: collected, and then consumed by the loop
+    // below, the 512-byte list was copied twice per request, with or without APs.
+    let mut blocks: SmallVec<[Option<WifiBlock>; 16]> = SmallVec::new();
+    for obs in wifi {
+        blocks.push(db.wifi_block(obs.bssid));
+    }
+    for (i, (obs, &first)) in cells.iter().zip(firsts.iter()).enumerate() {
         let serving = i == 0;
-        match find_cell(db, overlay, obs) {
+        match find_cell(db, overlay, obs, first) {
             Some((radio, Some((st, tower)))) => {
                 let mut c = seen_cell(radio, obs, &st, serving, false);
                 c.tower = tower;
@@ -103,7 +112,7 @@ pub fn resolve(
             None => {}
         }
     }
-    for (obs, block) in wifi.iter().zip(blocks) {
+    for (obs, &block) in wifi.iter().zip(blocks.iter()) {
         let found = match overlay.map(|o| o.get(&StationKey::Wifi(obs.bssid))) {
             None | Some(Lookup::Unknown) => block.and_then(|b| db.wifi_in(b, obs.bssid)).copied(),
             Some(Lookup::Learned(st)) => Some(st),
@@ -150,11 +159,21 @@ fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [
 /// sectors show it.
 type FoundCell = (Station, Option<(f64, f64)>);
 
+/// A cell's first candidate network (the radio and mcc it names) and the block of it where
+/// the cell would be ([`Database::cell_block`]), found before any cell is searched.
+#[derive(Clone, Copy)]
+struct FirstNetwork {
+    radio: Radio,
+    mcc: u16,
+    block: Option<CellBlock>,
+}
+
 /// The cell and the radio it was found under; `Some((radio, None))`: withdrawn.
 fn find_cell(
     db: &Database,
     overlay: Option<&OverlayView<'_>>,
     obs: &CellObs,
+    first: Option<FirstNetwork>,
 ) -> Option<(Radio, Option<FoundCell>)> {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs) {
@@ -174,7 +193,13 @@ fn find_cell(
                 }
             }
             let site = site_cids(radio, obs.cid).unwrap_or((obs.cid, obs.cid));
-            if let Some((st, siblings)) = db.cell_among(radio, mcc, mnc, obs.lac, obs.cid, site) {
+            let found = match first {
+                Some(f) if f.radio == radio && f.mcc == mcc => f
+                    .block
+                    .and_then(|b| db.cell_among_in(b, obs.lac, obs.cid, site)),
+                _ => db.cell_among(radio, mcc, mnc, obs.lac, obs.cid, site),
+            };
+            if let Some((st, siblings)) = found {
                 // Only a crowd average sits out along its sector's axis: a learned position
                 // (the mode of sightings) answers as it is, as it did before the axes.
                 let tower = match st.estimated() {

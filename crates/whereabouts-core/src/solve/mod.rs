@@ -10,8 +10,11 @@
 //! 4. WiFi wins when it agrees with the cells; otherwise the cells answer;
 //! 5. fallbacks in order: short CID (`scf`), LAC/TAC area (`lacf`), IP (`ipf`);
 //! 6. border strictness (`bt`) moves the answer toward land.
+//!
+//! [`batch`] solves many requests over several threads.
 
 mod adapters;
+pub mod batch;
 mod cells;
 mod lookup;
 pub mod query;

@@ -2,6 +2,8 @@
 //! exponent n, a signal stronger by D dB means a distance shorter by 10^(D/10n);
 //! weighting by inverse squared distance gives weight = 10^(D / (5 n)).
 
+use std::sync::OnceLock;
+
 use crate::radio::Radio;
 
 /// Path-loss exponents typical of the environments cells and APs are heard in.
@@ -44,28 +46,91 @@ fn typical_serving_dbm(radio: Radio) -> Option<f64> {
     }
 }
 
-/// A neighbour (a cell heard but not serving) is typically heard this much weaker than a
-/// serving cell at the same distance from its mast: the device is off the neighbour's
-/// boresight (heard on the side of its sector's pattern) or is served by another cell
-/// because this one is the weaker there. Its level is read as this much stronger before it
-/// is turned into a distance. On the simulator's seed 1, neighbours' true positions projected
-/// on their axes lay 0.2-0.7 of the anchor's distance beyond their anchors (median), and
-/// 2 / 4 / 6 / 8 dB gave urban medians of 136 / 134 / 135 / 136 m and rural ones of 1898 /
-/// 1885 / 1865 / 1893 m (none: 137 and 1913; with the serving-sector bound of `cells.rs`);
-/// 4 was kept, a 1% gain that seed 2 confirmed (docs/positioning.md).
+/// A neighbour (a cell heard but not serving) is placed as if heard this much weaker: the
+/// typical serving level calibrates the distance factor on the devices a cell serves, and a
+/// device that hears a cell without being served by it is mostly at the edge of its coverage,
+/// beyond where the crowd that made the estimate was. On the simulator's seed 1, neighbours'
+/// true positions projected on their axes lay 0.2-0.7 of the anchor's distance beyond their
+/// anchors (median), and 2 / 4 / 6 / 8 dB gave urban medians of 136 / 134 / 135 / 136 m and
+/// rural ones of 1898 / 1885 / 1865 / 1893 m (none: 137 and 1913; with the serving-sector
+/// bound of `cells.rs`); 4 was kept, a 1% gain that seed 2 confirmed (docs/positioning.md).
 const NEIGHBOUR_LEVEL_OFFSET_DB: f64 = 4.0;
 
 /// How far from its mast a device hearing a cell at `signal` is, as a multiple of the
 /// distance from the mast to the cell's crowd estimate: 1 at the radio's typical serving
 /// level, shorter when stronger, longer when weaker, by log-distance path loss. Kept
-/// within 0.2 to 3: one level says little more. A neighbour's level is first corrected by
-/// [`NEIGHBOUR_LEVEL_OFFSET_DB`].
+/// within 0.2 to 3: one level says little more. A neighbour's level is first read
+/// [`NEIGHBOUR_LEVEL_OFFSET_DB`] weaker.
 pub fn cell_distance_factor(radio: Radio, signal: f64, serving: bool) -> Option<f64> {
-    let mut typical = typical_serving_dbm(radio)?;
-    if !serving {
-        typical += NEIGHBOUR_LEVEL_OFFSET_DB;
+    typical_serving_dbm(radio)?;
+    // Raising the typical level by the offset is reading the level that much weaker: with
+    // whole dBm `(typical + offset) - signal` and `typical - (signal - offset)` are the same
+    // exact number, so the table serves neighbours too.
+    let signal = if serving {
+        signal
+    } else {
+        signal - NEIGHBOUR_LEVEL_OFFSET_DB
+    };
+    Some(match level_index(signal) {
+        Some(i) => tables().distance[radio as usize][i],
+        None => distance_factor_of(radio, signal),
+    })
+}
+
+fn distance_factor_of(radio: Radio, signal: f64) -> f64 {
+    match typical_serving_dbm(radio) {
+        Some(typical) => exp10((typical - signal) / CELL_DISTANCE_DB_PER_DECADE).clamp(0.2, 3.0),
+        None => f64::NAN,
     }
-    Some(exp10((typical - signal) / CELL_DISTANCE_DB_PER_DECADE).clamp(0.2, 3.0))
+}
+
+/// Levels are reported in whole dBm: the three functions of a level here are tabled over
+/// the whole dBm from `LEVEL_MIN` to 0, each entry computed by the function itself (so a
+/// tabled value is the computed one, bit for bit), once per process. An exp per station
+/// was 3.5% of a mixed request's instructions; other levels (fractions, out of range,
+/// NaN) are computed.
+const LEVEL_MIN: i32 = -200;
+const LEVELS: usize = (1 - LEVEL_MIN) as usize;
+
+struct Tables {
+    /// By radio code, then level.
+    cell: [[f64; LEVELS]; 6],
+    distance: [[f64; LEVELS]; 6],
+    wifi: [f64; LEVELS],
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Box<Tables>> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let level = |i: usize| (i as i32 + LEVEL_MIN) as f64;
+        let mut t = Box::new(Tables {
+            cell: [[0.0; LEVELS]; 6],
+            distance: [[0.0; LEVELS]; 6],
+            wifi: [0.0; LEVELS],
+        });
+        for radio in Radio::ALL {
+            for i in 0..LEVELS {
+                t.cell[radio as usize][i] = cell_weight_of(radio, level(i));
+                t.distance[radio as usize][i] = distance_factor_of(radio, level(i));
+            }
+        }
+        for i in 0..LEVELS {
+            t.wifi[i] = wifi_weight_of(level(i));
+        }
+        t
+    })
+}
+
+/// The table entry of a whole-dBm level within the tables.
+fn level_index(signal: f64) -> Option<usize> {
+    // A whole level is its own truncation; the cast is one instruction where `trunc` is a
+    // call (x86-64 before SSE 4.1), and saturates or gives 0 for what no table holds.
+    let level = signal as i32;
+    if level as f64 == signal && (LEVEL_MIN..=0).contains(&level) {
+        Some((level - LEVEL_MIN) as usize)
+    } else {
+        None
+    }
 }
 
 /// 10^x through exp: the same value, at a fraction of `powf`'s cost (which was a tenth of
@@ -76,18 +141,30 @@ fn exp10(x: f64) -> f64 {
 
 pub fn cell_signal_weight(radio: Radio, signal: Option<f64>) -> f64 {
     match signal {
-        Some(s) => {
-            exp10(((s - reference_dbm(radio)) / (5.0 * CELL_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0))
-        }
+        Some(s) => match level_index(s) {
+            Some(i) => tables().cell[radio as usize][i],
+            None => cell_weight_of(radio, s),
+        },
         None => 1.0,
     }
 }
 
+fn cell_weight_of(radio: Radio, s: f64) -> f64 {
+    exp10(((s - reference_dbm(radio)) / (5.0 * CELL_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0))
+}
+
 pub fn wifi_signal_weight(signal: Option<f64>) -> f64 {
     match signal {
-        Some(s) => exp10(((s + 80.0) / (5.0 * WIFI_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0)),
+        Some(s) => match level_index(s) {
+            Some(i) => tables().wifi[i],
+            None => wifi_weight_of(s),
+        },
         None => 1.0,
     }
+}
+
+fn wifi_weight_of(s: f64) -> f64 {
+    exp10(((s + 80.0) / (5.0 * WIFI_PATH_LOSS_EXPONENT)).clamp(-6.0, 6.0))
 }
 
 #[cfg(test)]
@@ -113,6 +190,38 @@ mod tests {
         let neighbour = cell_distance_factor(Radio::Lte, -105.0, false).unwrap();
         let expected = exp10(NEIGHBOUR_LEVEL_OFFSET_DB / CELL_DISTANCE_DB_PER_DECADE);
         assert!((neighbour / serving - expected).abs() < 1e-12);
+    }
+
+    #[test]
+    fn tabled_levels_are_the_computed_ones() {
+        for radio in Radio::ALL {
+            for s in [-200.0, -140.0, -99.0, -85.0, -60.0, -0.0, 0.0] {
+                let w = cell_signal_weight(radio, Some(s));
+                assert_eq!(
+                    w.to_bits(),
+                    cell_weight_of(radio, s).to_bits(),
+                    "{radio:?} {s}"
+                );
+                let d = cell_distance_factor(radio, s, true);
+                assert_eq!(
+                    d.map(f64::to_bits),
+                    typical_serving_dbm(radio).map(|_| distance_factor_of(radio, s).to_bits())
+                );
+            }
+        }
+        for s in [-200.0, -80.0, -35.0, 0.0] {
+            assert_eq!(
+                wifi_signal_weight(Some(s)).to_bits(),
+                wifi_weight_of(s).to_bits()
+            );
+        }
+        // Fractions and levels beyond the tables are computed.
+        assert_eq!(level_index(-80.5), None);
+        assert_eq!(level_index(-201.0), None);
+        assert_eq!(level_index(3.0), None);
+        assert_eq!(level_index(f64::NAN), None);
+        assert_eq!(level_index(-200.0), Some(0));
+        assert_eq!(level_index(0.0), Some(200));
     }
 
     #[test]

@@ -8,19 +8,53 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::record::{cell_key, short_cid_order, Area, Network, Station};
+use super::record::{cell_key, short_cid_order, Area, Station};
 use super::shard::Shard;
 use super::StoreError;
 use crate::radio::Radio;
 
 type NetKey = (u8, u16, u16);
 
+/// (radio, mcc, mnc) packed into one integer that sorts as the tuple does: the network
+/// search compares one word per step.
+fn packed(radio: u8, mcc: u16, mnc: u16) -> u64 {
+    (radio as u64) << 32 | (mcc as u64) << 16 | mnc as u64
+}
+
+/// One network's cells in one shard (a network is cut across shards only where a shard
+/// filled up), with the first and last of their keys: a cell lookup searches only the
+/// part whose keys span its key, and misses without a search when none does.
+#[derive(Clone, Copy, Debug)]
+struct NetPart {
+    key: u64,
+    shard: u32,
+    /// The network's index in its shard (areas refer to it).
+    index: u32,
+    first: u32,
+    count: u32,
+    /// Keys of the part's first and last cell; `lo > hi` for a network without cells.
+    lo: u64,
+    hi: u64,
+}
+
+impl NetPart {
+    fn cells(&self) -> std::ops::Range<usize> {
+        self.first as usize..(self.first + self.count) as usize
+    }
+
+    fn may_hold(&self, key: u64) -> bool {
+        self.lo <= key && key <= self.hi
+    }
+}
+
 pub struct Database {
     dir: PathBuf,
     manifest: Manifest,
     shards: Vec<Shard>,
-    /// Cell shards in order, with their first and last network.
-    cell_shards: Vec<(NetKey, NetKey, u32)>,
+    /// Every network part of every shard, by network then shard order: built at open in
+    /// time proportional to the networks (one search here replaces one among the shards
+    /// and another in the shard's network table, per lookup).
+    networks: Vec<NetPart>,
     /// CDMA SID -> mccs, for CDMA requests that come without an mcc (spec 2.2).
     cdma_sids: HashMap<u16, Vec<u16>>,
     /// Shards holding WiFi, with their first and last BSSID: a lookup searches only the
@@ -32,6 +66,14 @@ pub struct Database {
 #[derive(Clone, Copy, Debug)]
 pub struct WifiBlock {
     shard: u32,
+    start: usize,
+    end: usize,
+}
+
+/// Where a cell lookup will search: a block of one network part (`Database::cell_block`).
+#[derive(Clone, Copy, Debug)]
+pub struct CellBlock {
+    part: u32,
     start: usize,
     end: usize,
 }
@@ -72,13 +114,30 @@ impl Database {
             }
             shards.push(shard);
         }
-        let mut cell_shards = Vec::new();
+        let mut cell_shards: Vec<(NetKey, NetKey)> = Vec::new();
+        let mut networks = Vec::new();
         let mut cdma_sids: HashMap<u16, Vec<u16>> = HashMap::new();
         let mut wifi_shards = Vec::new();
         for (si, s) in shards.iter().enumerate() {
             let nets = s.networks();
             if let (Some(first), Some(last)) = (nets.first(), nets.last()) {
-                cell_shards.push((first.sort_key(), last.sort_key(), si as u32));
+                cell_shards.push((first.sort_key(), last.sort_key()));
+            }
+            for (ni, n) in nets.iter().enumerate() {
+                let cells = s.network_cells(n);
+                let (lo, hi) = match (cells.first(), cells.last()) {
+                    (Some(a), Some(b)) => (a.key, b.key),
+                    _ => (u64::MAX, 0),
+                };
+                networks.push(NetPart {
+                    key: packed(n.radio, n.mcc, n.mnc),
+                    shard: si as u32,
+                    index: ni as u32,
+                    first: n.first,
+                    count: n.count,
+                    lo,
+                    hi,
+                });
             }
             // Networks sort by radio first: the CDMA ones are one contiguous run.
             let cdma = Radio::Cdma as u8;
@@ -93,6 +152,7 @@ impl Database {
                 wifi_shards.push((first.key, last.key, si as u32));
             }
         }
+        // The parts' order above is then the networks' order: the table needs no sort.
         if cell_shards.windows(2).any(|w| w[0].1 > w[1].0) {
             return Err(StoreError::Corrupt(
                 "cell shards overlap or are out of order".into(),
@@ -102,7 +162,7 @@ impl Database {
             dir: dir.to_path_buf(),
             manifest,
             shards,
-            cell_shards,
+            networks,
             cdma_sids,
             wifi_shards,
         })
@@ -135,23 +195,21 @@ impl Database {
         st
     }
 
-    /// Every (shard, network index, network) holding (radio, mcc, mnc): usually one; more
-    /// only when a network was split across shards.
-    fn nets(
-        &self,
-        radio: Radio,
-        mcc: u16,
-        mnc: u16,
-    ) -> impl Iterator<Item = (&Shard, u32, &Network)> + '_ {
-        let key = (radio as u8, mcc, mnc);
-        let start = self.cell_shards.partition_point(|&(_, last, _)| last < key);
-        self.cell_shards[start..]
+    /// The parts of network (radio, mcc, mnc), in shard order: usually one; more only
+    /// when the network was split across shards.
+    fn nets(&self, radio: Radio, mcc: u16, mnc: u16) -> &[NetPart] {
+        &self.networks[self.net_range(radio, mcc, mnc)]
+    }
+
+    /// [`Database::nets`] as positions in the table.
+    fn net_range(&self, radio: Radio, mcc: u16, mnc: u16) -> std::ops::Range<usize> {
+        let key = packed(radio as u8, mcc, mnc);
+        let start = self.networks.partition_point(|p| p.key < key);
+        let len = self.networks[start..]
             .iter()
-            .take_while(move |&&(first, _, _)| first <= key)
-            .filter_map(move |&(_, _, si)| {
-                let shard = &self.shards[si as usize];
-                shard.network(key).map(|(ni, n)| (shard, ni, n))
-            })
+            .take_while(|p| p.key == key)
+            .count();
+        start..start + len
     }
 
     /// The mccs under which a CDMA SID is known.
@@ -178,28 +236,92 @@ impl Database {
         around: (u64, u64),
     ) -> Option<(&Station, &[Station])> {
         let key = cell_key(lac, cid);
-        let (lo, hi) = (cell_key(lac, around.0), cell_key(lac, around.1));
-        self.nets(radio, mcc, mnc).find_map(|(shard, _, n)| {
-            let range = n.first as usize..(n.first + n.count) as usize;
-            let i = shard.find_cell(range.clone(), key)?;
-            let cells = shard.cells();
-            let (mut a, mut b) = (i, i + 1);
-            while a > range.start && cells[a - 1].key >= lo {
-                a -= 1;
-            }
-            while b < range.end && cells[b].key <= hi {
-                b += 1;
-            }
-            Some((&cells[i], &cells[a..b]))
+        self.nets(radio, mcc, mnc)
+            .iter()
+            .find_map(|p| self.cell_in_part(p, key, lac, around))
+    }
+
+    /// The first half of a cell lookup, as `wifi_block`: the block of the first part of the
+    /// network that may hold the cell, its lines asked for without waiting. None: no part
+    /// may hold it (`cell_among` finds none either). A request takes the blocks of all its
+    /// cells first, then searches them (`cell_among_in`): the network and fence searches are
+    /// done once, and the cache misses of its cells overlap.
+    pub fn cell_block(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        lac: u32,
+        cid: u64,
+    ) -> Option<CellBlock> {
+        let key = cell_key(lac, cid);
+        let parts = self.net_range(radio, mcc, mnc);
+        let pi = parts.clone().find(|&i| self.networks[i].may_hold(key))?;
+        let p = &self.networks[pi];
+        let block = self.shards[p.shard as usize].cell_block(p.cells(), key);
+        Some(CellBlock {
+            part: pi as u32,
+            start: block.start,
+            end: block.end,
         })
     }
 
-    /// Starts fetching what `cell(...)` with the same arguments will read (see `wifi_block`).
-    pub fn prefetch_cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) {
+    /// The second half of a cell lookup: [`Database::cell_among`] for the cell whose block
+    /// `cell_block` found (with the same radio, mcc, mnc, lac and cid).
+    pub fn cell_among_in(
+        &self,
+        block: CellBlock,
+        lac: u32,
+        cid: u64,
+        around: (u64, u64),
+    ) -> Option<(&Station, &[Station])> {
         let key = cell_key(lac, cid);
-        for (shard, _, n) in self.nets(radio, mcc, mnc) {
-            shard.prefetch_cell(n.first as usize..(n.first + n.count) as usize, key);
+        let p = self.networks.get(block.part as usize)?;
+        let shard = &self.shards[p.shard as usize];
+        if let Some(i) = shard.find_cell_in(block.start..block.end, key) {
+            return Some(self.with_neighbours(p, i, lac, around));
         }
+        // The network's later parts, as `cell_among` would search them (their keys follow
+        // this part's, so none holds the key in a database the builder wrote).
+        self.networks[block.part as usize + 1..]
+            .iter()
+            .take_while(|q| q.key == p.key)
+            .find_map(|q| self.cell_in_part(q, key, lac, around))
+    }
+
+    fn cell_in_part(
+        &self,
+        p: &NetPart,
+        key: u64,
+        lac: u32,
+        around: (u64, u64),
+    ) -> Option<(&Station, &[Station])> {
+        if !p.may_hold(key) {
+            return None;
+        }
+        let i = self.shards[p.shard as usize].find_cell(p.cells(), key)?;
+        Some(self.with_neighbours(p, i, lac, around))
+    }
+
+    /// Cell `i` of part `p` with the neighbours whose ids lie in `around`.
+    fn with_neighbours(
+        &self,
+        p: &NetPart,
+        i: usize,
+        lac: u32,
+        around: (u64, u64),
+    ) -> (&Station, &[Station]) {
+        let (lo, hi) = (cell_key(lac, around.0), cell_key(lac, around.1));
+        let range = p.cells();
+        let cells = self.shards[p.shard as usize].cells();
+        let (mut a, mut b) = (i, i + 1);
+        while a > range.start && cells[a - 1].key >= lo {
+            a -= 1;
+        }
+        while b < range.end && cells[b].key <= hi {
+            b += 1;
+        }
+        (&cells[i], &cells[a..b])
     }
 
     /// Cells of the LAC whose cell id ends in the 16 bits `short`.
@@ -213,7 +335,8 @@ impl Database {
     ) -> Vec<&Station> {
         let mut out = Vec::new();
         let key = (lac, short);
-        for (shard, _, net) in self.nets(radio, mcc, mnc) {
+        for net in self.nets(radio, mcc, mnc) {
+            let shard = &self.shards[net.shard as usize];
             let cells = shard.cells();
             let index = shard.short_cids();
             // Cell positions grow with network order, so one network's entries are contiguous.
@@ -236,10 +359,10 @@ impl Database {
     }
 
     pub fn area(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32) -> Option<&Area> {
-        self.nets(radio, mcc, mnc).find_map(|(shard, ni, _)| {
-            let areas = shard.areas();
+        self.nets(radio, mcc, mnc).iter().find_map(|p| {
+            let areas = self.shards[p.shard as usize].areas();
             areas
-                .binary_search_by_key(&(ni, lac), |a| (a.network, a.lac))
+                .binary_search_by_key(&(p.index, lac), |a| (a.network, a.lac))
                 .ok()
                 .map(|i| &areas[i])
         })

@@ -19,7 +19,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use builder::{BuildOptions, DbBuilder};
-pub use database::{Database, WifiBlock};
+pub use database::{CellBlock, Database, WifiBlock};
 pub use manifest::Manifest;
 
 #[derive(Debug)]

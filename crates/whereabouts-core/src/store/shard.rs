@@ -206,32 +206,27 @@ impl Shard {
 
     /// The position of the WiFi station with `key` in `block` (from `wifi_block`).
     pub fn find_wifi_in(&self, block: Range<usize>, key: u64) -> Option<usize> {
-        let lo = block.start;
-        self.wifi()
-            .get(block)?
-            .binary_search_by_key(&key, |s| s.key)
-            .ok()
-            .map(|i| lo + i)
+        search_block(self.wifi(), block, key)
     }
 
-    /// Starts fetching what `find_cell(range, key)` will read (see `prefetch_search`).
-    pub fn prefetch_cell(&self, range: Range<usize>, key: u64) {
+    /// The block of `cells[range]` that holds `key` if any cell does, as `wifi_block`: its
+    /// lines are being fetched when this returns.
+    pub fn cell_block(&self, range: Range<usize>, key: u64) -> Range<usize> {
         let c = self.cells();
-        prefetch_search(&c[block_with_fences(c.len(), self.cell_fences(), range, key)]);
+        let block = block_with_fences(c.len(), self.cell_fences(), range, key);
+        prefetch_search(&c[block.clone()]);
+        block
+    }
+
+    /// The position of the cell with `key` in `block` (from `cell_block`).
+    pub fn find_cell_in(&self, block: Range<usize>, key: u64) -> Option<usize> {
+        search_block(self.cells(), block, key)
     }
 
     /// The cells of network `n`, sorted by key.
     pub fn network_cells(&self, n: &Network) -> &[Station] {
         let c = self.cells();
         &c[n.first as usize..(n.first + n.count) as usize]
-    }
-
-    /// The network (radio, mcc, mnc) in this shard: a binary search of its sorted networks.
-    pub fn network(&self, key: (u8, u16, u16)) -> Option<(u32, &Network)> {
-        let n = self.networks();
-        n.binary_search_by_key(&key, |x| x.sort_key())
-            .ok()
-            .map(|i| (i as u32, &n[i]))
     }
 }
 
@@ -242,9 +237,19 @@ fn find_with_fences(
     range: Range<usize>,
     key: u64,
 ) -> Option<usize> {
-    let block = block_with_fences(stations.len(), fences, range, key);
+    search_block(
+        stations,
+        block_with_fences(stations.len(), fences, range, key),
+        key,
+    )
+}
+
+/// The position of the station with `key` in `stations[block]` (sorted); None for a block
+/// out of bounds.
+fn search_block(stations: &[Station], block: Range<usize>, key: u64) -> Option<usize> {
     let lo = block.start;
-    stations[block]
+    stations
+        .get(block)?
         .binary_search_by_key(&key, |s| s.key)
         .ok()
         .map(|i| lo + i)
@@ -283,8 +288,16 @@ fn prefetch_search(block: &[Station]) {
     let start = block.as_ptr() as usize;
     let end = start + std::mem::size_of_val(block);
     // Line by line from the one holding the block's first byte: the iterator over
-    // stations cost more instructions than the lookups it speeds up.
+    // stations cost more instructions than the lookups it speeds up. Four lines a step:
+    // the loop's own compare, branch and add cost as much as a prefetch.
     let mut line = start & !(LINE - 1);
+    while line + 3 * LINE < end {
+        prefetch(line as *const u8);
+        prefetch((line + LINE) as *const u8);
+        prefetch((line + 2 * LINE) as *const u8);
+        prefetch((line + 3 * LINE) as *const u8);
+        line += 4 * LINE;
+    }
     while line < end {
         prefetch(line as *const u8);
         line += LINE;

@@ -1,0 +1,167 @@
+//! The multi-threaded batch answers as the sequential loop does.
+
+use whereabouts_core::radio::Radio;
+use whereabouts_core::solve::batch::{for_each_parallel, LengthMismatch, MIN_PER_THREAD};
+use whereabouts_core::solve::{Answer, CellObs, Locator, Options, Query, WifiObs};
+use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
+use whereabouts_core::store::{BuildOptions, Database, DbBuilder};
+
+const NOW: i64 = 1_700_000_000;
+
+/// SplitMix64: the fixture and the requests are functions of their indices.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+fn unit(x: u64) -> f64 {
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn info(lat: f64, lon: f64, range_m: u32, x: u64) -> StationInfo {
+    StationInfo {
+        lat,
+        lon,
+        range_m,
+        samples: 1 + (x % 50) as u32,
+        psc: None,
+        created: NOW - 400 * 86_400,
+        updated: NOW - (x % 200) as i64 * 86_400,
+        estimated: Estimated::Averaged,
+    }
+}
+
+const CELLS: u64 = 400;
+const APS: u64 = 2_000;
+
+/// LTE 262/1: CELLS cells in 4 TACs over a 0.2 degree square, three sectors to an eNB;
+/// APs scattered over the same square.
+fn fixture() -> (tempfile::TempDir, Locator) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    for tac in 0..4u32 {
+        for k in 0..CELLS / 4 {
+            let x = mix(tac as u64 * 1000 + k);
+            let st = Station::new(
+                cell_key(tac, cid(k)),
+                &info(
+                    52.4 + unit(x) * 0.2,
+                    13.3 + unit(mix(x)) * 0.2,
+                    300 + (x % 2000) as u32,
+                    x,
+                ),
+            );
+            b.push_cell(Radio::Lte, 262, 1, st).unwrap();
+        }
+    }
+    let mut aps: Vec<Station> = (0..APS)
+        .map(|k| {
+            let x = mix(k ^ 0xa9);
+            Station::new(
+                bssid(k),
+                &info(52.4 + unit(x) * 0.2, 13.3 + unit(mix(x)) * 0.2, 50, x),
+            )
+        })
+        .collect();
+    aps.sort_unstable_by_key(|s| s.key);
+    aps.dedup_by_key(|s| s.key);
+    for s in aps {
+        b.push_wifi(s).unwrap();
+    }
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    (dir, Locator::new(db).with_now(NOW))
+}
+
+fn cid(k: u64) -> u64 {
+    ((1000 + k / 3) << 8) | (k % 3)
+}
+
+fn bssid(k: u64) -> u64 {
+    mix(k ^ 0xb551d) & 0xfcff_ffff_ffff
+}
+
+/// Requests of 0-4 cells and 0-10 APs, known and unknown, near and far apart: every path
+/// of the solver (WiFi, cells, area fallback, no answer).
+fn requests(n: u64) -> Vec<(Vec<CellObs>, Vec<WifiObs>)> {
+    (0..n)
+        .map(|i| {
+            let r = mix(i);
+            let cells = (0..r % 5)
+                .map(|j| {
+                    let x = mix(r ^ j);
+                    CellObs {
+                        radio: Some(Radio::Lte),
+                        mcc: Some(262),
+                        mnc: 1,
+                        lac: (x % 4) as u32,
+                        cid: cid((x >> 8) % (CELLS / 4 + 10)),
+                        signal: Some(-70.0 - (x % 50) as f64),
+                        asu: None,
+                        ta: None,
+                        psc: None,
+                    }
+                })
+                .collect();
+            let wifi = (0..(r >> 8) % 11)
+                .map(|j| {
+                    let x = mix(r ^ (j << 20));
+                    WifiObs {
+                        bssid: bssid(x % (APS + 200)),
+                        signal: Some(-50.0 - (x % 40) as f64),
+                        frequency: None,
+                    }
+                })
+                .collect();
+            (cells, wifi)
+        })
+        .collect()
+}
+
+#[test]
+fn parallel_answers_equal_sequential_ones() {
+    let (_dir, locator) = fixture();
+    let reqs = requests(4 * MIN_PER_THREAD as u64 + 37);
+    let queries: Vec<Query> = reqs
+        .iter()
+        .map(|(cells, wifi)| Query {
+            cells,
+            wifi,
+            ip: None,
+            options: Options::default(),
+        })
+        .collect();
+    let sequential: Vec<Option<Answer>> = queries.iter().map(|q| locator.locate(q)).collect();
+    let answered = sequential.iter().filter(|a| a.is_some()).count();
+    // The fixture must exercise the solver, not only its misses.
+    assert!(answered > queries.len() / 2, "{answered}");
+    for threads in [0, 1, 2, 3, 4, 16] {
+        let mut out = vec![None; queries.len()];
+        locator
+            .locate_many(&queries, NOW, threads, &mut out)
+            .unwrap();
+        assert_eq!(out, sequential, "{threads} threads");
+    }
+}
+
+#[test]
+fn chunks_cover_every_item_once_in_order() {
+    let items: Vec<usize> = (0..3 * MIN_PER_THREAD + 5).collect();
+    for threads in [1, 2, 3, 7] {
+        let mut out = vec![usize::MAX; items.len()];
+        for_each_parallel(&items, &mut out, threads, |i, o| *o = *i * 2).unwrap();
+        assert!(out.iter().enumerate().all(|(i, &o)| o == i * 2));
+    }
+}
+
+#[test]
+fn lengths_must_match() {
+    let (_dir, locator) = fixture();
+    let mut out = vec![None; 2];
+    assert_eq!(
+        locator.locate_many(&[Query::default()], NOW, 2, &mut out),
+        Err(LengthMismatch { queries: 1, out: 2 })
+    );
+}
