@@ -1,7 +1,8 @@
 /**
  * JS-visible speed, every case beside its baseline in the same process:
  *  - the object API (`engine.process`) against a JS `Map` lookup plus weighted mean;
- *  - the batch API (`engine.processBatch`) per request against the same baseline;
+ *  - the batch API (`engine.processBatch`) per request against the same baseline, on the
+ *    machine's cores (its default) and on one thread;
  *  - both against a better-sqlite3 lookup per station.
  * Prints median latency per request and the ratios (medians: these machines are shared).
  * The four cases run in turn, `--rounds` times: load on the machine drifts over seconds, so
@@ -11,6 +12,7 @@
  *
  * Uses the simulator world of bench/accuracy.ts (.eval/, built on first use).
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -31,6 +33,9 @@ const { db, world: simDir } = speedWorld(values.seed as string);
 const requests = mixedRequests(simDir);
 
 const engine = await Engine.open({ db });
+// processBatch spreads a batch over the machine's cores by default; the same on one thread:
+const engine1 = await Engine.open({ db, batchThreads: 1 });
+const threads = availableParallelism();
 const baseline = MapBaseline.fromCsv(join(simDir, 'cells.csv'), join(simDir, 'wifi.csv'));
 
 // better-sqlite3: the same stations in indexed tables, one query per station.
@@ -95,6 +100,11 @@ bench
     const start = i % requests.length;
     engine.processBatch(requests.slice(start, start + BATCH));
     i += BATCH;
+  })
+  .add(`engine.processBatch (${BATCH} per call, one thread)`, () => {
+    const start = i % requests.length;
+    engine1.processBatch(requests.slice(start, start + BATCH));
+    i += BATCH;
   });
 const rounds = Math.max(1, Number(values.rounds));
 const names = bench.tasks.map((t) => t.name);
@@ -118,7 +128,7 @@ const ns = names.map((_, k) => median(perRound.map((r) => r[k] as number)));
 /** Median over rounds of case `a`'s time over case `b`'s: how many times faster `b` is. */
 const ratio = (a: number, b: number) =>
   median(perRound.map((r) => (r[a] as number) / (r[b] as number))).toFixed(2);
-const [MAP, SQLITE, OBJ, BATCH_CASE] = [0, 1, 2, 3];
+const [MAP, SQLITE, OBJ, BATCH_CASE, BATCH_ONE] = [0, 1, 2, 3, 4];
 console.log(
   `Speed on ${requests.length} mixed simulator requests (median latency per request over ${rounds} rounds; ${process.version})`,
 );
@@ -130,7 +140,9 @@ console.table(
   })),
 );
 console.log(`object API vs Map baseline: ${ratio(MAP, OBJ)}x (target: > 1)`);
-console.log(`batch API vs Map baseline:  ${ratio(MAP, BATCH_CASE)}x (target: >= 5)`);
+console.log(`batch API vs Map baseline:  ${ratio(MAP, BATCH_CASE)}x (target: >= 5; ${threads} threads)`);
 console.log(`batch API vs better-sqlite3: ${ratio(SQLITE, BATCH_CASE)}x (target: >= 20)`);
+console.log(`batch API on one thread vs Map baseline: ${ratio(MAP, BATCH_ONE)}x, vs better-sqlite3: ${ratio(SQLITE, BATCH_ONE)}x`);
 console.log(`object API vs better-sqlite3: ${ratio(SQLITE, OBJ)}x`);
 engine.close();
+engine1.close();

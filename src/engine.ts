@@ -1,6 +1,7 @@
 /**
  * The engine facade: the public library API over the native core.
  */
+import { availableParallelism } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADDRESS_FILE_NAME, type AddressMatch, searchAddresses, streetFields } from './addresses.js';
@@ -54,8 +55,17 @@ import {
 import { type BackgroundSyncOptions, SyncScheduler, type SyncState } from './sync/scheduler.js';
 import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
 
-/** Requests parsed and solved together inside one `processBatch` call. */
+/** Requests parsed and solved together inside one `processBatch` call on one thread. */
 const BATCH_CHUNK = 64;
+
+/**
+ * Requests a batch thread takes at least (`MIN_PER_THREAD` of the core's `solve::batch`): a
+ * chunk of a threaded batch holds this many per thread, or the core would keep it on one.
+ */
+const REQUESTS_PER_THREAD = 256;
+
+/** The most threads `batchThreads` may ask for. */
+const MAX_BATCH_THREADS = 256;
 
 /** Options of {@link Engine.open}. Every field is optional: no options open the embedded demo data. */
 export interface EngineOptions {
@@ -72,6 +82,12 @@ export interface EngineOptions {
   countries?: string;
   /** Most cell objects accepted per request; default 7 (spec 8). */
   maxCells?: number;
+  /**
+   * Threads {@link Engine.processBatch} may solve a batch on, each taking at least 256
+   * requests (a smaller batch stays on the calling thread); default: the machine's available
+   * parallelism. `1` keeps every call on the calling thread. `process` uses one thread.
+   */
+  batchThreads?: number;
   /** A fixed clock for the 90-day `aged` rule (reproducible evaluations); default: the system clock. */
   now?: Date | number;
   /** Timezone polygons for {@link Engine.timezone}; default: the embedded ones. `false` disables timezones. */
@@ -145,6 +161,10 @@ export class Engine {
   readonly #native: NativeEngine;
   /** The native locate call, bound to the database (`NativeEngine.locateFunction`). */
   readonly #locate: LocateFunction;
+  /** Threads a `processBatch` chunk may be solved on ({@link EngineOptions.batchThreads}). */
+  readonly #batchThreads: number;
+  /** Requests read and solved together in `processBatch`. */
+  readonly #batchChunk: number;
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
   /** The validator of process and processBatch (one request at a time). */
@@ -178,8 +198,12 @@ export class Engine {
     hasPlaces: boolean,
     remote: RemotePolicy | undefined,
     hasSearch: boolean,
+    batchThreads: number,
   ) {
     this.#native = nativeEngine;
+    this.#batchThreads = batchThreads;
+    // twice what the threads need: invalid requests in a chunk leave fewer to solve
+    this.#batchChunk = batchThreads > 1 ? 2 * batchThreads * REQUESTS_PER_THREAD : BATCH_CHUNK;
     this.#locate = nativeEngine.locateFunction();
     this.#parse = parse;
     this.#hasTimezones = hasTimezones;
@@ -197,6 +221,12 @@ export class Engine {
    */
   static async open(options: EngineOptions = {}): Promise<Engine> {
     // Checked first: a bad setting should not cost a database mapping.
+    const batchThreads = options.batchThreads ?? availableParallelism();
+    if (!Number.isInteger(batchThreads) || batchThreads < 1 || batchThreads > MAX_BATCH_THREADS) {
+      throw new Error(
+        `batchThreads must be a whole number from 1 to ${MAX_BATCH_THREADS}, got ${String(options.batchThreads)}`,
+      );
+    }
     let learner: LearnBatcher | undefined;
     const remote =
       options.remote === undefined
@@ -250,6 +280,7 @@ export class Engine {
       places !== undefined,
       remote,
       search !== undefined,
+      batchThreads,
     );
     if (remote !== undefined) learner = new LearnBatcher((batch) => engine.learnSubmissions(batch));
     if (options.sync) {
@@ -342,10 +373,12 @@ export class Engine {
     const geolocations = this.#geolocations;
     const addresses = this.#addresses;
     const languages = this.#languages;
-    for (let start = 0; start < requests.length; start += BATCH_CHUNK) {
+    const chunk = this.#batchChunk;
+    for (let start = 0; start < requests.length; start += chunk) {
       // Read, solve and shape a chunk at a time: the wire buffer then stays small (a chunk
-      // of requests fits its first 4,096 numbers) and so do the per-request arrays.
-      const end = Math.min(requests.length, start + BATCH_CHUNK);
+      // of requests fits its first 4,096 numbers on one thread) and so do the per-request
+      // arrays; a threaded chunk holds enough requests for every thread.
+      const end = Math.min(requests.length, start + chunk);
       wire.clear();
       let valid = 0;
       for (let i = start; i < end; i++) {
@@ -363,7 +396,7 @@ export class Engine {
       }
       if (valid === 0) continue;
       wire.reserveAnswers(valid);
-      this.#locate(wire.buffer, wire.length, wire.ipsArgument());
+      this.#locate(wire.buffer, wire.length, wire.ipsArgument(), this.#batchThreads);
       for (let k = 0; k < valid; k++) {
         out[slots[k] as number] = shapeAnswer(
           geolocations[k] as 0 | 1,
@@ -384,7 +417,7 @@ export class Engine {
     return parsed.ok ? this.#solveOne(parsed.request) : errorResponse(parsed.message);
   }
 
-  /** Answers already-validated requests (the server validates once, then calls this). */
+  /** Answers already-validated requests on the calling thread (the server validates once, then calls this). */
   processParsed(requests: readonly LocateRequest[]): ProcessResponse[] {
     this.#assertOpen();
     const wire = this.#busy ? new WireBuffers() : this.#wire;

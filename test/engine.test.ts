@@ -185,6 +185,34 @@ describe('Engine.processBatch', () => {
   });
 });
 
+describe('processBatch on several threads', () => {
+  it('answers exactly as on one thread and as process, over chunks of several threads', async () => {
+    const threaded = await Engine.open({ db, now: NOW, batchThreads: 3 });
+    const single = await Engine.open({ db, now: NOW, batchThreads: 1 });
+    try {
+      // 5,000 requests: a threaded chunk is 1,536 of them, so several full chunks and a short
+      // one; invalid and unanswerable requests among them, and different answers throughout
+      const requests = Array.from({ length: 5000 }, (_, k) => {
+        if (k % 17 === 0) return { bad: k };
+        return { cells: [fixtureCell(1 + (k % 9)), fixtureCell(1 + ((k * 7) % 11))], address: 0 };
+      });
+      const alone = requests.map((r) => single.process(r));
+      expect(new Set(alone.map((r) => JSON.stringify(r))).size).toBeGreaterThan(10);
+      expect(threaded.processBatch(requests)).toEqual(alone);
+      expect(single.processBatch(requests)).toEqual(alone);
+    } finally {
+      threaded.close();
+      single.close();
+    }
+  });
+
+  it('refuses a thread count that is not a whole number from 1 to 256', async () => {
+    for (const batchThreads of [0, 1.5, -1, 257, Number.NaN]) {
+      await expect(Engine.open({ db, batchThreads })).rejects.toThrow(/batchThreads must be a whole number/);
+    }
+  });
+});
+
 describe('calls back into the engine', () => {
   it('answers a request whose getter calls process or processBatch as it answers both alone', () => {
     const a = { cells: [fixtureCell(1)], address: 0 };
@@ -294,6 +322,15 @@ describe('the native locate function', () => {
     expect(() => call(wire.buffer, wire.length, 'ip')).toThrow(/locate takes/);
     expect(() => locate(wire.buffer, wire.buffer.length + 1, undefined)).toThrow(/beyond the buffer/);
     expect(() => locate(new Float64Array([1, 0, 1, 1, 0, 1, -1]), 7, undefined)).toThrow(/truncated body/);
+    // a batch spread over threads answers as on one
+    const many = Array.from({ length: 1100 }, () => parsed.request);
+    wire.encode(many);
+    wire.reserveAnswers(many.length);
+    expect(locate(wire.buffer, wire.length, undefined, 4)).toBe(many.length);
+    const threaded = Array.from(wire.buffer.subarray(wire.length, wire.length + 6 * many.length));
+    expect(locate(wire.buffer, wire.length, undefined, 1)).toBe(many.length);
+    expect(Array.from(wire.buffer.subarray(wire.length, wire.length + 6 * many.length))).toEqual(threaded);
+    expect(() => call(wire.buffer, wire.length, undefined, 'two')).toThrow(/locate takes/);
     handle.close();
     // the function holds the database weakly: close releases it, and the function says so
     expect(() => locate(wire.buffer, wire.length, undefined)).toThrow(/the engine is closed/);

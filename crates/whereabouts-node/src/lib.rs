@@ -318,14 +318,16 @@ impl NativeEngine {
         })
     }
 
-    /// The locate call as a plain function `(buffer, length, ips) => count` (see
+    /// The locate call as a plain function `(buffer, length, ips, threads) => count` (see
     /// `locate.rs` for why not a method): locates the batch of encoded requests in
     /// `buffer[..length]` (layout in `wire.rs`) and writes six numbers per request into
     /// `buffer[length..]`; returns the number of requests. `ips` holds the requests' IP
     /// addresses (undefined when none has one). One buffer for both directions and no
-    /// per-call allocation. After `close` a call throws "the engine is closed".
+    /// per-call allocation. `threads` (undefined: 1; 0: the machine's parallelism) spreads a
+    /// batch over threads of at least 256 requests each. After `close` a call throws "the
+    /// engine is closed".
     #[napi(
-        ts_return_type = "(buffer: Float64Array, length: number, ips: string[] | undefined) => number"
+        ts_return_type = "(buffer: Float64Array, length: number, ips: string[] | undefined, threads?: number) => number"
     )]
     pub fn locate_function(&self, env: napi::Env) -> Result<napi::sys::napi_value> {
         guarded("locate", || {

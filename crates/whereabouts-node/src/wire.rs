@@ -8,7 +8,11 @@
 //!   then nwifi  x (bssid, signal, frequency)
 //! answer:  found (1/0), lat, lon, accuracy, fallback (0 none, 1 lacf, 2 scf, 3 ipf), aged (1/0)
 
+use std::cell::RefCell;
+use std::sync::Mutex;
+
 use whereabouts_core::radio::Radio;
+use whereabouts_core::solve::batch::for_each_parallel;
 use whereabouts_core::solve::{CellObs, Locator, Options, Query, WifiObs};
 
 pub const HEADER: usize = 7;
@@ -36,13 +40,22 @@ pub struct Scratch {
     wifi: Vec<WifiObs>,
 }
 
+thread_local! {
+    /// A batch thread's observation vectors: the threads of a parallel batch are new for each
+    /// call, so these live for one call's chunk.
+    static THREAD_SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
 /// Locates the requests encoded in `buffer[..length]` and writes their answers into
-/// `buffer[length..]`; returns the number of requests.
+/// `buffer[length..]`; returns the number of requests. `threads` above 1 spreads a batch
+/// over that many threads (0: the machine's parallelism), each taking at least
+/// [`whereabouts_core::solve::batch::MIN_PER_THREAD`] requests, so small batches stay on the calling thread.
 pub fn locate_into(
     locator: &Locator,
     buffer: &mut [f64],
     length: usize,
     ips: &[String],
+    threads: usize,
     scratch: &mut Scratch,
 ) -> Result<usize, String> {
     if length > buffer.len() {
@@ -52,10 +65,127 @@ pub fn locate_into(
         ));
     }
     let (input, out) = buffer.split_at_mut(length);
-    locate_batch(locator, input, ips, out, scratch)
+    if threads == 1 {
+        locate_batch(locator, input, ips, out, scratch)
+    } else {
+        locate_parallel(locator, input, ips, out, threads)
+    }
 }
 
-/// Locates every request of `input` and writes its answer into `out`; returns the
+/// Where one request of a batch starts, and what its header says.
+struct Header {
+    ncells: usize,
+    nwifi: usize,
+    options: Options,
+    ip: Option<usize>,
+    /// The body's first number.
+    body: usize,
+    /// One past the body's last number: where the next request starts.
+    end: usize,
+}
+
+fn read_header(input: &[f64], at: usize) -> Result<Header, String> {
+    let h = input
+        .get(at..at + HEADER)
+        .ok_or("malformed request batch: truncated header")?;
+    let ncells = int(h[0], 1024.0, "ncells")? as usize;
+    let nwifi = int(h[1], 1024.0, "nwifi")? as usize;
+    let options = Options {
+        lacf: int(h[2], 2.0, "lacf")? as u8,
+        scf: h[3] == 1.0,
+        ipf: h[4] == 1.0,
+        bt: int(h[5], 2.0, "bt")? as u8,
+    };
+    let ip = if h[6] >= 0.0 {
+        Some(int(h[6], u32::MAX as f64, "ip index")? as usize)
+    } else {
+        None
+    };
+    let body = at + HEADER;
+    let end = body + ncells * CELL + nwifi * WIFI;
+    if end > input.len() {
+        return Err("malformed request batch: truncated body".into());
+    }
+    Ok(Header {
+        ncells,
+        nwifi,
+        options,
+        ip,
+        body,
+        end,
+    })
+}
+
+/// Locates the request whose header is `h`, decoding its observations into `scratch`.
+fn locate_one(
+    locator: &Locator,
+    input: &[f64],
+    h: &Header,
+    ips: &[String],
+    now: i64,
+    scratch: &mut Scratch,
+) -> Result<[f64; ANSWER], String> {
+    let ip = match h.ip {
+        Some(i) => Some(
+            ips.get(i)
+                .ok_or("malformed request batch: ip index")?
+                .as_str(),
+        ),
+        None => None,
+    };
+    let body = &input[h.body..h.end];
+    let Scratch { cells, wifi } = scratch;
+    cells.clear();
+    wifi.clear();
+    for c in body[..h.ncells * CELL].chunks_exact(CELL) {
+        cells.push(CellObs {
+            radio: if c[0] < 0.0 {
+                None
+            } else {
+                Some(Radio::from_code(int(c[0], 5.0, "radio")? as u8).ok_or("radio")?)
+            },
+            mcc: if c[1] < 0.0 {
+                None
+            } else {
+                Some(int(c[1], 999.0, "mcc")? as u16)
+            },
+            mnc: int(c[2], 32767.0, "mnc")? as u16,
+            lac: int(c[3], 16_777_215.0, "lac")? as u32,
+            cid: int(c[4], 68_719_476_735.0, "cid")?,
+            signal: opt(c[5]),
+            asu: opt(c[6]),
+            ta: opt(c[7]),
+            psc: opt(c[8]).map(|p| p as u16),
+        });
+    }
+    debug_assert_eq!(body.len() - h.ncells * CELL, h.nwifi * WIFI);
+    for w in body[h.ncells * CELL..].chunks_exact(WIFI) {
+        wifi.push(WifiObs {
+            bssid: int(w[0], 281_474_976_710_655.0, "bssid")?,
+            signal: opt(w[1]),
+            frequency: opt(w[2]),
+        });
+    }
+    let q = Query {
+        cells,
+        wifi,
+        ip,
+        options: h.options,
+    };
+    Ok(match locator.locate_at(&q, now) {
+        Some(a) => [
+            1.0,
+            a.lat,
+            a.lon,
+            a.accuracy_m,
+            a.fallback as u8 as f64,
+            if a.aged { 1.0 } else { 0.0 },
+        ],
+        None => [0.0, f64::NAN, f64::NAN, f64::NAN, 0.0, 0.0],
+    })
+}
+
+/// Locates every request of `input` in turn and writes its answer into `out`; returns the
 /// number of requests. `out` must hold `ANSWER` numbers per request.
 fn locate_batch(
     locator: &Locator,
@@ -67,85 +197,58 @@ fn locate_batch(
     let mut n = 0;
     // One clock reading per batch: the `aged` rule works in days.
     let now = locator.now();
-    let Scratch { cells, wifi } = scratch;
     let mut at = 0;
     while at < input.len() {
-        let h = input
-            .get(at..at + HEADER)
-            .ok_or("malformed request batch: truncated header")?;
-        let ncells = int(h[0], 1024.0, "ncells")? as usize;
-        let nwifi = int(h[1], 1024.0, "nwifi")? as usize;
-        let options = Options {
-            lacf: int(h[2], 2.0, "lacf")? as u8,
-            scf: h[3] == 1.0,
-            ipf: h[4] == 1.0,
-            bt: int(h[5], 2.0, "bt")? as u8,
-        };
-        let ip = if h[6] >= 0.0 {
-            Some(
-                ips.get(int(h[6], u32::MAX as f64, "ip index")? as usize)
-                    .ok_or("malformed request batch: ip index")?
-                    .as_str(),
-            )
-        } else {
-            None
-        };
-        at += HEADER;
-        let body = input
-            .get(at..at + ncells * CELL + nwifi * WIFI)
-            .ok_or("malformed request batch: truncated body")?;
-        cells.clear();
-        wifi.clear();
-        for c in body[..ncells * CELL].chunks_exact(CELL) {
-            cells.push(CellObs {
-                radio: if c[0] < 0.0 {
-                    None
-                } else {
-                    Some(Radio::from_code(int(c[0], 5.0, "radio")? as u8).ok_or("radio")?)
-                },
-                mcc: if c[1] < 0.0 {
-                    None
-                } else {
-                    Some(int(c[1], 999.0, "mcc")? as u16)
-                },
-                mnc: int(c[2], 32767.0, "mnc")? as u16,
-                lac: int(c[3], 16_777_215.0, "lac")? as u32,
-                cid: int(c[4], 68_719_476_735.0, "cid")?,
-                signal: opt(c[5]),
-                asu: opt(c[6]),
-                ta: opt(c[7]),
-                psc: opt(c[8]).map(|p| p as u16),
-            });
-        }
-        for w in body[ncells * CELL..].chunks_exact(WIFI) {
-            wifi.push(WifiObs {
-                bssid: int(w[0], 281_474_976_710_655.0, "bssid")?,
-                signal: opt(w[1]),
-                frequency: opt(w[2]),
-            });
-        }
-        at += body.len();
-        let q = Query {
-            cells,
-            wifi,
-            ip,
-            options,
-        };
-        let answer = match locator.locate_at(&q, now) {
-            Some(a) => [
-                1.0,
-                a.lat,
-                a.lon,
-                a.accuracy_m,
-                a.fallback as u8 as f64,
-                if a.aged { 1.0 } else { 0.0 },
-            ],
-            None => [0.0, f64::NAN, f64::NAN, f64::NAN, 0.0, 0.0],
-        };
+        let h = read_header(input, at)?;
+        let answer = locate_one(locator, input, &h, ips, now, scratch)?;
         out.get_mut(n * ANSWER..(n + 1) * ANSWER)
             .ok_or("malformed request batch: the answer buffer is too small")?
             .copy_from_slice(&answer);
+        at = h.end;
         n += 1;
     }
     Ok(n)
+}
+
+/// [`locate_batch`] over several threads: the headers are read first (where each request
+/// starts), then the requests are decoded and solved in contiguous chunks, one a thread.
+fn locate_parallel(
+    locator: &Locator,
+    input: &[f64],
+    ips: &[String],
+    out: &mut [f64],
+    threads: usize,
+) -> Result<usize, String> {
+    let now = locator.now();
+    let mut headers = Vec::new();
+    let mut at = 0;
+    while at < input.len() {
+        let h = read_header(input, at)?;
+        at = h.end;
+        headers.push(h);
+    }
+    let n = headers.len();
+    let (answers, _) = out
+        .get_mut(..n * ANSWER)
+        .ok_or("malformed request batch: the answer buffer is too small")?
+        .as_chunks_mut::<ANSWER>();
+    // Decoding errors mean a broken encoder, never bad input (JavaScript validated it): the
+    // first one found is reported and the batch fails, as it does on one thread.
+    let failure: Mutex<Option<String>> = Mutex::new(None);
+    for_each_parallel(&headers, answers, threads, |h, answer| {
+        let located = THREAD_SCRATCH
+            .with(|scratch| locate_one(locator, input, h, ips, now, &mut scratch.borrow_mut()));
+        match located {
+            Ok(a) => *answer = a,
+            Err(e) => {
+                let mut first = failure.lock().unwrap_or_else(|p| p.into_inner());
+                first.get_or_insert(e);
+            }
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(e) => Err(e),
+        None => Ok(n),
+    }
 }
