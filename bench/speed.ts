@@ -142,7 +142,9 @@ console.table(
 console.log(`object API vs Map baseline: ${ratio(MAP, OBJ)}x (target: > 1)`);
 console.log(`batch API vs Map baseline:  ${ratio(MAP, BATCH_CASE)}x (target: >= 5; ${threads} threads)`);
 console.log(`batch API vs better-sqlite3: ${ratio(SQLITE, BATCH_CASE)}x (target: >= 20)`);
-console.log(`batch API on one thread vs Map baseline: ${ratio(MAP, BATCH_ONE)}x, vs better-sqlite3: ${ratio(SQLITE, BATCH_ONE)}x`);
+console.log(
+  `batch API on one thread vs Map baseline: ${ratio(MAP, BATCH_ONE)}x, vs better-sqlite3: ${ratio(SQLITE, BATCH_ONE)}x`,
+);
 console.log(`object API vs better-sqlite3: ${ratio(SQLITE, OBJ)}x`);
 engine.close();
 engine1.close();

@@ -1,8 +1,9 @@
 /**
  * The engine facade: the public library API over the native core.
  */
-import { availableParallelism } from 'node:os';
+
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ADDRESS_FILE_NAME, type AddressMatch, searchAddresses, streetFields } from './addresses.js';
 import {

@@ -45,7 +45,8 @@ pub(crate) fn locate_function(
     bound_function(env, "locate", data, call)
 }
 
-const USAGE: &str = "locate takes (buffer: Float64Array, length: number, ips: string[] | undefined, \
+const USAGE: &str =
+    "locate takes (buffer: Float64Array, length: number, ips: string[] | undefined, \
      threads: number | undefined)";
 
 /// The function's body: arguments read, the batch located, errors thrown as JavaScript
@@ -108,7 +109,14 @@ unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> 
     };
     let located = catch_unwind(AssertUnwindSafe(|| {
         let mut scratch = data.scratch.borrow_mut();
-        wire::locate_into(&locator, buffer, length as usize, &ips, threads, &mut scratch)
+        wire::locate_into(
+            &locator,
+            buffer,
+            length as usize,
+            &ips,
+            threads,
+            &mut scratch,
+        )
     }));
     match located {
         Ok(Ok(n)) => {
