@@ -339,16 +339,7 @@ export class Engine {
       const wire = this.#wire;
       wire.clear();
       wire.appendRead(reader);
-      wire.reserveAnswers(1);
-      this.#locate(wire.buffer, wire.length, wire.ipsArgument());
-      return shapeAnswer(
-        reader.geolocation,
-        reader.address,
-        reader.acceptLanguage,
-        wire.buffer,
-        wire.answerAt(0),
-        this.#addressOf,
-      );
+      return this.#answerOne(wire, reader.geolocation, reader.address, reader.acceptLanguage);
     } finally {
       this.#busy = false;
     }
@@ -476,16 +467,19 @@ export class Engine {
     // is free unless a getter of theirs brought us here.
     const wire = this.#busy ? new WireBuffers() : this.#wire;
     wire.encodeOne(request);
+    return this.#answerOne(wire, request.geolocation, request.address, request.acceptLanguage);
+  }
+
+  /** Locates the one request encoded in `wire` and shapes its response. */
+  #answerOne(
+    wire: WireBuffers,
+    geolocation: LocateRequest['geolocation'],
+    address: LocateRequest['address'],
+    acceptLanguage: string | undefined,
+  ): ProcessResponse {
     wire.reserveAnswers(1);
     this.#locate(wire.buffer, wire.length, wire.ipsArgument());
-    return shapeAnswer(
-      request.geolocation,
-      request.address,
-      request.acceptLanguage,
-      wire.buffer,
-      wire.answerAt(0),
-      this.#addressOf,
-    );
+    return shapeAnswer(geolocation, address, acceptLanguage, wire.buffer, wire.answerAt(0), this.#addressOf);
   }
 
   /**
