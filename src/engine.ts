@@ -28,7 +28,6 @@ import {
   withoutOptedOut,
 } from './learning.js';
 import {
-  ANSWER,
   type LocateFunction,
   type NativeChangesPage,
   type NativeChangesQuery,
@@ -61,22 +60,10 @@ import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './tim
 const BATCH_CHUNK = 64;
 
 /**
- * Requests a chunk of a batch on several threads holds: reading one chunk in JavaScript and
- * solving the previous one overlap, so chunks are small enough for the pipeline to fill fast
- * and large enough that a thread's start (tens of microseconds) is a few percent of a chunk.
+ * Requests a batch thread takes at least (`MIN_PER_THREAD` of the core's `solve::batch`): a
+ * chunk of a threaded batch holds this many per thread, or the core would keep it on one.
  */
-const PIPELINE_CHUNK = 256;
-
-/** One chunk of {@link Engine.#processPipelined}: its encoded requests and their answers. */
-class PipelineChunk {
-  readonly wire = new WireBuffers();
-  answers = new Float64Array(PIPELINE_CHUNK * ANSWER);
-  valid = 0;
-  readonly slots: number[] = [];
-  readonly geolocations: number[] = [];
-  readonly addresses: number[] = [];
-  readonly languages: (string | undefined)[] = [];
-}
+const REQUESTS_PER_THREAD = 256;
 
 /** The most threads `batchThreads` may ask for. */
 const MAX_BATCH_THREADS = 256;
@@ -97,10 +84,9 @@ export interface EngineOptions {
   /** Most cell objects accepted per request; default 7 (spec 8). */
   maxCells?: number;
   /**
-   * Threads {@link Engine.processBatch} may use: above 1, a batch of more than 256 requests
-   * is read in chunks on the calling thread while the core solves the previous chunk on
-   * `batchThreads - 1` threads of its own. Default: the machine's available parallelism;
-   * `1` keeps every call on the calling thread. `process` always uses the calling thread.
+   * Threads {@link Engine.processBatch} may solve a batch on, each taking at least 256
+   * requests (a smaller batch stays on the calling thread); default: the machine's available
+   * parallelism. `1` keeps every call on the calling thread. `process` uses one thread.
    */
   batchThreads?: number;
   /** A fixed clock for the 90-day `aged` rule (reproducible evaluations); default: the system clock. */
@@ -176,9 +162,10 @@ export class Engine {
   readonly #native: NativeEngine;
   /** The native locate call, bound to the database (`NativeEngine.locateFunction`). */
   readonly #locate: LocateFunction;
-  /** Threads `processBatch` may use ({@link EngineOptions.batchThreads}). */
+  /** Threads a `processBatch` chunk may be solved on ({@link EngineOptions.batchThreads}). */
   readonly #batchThreads: number;
-
+  /** Requests read and solved together in `processBatch`. */
+  readonly #batchChunk: number;
   readonly #parse: ParseOptions;
   readonly #wire = new WireBuffers();
   /** The validator of process and processBatch (one request at a time). */
@@ -190,8 +177,6 @@ export class Engine {
   readonly #geolocations: number[] = [];
   readonly #addresses: number[] = [];
   readonly #languages: (string | undefined)[] = [];
-  /** The two chunks of {@link Engine.#processPipelined}: one being solved, one being read. */
-  readonly #pipeline: [PipelineChunk, PipelineChunk] = [new PipelineChunk(), new PipelineChunk()];
   readonly #hasTimezones: boolean;
   /** The zone names and cell tree, made on the first timezone lookup (or by prepareTimezones). */
   #zones: ZoneLookup | undefined;
@@ -218,6 +203,8 @@ export class Engine {
   ) {
     this.#native = nativeEngine;
     this.#batchThreads = batchThreads;
+    // twice what the threads need: invalid requests in a chunk leave fewer to solve
+    this.#batchChunk = batchThreads > 1 ? 2 * batchThreads * REQUESTS_PER_THREAD : BATCH_CHUNK;
     this.#locate = nativeEngine.locateFunction();
     this.#parse = parse;
     this.#hasTimezones = hasTimezones;
@@ -371,7 +358,6 @@ export class Engine {
   }
 
   #processBatch(requests: readonly unknown[]): ProcessResponse[] {
-    if (this.#batchThreads > 1 && requests.length > PIPELINE_CHUNK) return this.#processPipelined(requests);
     const out: ProcessResponse[] = new Array(requests.length);
     const reader = this.#reader;
     const wire = this.#wire;
@@ -379,10 +365,12 @@ export class Engine {
     const geolocations = this.#geolocations;
     const addresses = this.#addresses;
     const languages = this.#languages;
-    for (let start = 0; start < requests.length; start += BATCH_CHUNK) {
+    const chunk = this.#batchChunk;
+    for (let start = 0; start < requests.length; start += chunk) {
       // Read, solve and shape a chunk at a time: the wire buffer then stays small (a chunk
-      // of requests fits its first 4,096 numbers) and so do the per-request arrays.
-      const end = Math.min(requests.length, start + BATCH_CHUNK);
+      // of requests fits its first 4,096 numbers on one thread) and so do the per-request
+      // arrays; a threaded chunk holds enough requests for every thread.
+      const end = Math.min(requests.length, start + chunk);
       wire.clear();
       let valid = 0;
       for (let i = start; i < end; i++) {
@@ -400,7 +388,7 @@ export class Engine {
       }
       if (valid === 0) continue;
       wire.reserveAnswers(valid);
-      this.#locate(wire.buffer, wire.length, wire.ipsArgument());
+      this.#locate(wire.buffer, wire.length, wire.ipsArgument(), this.#batchThreads);
       for (let k = 0; k < valid; k++) {
         out[slots[k] as number] = shapeAnswer(
           geolocations[k] as 0 | 1,
@@ -413,68 +401,6 @@ export class Engine {
       }
     }
     return out;
-  }
-
-  /**
-   * {@link Engine.processBatch} on several threads, as a pipeline: while the core solves one
-   * chunk on threads of its own, this thread reads and checks the next (which only it can:
-   * the requests are JavaScript objects), then shapes the answers of the first.
-   */
-  #processPipelined(requests: readonly unknown[]): ProcessResponse[] {
-    const out: ProcessResponse[] = new Array(requests.length);
-    const reader = this.#reader;
-    const native = this.#native;
-    const chunks = this.#pipeline;
-    // the core's share of the threads: this one reads the next chunk meanwhile
-    const solvers = this.#batchThreads - 1;
-    let pending: PipelineChunk | undefined;
-    let current = 0;
-    for (let start = 0; start < requests.length || pending !== undefined; start += PIPELINE_CHUNK) {
-      const chunk = chunks[current] as PipelineChunk;
-      const end = Math.min(requests.length, start + PIPELINE_CHUNK);
-      const wire = chunk.wire;
-      wire.clear();
-      chunk.valid = 0;
-      for (let i = start; i < end; i++) {
-        const message = reader.read(requests[i], this.#parse);
-        if (message !== undefined) {
-          out[i] = errorResponse(message);
-          continue;
-        }
-        wire.appendRead(reader);
-        const k = chunk.valid++;
-        chunk.slots[k] = i;
-        chunk.geolocations[k] = reader.geolocation;
-        chunk.addresses[k] = reader.address;
-        chunk.languages[k] = reader.acceptLanguage;
-      }
-      if (pending !== undefined) this.#shapePipelined(pending, out);
-      pending = undefined;
-      if (chunk.valid > 0) {
-        native.locateStart(wire.buffer, wire.length, wire.ipsArgument() ?? null, solvers);
-        pending = chunk;
-        current ^= 1;
-      }
-    }
-    return out;
-  }
-
-  /** Takes the answers of the chunk the core was solving and shapes them into `out`. */
-  #shapePipelined(chunk: PipelineChunk, out: ProcessResponse[]): void {
-    if (chunk.answers.length < chunk.valid * ANSWER)
-      chunk.answers = new Float64Array(2 * chunk.valid * ANSWER);
-    const answers = chunk.answers;
-    this.#native.locateFinish(answers);
-    for (let k = 0; k < chunk.valid; k++) {
-      out[chunk.slots[k] as number] = shapeAnswer(
-        chunk.geolocations[k] as 0 | 1,
-        chunk.addresses[k] as 0 | 1 | 2,
-        chunk.languages[k],
-        answers,
-        k * ANSWER,
-        this.#addressOf,
-      );
-    }
   }
 
   /** {@link Engine.process} for a call made while another holds the reader and the wire. */

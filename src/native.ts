@@ -151,7 +151,12 @@ export interface TimezoneCells {
 }
 
 /** See {@link NativeEngine.locateFunction}. */
-export type LocateFunction = (buffer: Float64Array, length: number, ips: string[] | undefined) => number;
+export type LocateFunction = (
+  buffer: Float64Array,
+  length: number,
+  ips: string[] | undefined,
+  threads?: number,
+) => number;
 
 /** The native engine handle. */
 export interface NativeEngine {
@@ -160,17 +165,11 @@ export interface NativeEngine {
    * method's receiver checks and argument conversion, about 0.5 us): it locates the requests
    * encoded in `buffer[0 .. length)` and writes {@link ANSWER} numbers per request into
    * `buffer` from `length` on, and returns the request count. `ips`: the IP addresses the
-   * requests' headers index, undefined when there are none. After `close` it throws.
+   * requests' headers index, undefined when there are none. `threads`: how many threads may
+   * share a batch (0: the machine's parallelism; undefined: 1), each taking at least 256
+   * requests, so smaller batches stay on the calling thread. After `close` it throws.
    */
   locateFunction(): LocateFunction;
-  /**
-   * Starts locating the requests of `buffer[0 .. length)` on threads of their own (`threads`
-   * in all, 0: the machine's parallelism) and returns at once; the requests are copied, so
-   * `buffer` may be reused at once. {@link NativeEngine.locateFinish} takes the answers.
-   */
-  locateStart(buffer: Float64Array, length: number, ips: string[] | undefined | null, threads: number): void;
-  /** Waits for the batch of {@link NativeEngine.locateStart}; writes its answers ({@link ANSWER} numbers a request) to the front of `out` and returns the request count. */
-  locateFinish(out: Float64Array): number;
   /** Every zone name {@link NativeEngine.timezoneIndexAt} answers, by index. */
   timezoneNames(): string[];
   /** The zones that need no geometry, as a grid at `topDepth` split down to `maxDepth`: see {@link TimezoneCells}. Built on each call. */

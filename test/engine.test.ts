@@ -322,25 +322,15 @@ describe('the native locate function', () => {
     expect(() => call(wire.buffer, wire.length, 'ip')).toThrow(/locate takes/);
     expect(() => locate(wire.buffer, wire.buffer.length + 1, undefined)).toThrow(/beyond the buffer/);
     expect(() => locate(new Float64Array([1, 0, 1, 1, 0, 1, -1]), 7, undefined)).toThrow(/truncated body/);
-    // a batch located on threads of its own (processBatch's pipeline) answers as here
-    const other = parseRequest({ cells: [fixtureCell(2), fixtureCell(3)], address: 0 });
-    if (!other.ok) throw new Error(other.message);
-    const many = Array.from({ length: 1100 }, (_, k) => (k % 3 === 0 ? other.request : parsed.request));
+    // a batch spread over threads answers as on one
+    const many = Array.from({ length: 1100 }, () => parsed.request);
     wire.encode(many);
     wire.reserveAnswers(many.length);
-    expect(locate(wire.buffer, wire.length, undefined)).toBe(many.length);
-    const here = Array.from(wire.buffer.subarray(wire.length, wire.length + 6 * many.length));
-    expect(() => handle.locateFinish(new Float64Array(6))).toThrow(/call locateStart first/);
-    for (const threads of [1, 4]) {
-      handle.locateStart(wire.buffer, wire.length, undefined, threads);
-      wire.buffer.fill(0); // the requests were copied: the buffer is free at once
-      const answers = new Float64Array(6 * many.length);
-      expect(handle.locateFinish(answers)).toBe(many.length);
-      expect(Array.from(answers)).toEqual(here);
-      wire.encode(many);
-    }
-    handle.locateStart(wire.buffer, wire.length, undefined, 1);
-    expect(() => handle.locateFinish(new Float64Array(6))).toThrow(/too small/);
+    expect(locate(wire.buffer, wire.length, undefined, 4)).toBe(many.length);
+    const threaded = Array.from(wire.buffer.subarray(wire.length, wire.length + 6 * many.length));
+    expect(locate(wire.buffer, wire.length, undefined, 1)).toBe(many.length);
+    expect(Array.from(wire.buffer.subarray(wire.length, wire.length + 6 * many.length))).toEqual(threaded);
+    expect(() => call(wire.buffer, wire.length, undefined, 'two')).toThrow(/locate takes/);
     handle.close();
     // the function holds the database weakly: close releases it, and the function says so
     expect(() => locate(wire.buffer, wire.length, undefined)).toThrow(/the engine is closed/);

@@ -11,7 +11,6 @@ mod import;
 mod learn;
 mod live;
 mod locate;
-mod locate_job;
 mod progress;
 mod reverse;
 mod sync;
@@ -19,9 +18,9 @@ mod wire;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice, Uint32Array};
+use napi::bindgen_prelude::{AsyncTask, Uint32Array};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use whereabouts_core::lazy_file::{DataFile, LazyFile};
@@ -199,8 +198,6 @@ pub struct NativeEngine {
     search: Option<LazyFile<whereabouts_core::search::SearchIndex>>,
     addresses: Option<LazyFile<whereabouts_core::addresses::AddressIndex>>,
     countries: Option<LazyFile<whereabouts_core::countries::CountryIndex>>,
-    /// The thread `locate_start` hands batches to, made by the first.
-    worker: Mutex<Option<locate_job::LocateWorker>>,
 }
 
 #[napi]
@@ -253,7 +250,6 @@ impl NativeEngine {
                 search,
                 addresses,
                 countries,
-                worker: Mutex::new(None),
             })
         })
     }
@@ -322,64 +318,20 @@ impl NativeEngine {
         })
     }
 
-    /// The locate call as a plain function `(buffer, length, ips) => count` (see
+    /// The locate call as a plain function `(buffer, length, ips, threads) => count` (see
     /// `locate.rs` for why not a method): locates the batch of encoded requests in
     /// `buffer[..length]` (layout in `wire.rs`) and writes six numbers per request into
     /// `buffer[length..]`; returns the number of requests. `ips` holds the requests' IP
     /// addresses (undefined when none has one). One buffer for both directions and no
-    /// per-call allocation. After `close` a call throws "the engine is closed".
+    /// per-call allocation. `threads` (undefined: 1; 0: the machine's parallelism) spreads a
+    /// batch over threads of at least 256 requests each. After `close` a call throws "the
+    /// engine is closed".
     #[napi(
-        ts_return_type = "(buffer: Float64Array, length: number, ips: string[] | undefined) => number"
+        ts_return_type = "(buffer: Float64Array, length: number, ips: string[] | undefined, threads?: number) => number"
     )]
     pub fn locate_function(&self, env: napi::Env) -> Result<napi::sys::napi_value> {
         guarded("locate", || {
             locate::locate_function(env.raw(), self.locator()?)
-        })
-    }
-
-    /// Starts locating the encoded requests of `buffer[..length]` (as the locate function
-    /// does) on this engine's worker thread, `threads` threads in all (0: the machine's
-    /// parallelism), and returns at once: JavaScript reads the next batch meanwhile, then
-    /// takes these answers with `locateFinish`. The requests are copied: the buffer is free
-    /// again when this returns. A batch started and never finished is dropped by the next.
-    #[napi]
-    pub fn locate_start(
-        &self,
-        buffer: Float64ArraySlice,
-        length: u32,
-        ips: Option<Vec<String>>,
-        threads: u32,
-    ) -> Result<()> {
-        guarded("locateStart", || {
-            let locator = Arc::clone(self.locator()?);
-            let input = buffer
-                .get(..length as usize)
-                .ok_or_else(|| err("malformed request batch: length beyond the buffer"))?
-                .to_vec();
-            let mut worker = self.worker.lock().unwrap_or_else(|p| p.into_inner());
-            if worker.is_none() {
-                *worker = Some(locate_job::LocateWorker::new().map_err(err)?);
-            }
-            let worker = worker.as_mut().ok_or_else(|| err("no locate worker"))?;
-            worker
-                .start(locator, input, ips.unwrap_or_default(), threads as usize)
-                .map_err(err)
-        })
-    }
-
-    /// Waits for the batch of `locateStart` and writes its answers (six numbers a request,
-    /// as the locate function does) to the front of `out`; returns the number of requests.
-    #[napi]
-    pub fn locate_finish(&self, mut out: Float64ArraySlice) -> Result<u32> {
-        guarded("locateFinish", || {
-            let mut worker = self.worker.lock().unwrap_or_else(|p| p.into_inner());
-            let worker = worker
-                .as_mut()
-                .ok_or_else(|| err("no located batch to finish: call locateStart first"))?;
-            // SAFETY: the view is borrowed for this synchronous call; no JavaScript runs
-            // while the answers are copied into it.
-            let out = unsafe { out.as_mut() };
-            worker.finish(out).map(|n| n as u32).map_err(err)
         })
     }
 
@@ -628,8 +580,6 @@ impl NativeEngine {
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
-        // its channel closes: the worker ends after the batch it may be solving
-        *self.worker.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
         self.timezones = None;
         self.places = None;
         self.search = None;

@@ -1,4 +1,4 @@
-//! Locating's hot call: a plain N-API function `(buffer, length, ips) => count` made once
+//! Locating's hot call: a plain N-API function `(buffer, length, ips, threads) => count` made once
 //! per engine (`NativeEngine::locate_function`), over the batch wire format of `wire.rs`.
 //!
 //! Why not a `#[napi]` method: see `function.rs`; with the arguments' conversion the class
@@ -32,7 +32,7 @@ pub(crate) struct LocateData {
     scratch: RefCell<wire::Scratch>,
 }
 
-/// A JavaScript function `(buffer, length, ips) => count` over `locator` (see
+/// A JavaScript function `(buffer, length, ips, threads) => count` over `locator` (see
 /// `NativeEngine::locate_function` for what it does), freed with the function.
 pub(crate) fn locate_function(
     env: sys::napi_env,
@@ -46,13 +46,14 @@ pub(crate) fn locate_function(
 }
 
 const USAGE: &str =
-    "locate takes (buffer: Float64Array, length: number, ips: string[] | undefined)";
+    "locate takes (buffer: Float64Array, length: number, ips: string[] | undefined, \
+     threads: number | undefined)";
 
 /// The function's body: arguments read, the batch located, errors thrown as JavaScript
 /// errors (never a panic across N-API).
 unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = 3usize;
-    let mut argv = [ptr::null_mut(); 3];
+    let mut argc = 4usize;
+    let mut argv = [ptr::null_mut(); 4];
     let mut data = ptr::null_mut();
     let mut kind = sys::TypedarrayType::uint8_array;
     let mut count = 0usize;
@@ -89,6 +90,11 @@ unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> 
         Ok(ips) => ips,
         Err(_) => return throw(env, USAGE),
     };
+    // SAFETY: a valid env and argument (undefined when not passed)
+    let threads = match unsafe { read_threads(env, argv[3]) } {
+        Ok(threads) => threads,
+        Err(_) => return throw(env, USAGE),
+    };
     // SAFETY: `data` is the box of `locate_function`, alive while the function is.
     let data = unsafe { &*data.cast::<LocateData>() };
     let Some(locator) = data.locator.upgrade() else {
@@ -103,7 +109,14 @@ unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> 
     };
     let located = catch_unwind(AssertUnwindSafe(|| {
         let mut scratch = data.scratch.borrow_mut();
-        wire::locate_into(&locator, buffer, length as usize, &ips, 1, &mut scratch)
+        wire::locate_into(
+            &locator,
+            buffer,
+            length as usize,
+            &ips,
+            threads,
+            &mut scratch,
+        )
     }));
     match located {
         Ok(Ok(n)) => {
@@ -132,4 +145,23 @@ unsafe fn read_ips(env: sys::napi_env, value: sys::napi_value) -> Result<Vec<Str
     }
     // SAFETY: as above; the conversion checks that it is an array of strings
     unsafe { Vec::<String>::from_napi_value(env, value) }
+}
+
+/// The thread count argument: undefined for 1 (the one-request calls), else a whole number
+/// (0: the machine's parallelism).
+unsafe fn read_threads(env: sys::napi_env, value: sys::napi_value) -> Result<usize> {
+    let mut kind = sys::ValueType::napi_undefined;
+    // SAFETY: a valid env and value
+    if unsafe { sys::napi_typeof(env, value, &mut kind) } != sys::Status::napi_ok {
+        return Err(Error::new(Status::InvalidArg, USAGE));
+    }
+    if kind == sys::ValueType::napi_undefined {
+        return Ok(1);
+    }
+    let mut threads = 0u32;
+    // SAFETY: as above; a non-number is refused by the call
+    if unsafe { sys::napi_get_value_uint32(env, value, &mut threads) } != sys::Status::napi_ok {
+        return Err(Error::new(Status::InvalidArg, USAGE));
+    }
+    Ok(threads as usize)
 }

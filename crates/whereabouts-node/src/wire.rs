@@ -47,9 +47,9 @@ thread_local! {
 }
 
 /// Locates the requests encoded in `buffer[..length]` and writes their answers into
-/// `buffer[length..]`; returns the number of requests. `threads` other than 1 spreads a
-/// batch over that many threads (0: the machine's parallelism), each taking at least
-/// [`whereabouts_core::solve::batch::MIN_PER_THREAD`] requests, so small batches stay on one.
+/// `buffer[length..]`; returns the number of requests. `threads` above 1 spreads a batch
+/// over that many threads (0: the machine's parallelism), each taking at least
+/// [`whereabouts_core::solve::batch::MIN_PER_THREAD`] requests, so small batches stay on the calling thread.
 pub fn locate_into(
     locator: &Locator,
     buffer: &mut [f64],
