@@ -73,3 +73,29 @@ pub(crate) fn throw(env: sys::napi_env, message: &str) -> sys::napi_value {
     unsafe { sys::napi_throw_error(env, ptr::null(), message.as_ptr()) };
     ptr::null_mut()
 }
+
+/// A bound function's `N` arguments (undefined where fewer were passed) and its data
+/// pointer; None when N-API cannot give them.
+///
+/// # Safety
+/// `env` and `info` must be the ones N-API passed to the running callback.
+pub(crate) unsafe fn callback_args<const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> Option<([sys::napi_value; N], *mut c_void)> {
+    let mut argc = N;
+    let mut argv = [ptr::null_mut(); N];
+    let mut data = ptr::null_mut();
+    // SAFETY: the caller's env and info; N-API fills at most `argc` arguments
+    let status = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            &mut argc,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            &mut data,
+        )
+    };
+    (status == sys::Status::napi_ok).then_some((argv, data))
+}

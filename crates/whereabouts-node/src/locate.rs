@@ -21,7 +21,7 @@ use napi::bindgen_prelude::FromNapiValue;
 use napi::{sys, Error, Result, Status};
 use whereabouts_core::solve::Locator;
 
-use crate::function::{bound_function, throw};
+use crate::function::{bound_function, callback_args, throw};
 use crate::wire;
 
 /// What a locate call needs: the engine's locator, and vectors reused from call to call.
@@ -52,33 +52,26 @@ const USAGE: &str =
 /// The function's body: arguments read, the batch located, errors thrown as JavaScript
 /// errors (never a panic across N-API).
 unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = 4usize;
-    let mut argv = [ptr::null_mut(); 4];
-    let mut data = ptr::null_mut();
+    // SAFETY: the env and info of this callback
+    let Some((argv, data)) = (unsafe { callback_args::<4>(env, info) }) else {
+        return throw(env, USAGE);
+    };
     let mut kind = sys::TypedarrayType::uint8_array;
     let mut count = 0usize;
     let mut values: *mut c_void = ptr::null_mut();
     let mut length = 0u32;
-    // SAFETY: N-API calls with a valid env and info; missing arguments read as undefined,
-    // which the typed-array and number reads refuse.
+    // SAFETY: N-API calls with a valid env; missing arguments read as undefined, which the
+    // typed-array and number reads refuse.
     let read = unsafe {
-        sys::napi_get_cb_info(
+        sys::napi_get_typedarray_info(
             env,
-            info,
-            &mut argc,
-            argv.as_mut_ptr(),
+            argv[0],
+            &mut kind,
+            &mut count,
+            &mut values,
             ptr::null_mut(),
-            &mut data,
+            ptr::null_mut(),
         ) == sys::Status::napi_ok
-            && sys::napi_get_typedarray_info(
-                env,
-                argv[0],
-                &mut kind,
-                &mut count,
-                &mut values,
-                ptr::null_mut(),
-                ptr::null_mut(),
-            ) == sys::Status::napi_ok
             && kind == sys::TypedarrayType::float64_array
             && sys::napi_get_value_uint32(env, argv[1], &mut length) == sys::Status::napi_ok
     };

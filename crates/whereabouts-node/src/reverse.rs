@@ -18,7 +18,7 @@ use napi::{sys, Error, Result, Status};
 use whereabouts_core::countries::CountryIndex;
 use whereabouts_core::places::PlaceIndex;
 
-use crate::function::{bound_function, throw};
+use crate::function::{bound_function, callback_args, throw};
 
 /// The place part of a reverse key: place ids (plus one) below 2^24.
 const KEY_PLACES: usize = 1 << 24;
@@ -72,32 +72,22 @@ pub(crate) fn key_function(env: sys::napi_env, data: ReverseData) -> Result<sys:
 /// The function's body: arguments read, the lookup, errors thrown as JavaScript errors
 /// (never a panic across N-API).
 unsafe extern "C" fn call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    let mut argc = 3usize;
-    let mut argv = [ptr::null_mut(); 3];
-    let mut data = ptr::null_mut();
+    const USAGE: &str = "reverseKey takes (lat: number, lon: number, zoom: number)";
+    // SAFETY: the env and info of this callback
+    let Some((argv, data)) = (unsafe { callback_args::<3>(env, info) }) else {
+        return throw(env, USAGE);
+    };
     let mut lat = 0.0;
     let mut lon = 0.0;
     let mut zoom = 0u32;
-    // SAFETY: N-API calls with a valid env and info; missing arguments read as undefined,
-    // which the number reads refuse.
+    // SAFETY: number reads with a valid env, which refuse the undefined of a missing argument
     let read = unsafe {
-        sys::napi_get_cb_info(
-            env,
-            info,
-            &mut argc,
-            argv.as_mut_ptr(),
-            ptr::null_mut(),
-            &mut data,
-        ) == sys::Status::napi_ok
-            && sys::napi_get_value_double(env, argv[0], &mut lat) == sys::Status::napi_ok
+        sys::napi_get_value_double(env, argv[0], &mut lat) == sys::Status::napi_ok
             && sys::napi_get_value_double(env, argv[1], &mut lon) == sys::Status::napi_ok
             && sys::napi_get_value_uint32(env, argv[2], &mut zoom) == sys::Status::napi_ok
     };
     if !read {
-        return throw(
-            env,
-            "reverseKey takes (lat: number, lon: number, zoom: number)",
-        );
+        return throw(env, USAGE);
     }
     // SAFETY: `data` is the box of `key_function`, alive while the function is.
     let data = unsafe { &*data.cast::<ReverseData>() };
