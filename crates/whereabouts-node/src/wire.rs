@@ -41,8 +41,9 @@ pub struct Scratch {
 }
 
 thread_local! {
-    /// A batch thread's observation vectors: the threads of a parallel batch are new for each
-    /// call, so these live for one call's chunk.
+    /// A batch thread's observation vectors: the spawned threads of a parallel batch are new
+    /// for each call, so theirs live for one chunk; the calling thread, which solves the
+    /// first chunk, keeps its own from call to call.
     static THREAD_SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
