@@ -10,7 +10,7 @@
  * server does not answer within a second (a body shorter than its Content-Length) is counted,
  * not failed: the server is waiting for the rest, as it should. Exit code 1 on any violation.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -378,4 +378,5 @@ console.log(
 for (const v of violations) console.log(`violation: ${v}`);
 const ok = restarts === 0 && violations.length === 0 && exit.code === 0;
 console.log(ok ? 'fuzz: no crash, every answer JSON with a status' : 'fuzz: FAILED');
+rmSync(store, { recursive: true, force: true });
 process.exitCode = ok ? 0 : 1;

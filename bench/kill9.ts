@@ -11,7 +11,7 @@
  * rounds the server is started once more and the charges are read back through GET /v2/balance.
  * The invariant: successes <= charged <= successes + unknown. Exit code 1 if it fails.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -122,4 +122,5 @@ console.log(
     2,
   ),
 );
+rmSync(store, { recursive: true, force: true });
 process.exitCode = ok ? 0 : 1;

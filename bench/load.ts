@@ -14,7 +14,7 @@
  * workers (node --cpu-prof) and prints where their time went.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -212,8 +212,9 @@ async function main(): Promise<void> {
   const tokens = TokenStore.open(store);
   const token = tokens.create({ label: 'load', geolocationPerDay: 1_000_000_000 }).token;
   tokens.close();
-  const profDir = mkdtempSync(join(tmpdir(), 'wb-prof-'));
-  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  // Kept after the run (its path is printed): the profiles are the point of --cpu-prof.
+  const profDir = values['cpu-prof'] ? mkdtempSync(join(tmpdir(), 'wb-prof-')) : undefined;
+  const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
   const served = await startServe(
     [
       '--db',
@@ -302,11 +303,13 @@ async function main(): Promise<void> {
     ),
   );
   console.log(`target 20000 req/s: ${result.requests.average >= 20_000 ? 'met' : 'not met'}`);
-  if (values['cpu-prof']) {
+  if (profDir) {
     for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) {
       console.log(`\nprofile ${f} (self time):\n${profileSummary(join(profDir, f))}`);
     }
+    console.log(`\nprofiles kept in ${profDir}`);
   }
+  rmSync(store, { recursive: true, force: true });
 }
 
 function balanceUsed(store: string, token: string): number {

@@ -9,7 +9,7 @@
  *
  *   npx tsx bench/remote.ts [--time MS]
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -103,3 +103,4 @@ await app.close();
 tokens.close();
 observations.close();
 remoteEngine.close();
+rmSync(store, { recursive: true, force: true });

@@ -3,13 +3,13 @@
  * address file, `engine.reverse` at zoom 18, 16 and 15 with it, and the address search.
  * The OSM fixture (test/fixtures/streets.osm.pbf) is written by the core's test PBF writer.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAddressQuery } from '../src/addresses.js';
 import { Engine } from '../src/engine.js';
 import { cli, fixtures, startTestServer } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
 const OA = [
   'LON,LAT,NUMBER,STREET,UNIT,CITY,DISTRICT,REGION,POSTCODE,ID,HASH',
@@ -23,7 +23,7 @@ describe('whereabouts import with address files', () => {
   let db: string;
   let result: ReturnType<typeof cli>;
   beforeAll(() => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-addr-'));
+    const dir = tempDir('wb-addr-');
     db = join(dir, 'db');
     const oa = join(dir, 'london.csv');
     writeFileSync(oa, OA);
@@ -89,7 +89,7 @@ describe('whereabouts import with address files', () => {
 describe('engine.reverse and searchAddresses with an address file', () => {
   let engine: Engine;
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-addr-'));
+    const dir = tempDir('wb-addr-');
     const db = join(dir, 'db');
     const r = cli(['import', '--quiet', '--db', db, join(fixtures, 'streets.osm.pbf')]);
     if (r.code !== 0) throw new Error(r.stderr);
@@ -183,7 +183,7 @@ describe('engine.reverse and searchAddresses with an address file', () => {
 
 describe('GET /v2/reverse with an address file', () => {
   it('answers the house at zoom 18 over HTTP', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-addr-'));
+    const dir = tempDir('wb-addr-');
     const db = join(dir, 'db');
     const r = cli(['import', '--quiet', '--db', db, join(fixtures, 'streets.osm.pbf')]);
     expect(r.code, r.stderr).toBe(0);

@@ -1,8 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cli, fixtureDb, fixtures } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
 let db: string;
 beforeAll(() => {
@@ -17,7 +18,7 @@ const request = JSON.stringify({
 
 describe('whereabouts locate', () => {
   it('answers one request from a file', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'wb-cli-')), 'req.json');
+    const file = join(tempDir('wb-cli-'), 'req.json');
     writeFileSync(file, request);
     const r = cli(['locate', '--db', db, file]);
     expect(r.code).toBe(0);
@@ -48,7 +49,7 @@ describe('whereabouts locate', () => {
     const missing = cli(['locate', '--db', join(tmpdir(), 'no-such-wb-db')], request);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no station database in .*whereabouts import/);
-    const dir = mkdtempSync(join(tmpdir(), 'wb-corrupt-'));
+    const dir = tempDir('wb-corrupt-');
     writeFileSync(
       join(dir, 'manifest.json'),
       '{"format":1,"generation":1,"created":0,"shards":[{"file":"a.fb","cells":1,"wifi":0,"bytes":9}]}',
@@ -74,7 +75,7 @@ describe('whereabouts locate', () => {
 
 describe('whereabouts import', () => {
   it('reports rejected rows with their line numbers and reasons', () => {
-    const out = join(mkdtempSync(join(tmpdir(), 'wb-imp-')), 'db');
+    const out = join(tempDir('wb-imp-'), 'db');
     const r = cli(['import', '--quiet', '--db', out, join(fixtures, 'cells.csv')]);
     expect(r.code).toBe(0);
     // Line 7 has a LAC beyond GSM's range, line 8 an unknown radio (line 1 is the header).
@@ -84,7 +85,7 @@ describe('whereabouts import', () => {
   });
 
   it('refuses a file that is not a station export, naming the accepted formats', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-imp-'));
+    const dir = tempDir('wb-imp-');
     const bad = join(dir, 'notes.csv');
     writeFileSync(bad, 'name,value\na,1\n');
     const r = cli(['import', '--db', join(dir, 'db'), bad]);

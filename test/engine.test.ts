@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.js';
 import { native, WireBuffers } from '../src/native.js';
 import { parseRequest } from '../src/request.js';
 import { fixtureCell, fixtureDb } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
 const NOW = 1_700_000_000;
 let db: string;
@@ -272,12 +272,12 @@ describe('border strictness (bt) on the embedded Natural Earth land', () => {
 
 describe('Engine.open', () => {
   it('rejects a directory without a database with a clear message', async () => {
-    const empty = mkdtempSync(join(tmpdir(), 'wb-empty-'));
+    const empty = tempDir('wb-empty-');
     await expect(Engine.open({ db: empty })).rejects.toThrow(/no station database/);
   });
 
   it('rejects a corrupt database with a clear message', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-bad-'));
+    const dir = tempDir('wb-bad-');
     writeFileSync(
       join(dir, 'manifest.json'),
       JSON.stringify({

@@ -6,16 +6,15 @@
  * `prepare*` methods a server calls at start find it too. The same in the core, with racing
  * first uses read once: crates/whereabouts-core/src/lazy_file.rs and tests/lazy_file.rs.
  */
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { placesFile, searchFile, timezonesFile } from '../src/data-files.js';
 import { Engine, type EngineOptions } from '../src/engine.js';
 import { startTestServer } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'wb-geodata-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('wb-geodata-');
 
 /** A copy of `file` with one byte of its body flipped: the header is sound, the checksum is not. */
 function damaged(file: string): string {

@@ -3,8 +3,7 @@
  * through the real CLI, in a temporary directory.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +13,7 @@ import { LearnBatcher } from '../src/learning.js';
 import { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
 import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';
+import { tempDir } from './temp-dirs.js';
 
 export const root = join(import.meta.dirname, '..');
 export const fixtures = join(import.meta.dirname, 'fixtures');
@@ -67,7 +67,7 @@ export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env)
 
 /** Imports the fixture cells and APs into a new temporary database directory. */
 export function fixtureDb(): string {
-  const db = join(mkdtempSync(join(tmpdir(), 'wb-test-')), 'db');
+  const db = join(tempDir('wb-test-'), 'db');
   const r = cli(['import', '--quiet', '--db', db, join(fixtures, 'cells.csv'), join(fixtures, 'wifi.csv')]);
   if (r.code !== 0) throw new Error(`fixture import failed: ${r.stderr}`);
   return db;
@@ -109,7 +109,7 @@ export async function startTestServer(
     learn?: boolean;
   } = {},
 ): Promise<TestServer> {
-  const store = mkdtempSync(join(tmpdir(), 'wb-server-'));
+  const store = tempDir('wb-server-');
   const engine = await Engine.open(options.engine);
   const tokens = TokenStore.open(store, options.tokens);
   const observations = ObservationStore.open(store);

@@ -3,17 +3,17 @@
  * (crates/whereabouts-core/tests/fixtures/learn): reports, usage errors, and a learned cell
  * answering `locate`.
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ObservationStore } from '../src/observations/index.js';
 import { RadioCode } from '../src/request.js';
 import { cli, root } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
 const fixtures = join(root, 'crates', 'whereabouts-core', 'tests', 'fixtures', 'learn');
-const newDb = () => join(mkdtempSync(join(tmpdir(), 'wb-learn-')), 'db');
+const newDb = () => join(tempDir('wb-learn-'), 'db');
 
 describe('whereabouts learn', () => {
   it('learns the three formats and reports each file', () => {
@@ -46,7 +46,7 @@ describe('whereabouts learn', () => {
   });
 
   it('learns from the GPS submissions the server stored (observations.sqlite)', async () => {
-    const store = join(mkdtempSync(join(tmpdir(), 'wb-obs-')), 'store');
+    const store = join(tempDir('wb-obs-'), 'store');
     mkdirSync(store);
     const obs = ObservationStore.open(store);
     // Three drives past LTE cell 262/3/7/500000 and two APs, a few metres apart; one

@@ -2,12 +2,12 @@
  * GPS submissions: stored durably (committed before add resolves), grouped under concurrency,
  * readable after reopening, and naming their token only by its hash.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Observation, ObservationStore, tokenHash } from '../src/observations/index.js';
+import { tempDir } from './temp-dirs.js';
 
 const open: ObservationStore[] = [];
 afterEach(() => {
@@ -44,7 +44,7 @@ function observation(i: number): Observation {
 
 describe('ObservationStore', () => {
   it('adds submissions, counts them and keeps them across reopening', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-obs-'));
+    const dir = tempDir('wb-obs-');
     const s = storeIn(dir);
     expect(s.count()).toBe(0);
     const first = await s.add(observation(0));
@@ -58,7 +58,7 @@ describe('ObservationStore', () => {
   });
 
   it('groups concurrent submissions and stores each exactly once', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-obs-'));
+    const dir = tempDir('wb-obs-');
     const s = storeIn(dir);
     const ids = await Promise.all(Array.from({ length: 500 }, (_, i) => s.add(observation(i))));
     expect(new Set(ids).size).toBe(500);
@@ -66,7 +66,7 @@ describe('ObservationStore', () => {
   });
 
   it('stores the documented columns, with a hash in place of the token', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-obs-'));
+    const dir = tempDir('wb-obs-');
     const s = storeIn(dir);
     const id = await s.add(observation(7));
     s.close();
@@ -92,7 +92,7 @@ describe('ObservationStore', () => {
   });
 
   it('refuses a submission without GPS fixes or with impossible coordinates', async () => {
-    const s = storeIn(mkdtempSync(join(tmpdir(), 'wb-obs-')));
+    const s = storeIn(tempDir('wb-obs-'));
     await expect(s.add({ ...observation(0), gps: [] })).rejects.toThrow(/at least one GPS fix/);
     await expect(s.add({ ...observation(0), gps: [{ lat: 91, lon: 0 }] })).rejects.toThrow(/out of range/);
     await expect(s.add({ ...observation(0), gps: [{ lat: Number.NaN, lon: 0 }] })).rejects.toThrow(

@@ -3,15 +3,15 @@
  * server with its own database plays the remote; plain node:http servers play the ones that
  * fail, hang or talk garbage. Nothing leaves the machine.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type RemoteObservation, type RemoteOptions } from '../src/index.js';
 import type { LocateRequest } from '../src/request.js';
 import { TokenStore } from '../src/tokens/index.js';
 import { cli, fixtureDb, startServe, startTestServer, type TestServer } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
 const NOW = 1_700_000_000;
 const HEADER = 'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal';
@@ -22,7 +22,7 @@ const HEADER = 'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,cr
  * different place than the local fixture, so that an answer shows where it came from.
  */
 function remoteDb(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'wb-remote-'));
+  const dir = tempDir('wb-remote-');
   const csv = join(dir, 'cells.csv');
   writeFileSync(
     csv,
@@ -596,7 +596,7 @@ describe('whereabouts serve --remote-*', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/set WHEREABOUTS_REMOTE_TOKEN/);
 
-    const store = mkdtempSync(join(tmpdir(), 'wb-serve-'));
+    const store = tempDir('wb-serve-');
     const serve = await startServe([...flags, '--store', store, '--workers', '0'], {
       ...env,
       WHEREABOUTS_REMOTE_TOKEN: remoteToken,

@@ -4,10 +4,9 @@
  * servers with and without the `sync` scope, and the engine's background scheduler.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { native } from '../src/native.js';
 import { syncDatabase } from '../src/sync/run.js';
 import { readSyncState } from '../src/sync/state.js';
 import { fixtureDb, startTestServer, type TestServer } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
 const HEADER = 'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal';
 const DAY = 86_400;
@@ -32,7 +32,7 @@ function exportCsv(n: number, lac: number, updated = 1_700_000_000): string {
   return `${rows.join('\n')}\n`;
 }
 
-const newDir = () => join(mkdtempSync(join(tmpdir(), 'wb-sync-')), 'db');
+const newDir = () => join(tempDir('wb-sync-'), 'db');
 const cellsOf = (db: string) => {
   const e = native().NativeEngine.open({ db });
   try {
@@ -273,7 +273,7 @@ describe('whereabouts sync from an export', () => {
   });
 
   it("refuses to run beside another sync of the same directory, and takes over a dead one's lock", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-sync-lock-'));
+    const dir = tempDir('wb-sync-lock-');
     const file = join(dir, 'cells.csv');
     writeFileSync(file, exportCsv(10, 9));
     const db = newDir();
@@ -286,7 +286,7 @@ describe('whereabouts sync from an export', () => {
   });
 
   it('merges a daily diff and reads local files; the CLI reports both', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'wb-sync-files-'));
+    const dir = tempDir('wb-sync-files-');
     const full = join(dir, 'full.csv');
     writeFileSync(full, exportCsv(50, 8));
     const diff = join(dir, 'diff.csv.gz');
@@ -313,7 +313,7 @@ describe('GET /v2/sync and sync between Whereabouts servers', () => {
 
   beforeAll(async () => {
     remoteDb = newDir();
-    const dir = mkdtempSync(join(tmpdir(), 'wb-sync-remote-'));
+    const dir = tempDir('wb-sync-remote-');
     writeFileSync(join(dir, 'a.csv'), exportCsv(120, 20, dayStart() - 3 * DAY));
     await native().importFiles?.(remoteDb, [join(dir, 'a.csv')], {}, () => {});
     remote = await startTestServer({
@@ -386,7 +386,7 @@ describe('GET /v2/sync and sync between Whereabouts servers', () => {
     expect(readSyncState(db).sources[remote.base]).toMatchObject({ kind: 'server', until: dayStart() });
 
     // a station added on the remote today, and a day later the remote's window covers it
-    const dir = mkdtempSync(join(tmpdir(), 'wb-sync-add-'));
+    const dir = tempDir('wb-sync-add-');
     writeFileSync(
       join(dir, 'b.csv'),
       `${HEADER}\nGSM,262,3,77,4242,,13.5,52.6,900,3,1,1600000000,${dayStart() + 3600},0\n`,

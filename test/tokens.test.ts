@@ -4,8 +4,7 @@
  * processes, or when a process is killed with SIGKILL.
  */
 import { type ChildProcess, fork, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -18,6 +17,7 @@ import {
   TokenStore,
   utcDay,
 } from '../src/tokens/index.js';
+import { tempDir } from './temp-dirs.js';
 
 const root = join(import.meta.dirname, '..');
 const tokensModule = join(root, 'src', 'tokens', 'index.ts');
@@ -27,13 +27,9 @@ afterEach(() => {
   for (const s of open.splice(0)) s.close();
 });
 
-function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'wb-tokens-'));
-}
-
 /** A store in a new directory, closed after the test; `clock.now` is the time it sees. */
 function store(options: { cacheMs?: number; dir?: string } = {}) {
-  const dir = options.dir ?? tempDir();
+  const dir = options.dir ?? tempDir('wb-tokens-');
   const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0) };
   const s = TokenStore.open(dir, { cacheMs: options.cacheMs ?? 0, now: () => clock.now });
   open.push(s);
@@ -361,7 +357,7 @@ describe('charge durability and concurrency', () => {
   });
 
   it('waits for a write lock held elsewhere, and rejects (charging nothing) when it is held too long', async () => {
-    const dir = tempDir();
+    const dir = tempDir('wb-tokens-');
     const s = TokenStore.open(dir, { lockWaitMs: 300 });
     open.push(s);
     const t = s.create({ geolocationPerDay: 10 });
@@ -387,7 +383,7 @@ describe('charge durability and concurrency', () => {
   describe('across processes', () => {
     let script: string;
     beforeAll(() => {
-      script = join(tempDir(), 'charger.mts');
+      script = join(tempDir('wb-tokens-'), 'charger.mts');
       writeFileSync(script, CHILD);
     });
 
@@ -495,7 +491,7 @@ describe('token generation', () => {
 describe('whereabouts token (CLI)', () => {
   let runner: string;
   beforeAll(() => {
-    runner = join(tempDir(), 'cli.mts');
+    runner = join(tempDir('wb-tokens-'), 'cli.mts');
     writeFileSync(
       runner,
       `import { main } from ${JSON.stringify(join(root, 'src', 'cli', 'main.ts'))};\nprocess.exitCode = await main(process.argv.slice(2));\n`,
@@ -525,7 +521,7 @@ describe('whereabouts token (CLI)', () => {
   };
 
   it('creates, updates, revokes and lists, showing the token in full only on create', () => {
-    const dir = tempDir();
+    const dir = tempDir('wb-tokens-');
     const created = cli([
       'create',
       '--db',
@@ -603,7 +599,7 @@ describe('whereabouts token (CLI)', () => {
   });
 
   it('refuses bad settings with exit 2 and unknown tokens with exit 1, clearly', async () => {
-    const dir = tempDir();
+    const dir = tempDir('wb-tokens-');
     const referrers = Array.from({ length: 11 }, (_, i) => ['--referrer', `https://s${i}.example/`]).flat();
     const cases: [string[], number, RegExp][] = [
       [['create', '--db', dir, ...referrers], 2, /11 referrer patterns; a token may have at most 10/],
