@@ -71,6 +71,12 @@ const HAS_DIGIT = /\d/;
  * Splits "10 Downing St, London", "Hauptstraße 5, Berlin" or "10, Downing Street, London":
  * the first comma-separated part holds the number (its first word with a digit, else its
  * last such word) and the street; the rest is the city (any of city, suburb, postcode).
+ *
+ * @example
+ * ```ts
+ * import { parseAddressQuery } from 'whereabouts';
+ * console.log(parseAddressQuery('Hauptstraße 5, Berlin')); // prints: { number: '5', street: 'Hauptstraße', city: 'Berlin' }
+ * ```
  */
 export function parseAddressQuery(q: string): AddressQuery {
   const parts = q

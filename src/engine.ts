@@ -147,11 +147,15 @@ export type CompactSummary = NativeCompactSummary;
 /**
  * An offline location engine answering `/process` requests (spec 2.2 to 2.8).
  *
+ * @example
  * ```ts
  * import { Engine } from 'whereabouts';
- * const engine = await Engine.open();          // embedded demo data
- * const res = engine.process({ token: 'x', cells: [{ radio: 'lte', mcc: 1, mnc: 1, lac: 1, cid: 1 }] });
- * if (res.status === 'ok') console.log(res.lat, res.lon, res.accuracy);
+ * const engine = await Engine.open(); // the embedded demo data: simulated stations, mcc 1
+ * const res = engine.process({
+ *   token: 'x', radio: 'lte', mcc: 1, mnc: 1,
+ *   cells: [{ lac: 3004, cid: 25613314, signal: -95, ta: 2 }],
+ * });
+ * if (res.status === 'ok') console.log(res.lat, res.lon, res.accuracy); // prints: 52.0799781 4.2845247 227
  * engine.close();
  * ```
  *
@@ -219,6 +223,16 @@ export class Engine {
    * Opens a station database (memory-mapped: opening costs no work in proportion to its size).
    * Rejects with a clear message when the database is missing or corrupt, or a `remote`
    * setting is invalid. Opening makes no network connection.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * // a directory written by `whereabouts import --db ./stations cell_towers.csv.gz`
+   * const engine = await Engine.open({ db: './stations', batchThreads: 2 });
+   * console.log(engine.stats().cells > 0); // prints: true
+   * engine.close();
+   * await Engine.open({ db: './no-such-database' }).catch((e: Error) => console.log('refused')); // prints: refused
+   * ```
    */
   static async open(options: EngineOptions = {}): Promise<Engine> {
     // Checked first: a bad setting should not cost a database mapping.
@@ -325,6 +339,20 @@ export class Engine {
   /**
    * Answers one `/process` request object (spec 2.2) with the response object (spec 2.8).
    * Invalid requests get the spec's error message; this method never throws for bad input.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open();
+   * const wifi = [
+   *   { bssid: 'c0:92:92:f0:33:c4', signal: -75 },
+   *   { bssid: '50-CB-4B-FA-01-3A', signal: -77 }, // any of the spec's BSSID spellings
+   * ];
+   * const res = engine.process({ token: 'x', radio: 'lte', mcc: 1, mnc: 1, wifi, address: 0 });
+   * console.log(res.status, res.accuracy); // prints: ok 32
+   * console.log(engine.process({ token: 'x', cells: [] })); // prints: { status: 'error', message: 'No network data provided' }
+   * engine.close();
+   * ```
    */
   process(request: unknown): ProcessResponse {
     this.#assertOpen();
@@ -345,7 +373,21 @@ export class Engine {
     }
   }
 
-  /** Answers many requests in one call into the core: the fast path for bulk work. */
+  /**
+   * Answers many requests in one call into the core: the fast path for bulk work, solved on
+   * up to `batchThreads` threads (see {@link Engine.open}). The answers are in the order of
+   * the requests, exactly those {@link Engine.process} gives one at a time.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open();
+   * const cell = { radio: 'lte', mcc: 1, mnc: 1, lac: 3004, cid: 25613314, signal: -95 };
+   * const answers = engine.processBatch([{ cells: [cell] }, { cells: [{ ...cell, mcc: 1000 }] }]);
+   * console.log(answers.map((a) => a.status === 'ok' ? 'ok' : a.message)); // prints: [ 'ok', 'Invalid country code (mcc)' ]
+   * engine.close();
+   * ```
+   */
   processBatch(requests: readonly unknown[]): ProcessResponse[] {
     this.#assertOpen();
     if (this.#busy) return requests.map((r) => this.#processAside(r));
@@ -437,6 +479,17 @@ export class Engine {
    * remote service (the only engine call that may touch the network). Without a remote, or in
    * `local` mode, it resolves the same answer as {@link Engine.process}. An invalid request gets
    * the spec's error and never goes out. Never rejects for bad input or a failing remote.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * // with `remote: { url, token, mode: 'fallback' }` a request the local data cannot answer
+   * // is asked of that service (docs/remote.md); without it, the local answer
+   * const engine = await Engine.open();
+   * const res = await engine.locate({ cells: [{ radio: 'gsm', mcc: 1, mnc: 1, lac: 1, cid: 1 }] });
+   * console.log(res); // prints: { status: 'error', message: 'No matches found' }
+   * engine.close();
+   * ```
    */
   async locate(request: unknown): Promise<ProcessResponse> {
     this.#assertOpen();
@@ -486,6 +539,15 @@ export class Engine {
    * The timezone at a point (spec 4.4, 2.10): `{ status: 'ok', timezone }`, or
    * `{ status: 'error', message: 'INVALID_REQUEST' }` for a missing or out-of-range coordinate.
    * Synchronous; the body of `/v2/timezone` without `balance`.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open();
+   * const res = engine.timezone({ lat: 52.52, lon: 13.405 });
+   * if (res.status === 'ok') console.log(res.timezone.name); // prints: Europe/Berlin
+   * engine.close();
+   * ```
    */
   timezone(query: TimezoneQuery): TimezoneResponse {
     this.#assertOpen();
@@ -503,6 +565,16 @@ export class Engine {
    * `zoom` asks for that the data has (see src/reverse.ts), `NO_MATCHES` at sea more than
    * 5 km from every country, `INVALID_REQUEST` for a bad coordinate or zoom. Synchronous; the body of
    * `/v2/reverse` without `balance`.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open();
+   * // the language names the country; places keep their GeoNames names
+   * const res = engine.reverse({ lat: 52.08, lon: 4.28, acceptLanguage: 'de' });
+   * if (res.status === 'ok') console.log(res.address.display_name); // prints: The Hague, Gemeente Den Haag, South Holland, Niederlande
+   * engine.close();
+   * ```
    */
   reverse(query: ReverseQuery): ReverseResponse {
     this.#assertOpen();
@@ -521,6 +593,15 @@ export class Engine {
    * `NO_MATCHES` when nothing matches, `INVALID_REQUEST` for a missing `q` or a bad `limit`,
    * `countrycodes` or `viewbox` (formats in src/search.ts). Synchronous; the body of
    * `/v2/search` without `balance`.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open();
+   * const res = engine.search({ q: 'lyon, france', limit: 1 });
+   * if (res.status === 'ok') console.log(res.address[0]?.display_name); // prints: Lyon, Rhône, Auvergne-Rhône-Alpes, France
+   * engine.close();
+   * ```
    */
   search(query: SearchQuery): SearchResponse {
     this.#assertOpen();
@@ -610,6 +691,19 @@ export class Engine {
    * `DIR/learned.sqlite`, and the next {@link Engine.process} uses them. Requests that fail
    * validation or carry no GPS fix are listed in `rejected`; access points whose `ssid` ends in
    * `_nomap` are never learned. Rejects when the engine was opened without `db`.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open({ db: './stations' });
+   * const cell = { radio: 'lte', mcc: 1, mnc: 1, lac: 3004, cid: 999_001 }; // not in the data
+   * console.log(engine.process({ cells: [cell], fallbacks: { lacf: 0, ipf: 0 } }).status); // prints: error
+   * const gps = [{ lat: 52.07, lon: 4.3, accuracy: 10, timestamp: Date.now() }];
+   * const summary = await engine.learn([{ cells: [cell], gps }]);
+   * console.log(summary.accepted, summary.added); // prints: 1 1
+   * console.log(engine.process({ cells: [cell], fallbacks: { lacf: 0, ipf: 0 } }).status); // prints: ok
+   * engine.close();
+   * ```
    */
   async learn(requests: readonly unknown[]): Promise<LearnSummary> {
     this.#assertOpen();
@@ -636,6 +730,19 @@ export class Engine {
    * Folds the learned stations into a new database generation now, off the event loop, and
    * switches to it; requests keep being answered meanwhile. Rejects if one is already running
    * or another process (an import) holds the database.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open({ db: './stations' });
+   * const gps = [{ lat: 52.07, lon: 4.3, accuracy: 10, timestamp: Date.now() }];
+   * await engine.learn([{ cells: [{ radio: 'lte', mcc: 1, mnc: 1, lac: 3004, cid: 999_002 }], gps }]);
+   * const before = engine.stats();
+   * await engine.compact();
+   * const after = engine.stats();
+   * console.log(before.overlayCells, after.overlayCells, after.cells - before.cells); // prints: 1 0 1
+   * engine.close();
+   * ```
    */
   async compact(): Promise<CompactSummary> {
     this.#assertOpen();

@@ -113,6 +113,13 @@ export interface ParseOptions {
 /**
  * Parses a JSON body text. Malformed JSON, including an unquoted number with a leading zero
  * (spec 2.2 body rule 1), gives `Invalid request`.
+ *
+ * @example
+ * ```ts
+ * import { parseRequestText } from 'whereabouts';
+ * const r = parseRequestText('{"cells":[{"radio":"gsm","mcc":262,"mnc":01,"lac":1,"cid":2}]}');
+ * console.log(r.ok ? 'ok' : r.message); // prints: Invalid request
+ * ```
  */
 export function parseRequestText(text: string, options?: ParseOptions): ParseResult {
   let value: unknown;
@@ -124,7 +131,19 @@ export function parseRequestText(text: string, options?: ParseOptions): ParseRes
   return parseRequest(value, options);
 }
 
-/** Validates an already-parsed request value (the library API takes objects). Never throws. */
+/**
+ * Validates an already-parsed request value (the library API takes objects). Never throws.
+ *
+ * @example
+ * ```ts
+ * import { parseRequest } from 'whereabouts';
+ * const r = parseRequest({ radio: 'umts', mcc: 262, mnc: 1, cells: [{ lac: 1, cid: 2 }] });
+ * const cell = r.ok ? r.request.cells[0] : undefined; // the top-level fields fill in each cell's
+ * console.log(cell?.mcc, cell?.mnc, cell?.lac, cell?.cid); // prints: 262 1 1 2
+ * const bad = parseRequest({ cells: [{ radio: 'gsm', mcc: 262, mnc: 1, cid: 2 }] });
+ * if (!bad.ok) console.log(bad.message); // prints: No location area code provided
+ * ```
+ */
 export function parseRequest(value: unknown, options?: ParseOptions): ParseResult {
   // A getter of the value may itself call parseRequest: that call gets a reader of its own.
   const reader = sharedReader.busy ? new RequestReader() : sharedReader;

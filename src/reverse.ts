@@ -96,6 +96,12 @@ export function countryName(cc: string, lang: string): string | undefined {
  * equal q in the order given; region subtags dropped (`fr-CH` is `fr`), codes lower case.
  * 3-letter ISO 639-2 codes of languages that have a 2-letter one become it (`deu` and `ger`
  * are `de`); `native` is kept as is.
+ *
+ * @example
+ * ```ts
+ * import { preferredLanguages } from 'whereabouts';
+ * console.log(preferredLanguages('fr-CH, deu;q=0.8, en;q=0.9, es;q=0')); // prints: [ 'fr', 'en', 'de' ]
+ * ```
  */
 export function preferredLanguages(value: string | undefined): string[] {
   if (!value) return [];

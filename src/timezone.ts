@@ -143,6 +143,12 @@ const described = new Map<string, { minute: number; value: TimezoneObject }>();
  * The spec 2.10 object for an IANA zone name at `at` (default now). Now is read with
  * `Date.now()`, and a `Date` made only when the zone's cached minute has passed: building a
  * `Date` per call cost as much again as the cached answer (about 45 ns against 45 ns).
+ *
+ * @example
+ * ```ts
+ * import { describeZone } from 'whereabouts';
+ * console.log(describeZone('Europe/Berlin', new Date('2026-07-01T12:00:00Z'))); // prints: { name: 'Europe/Berlin', short_name: 'CEST', offset_sec: 7200, now_in_dst: 1 }
+ * ```
  */
 export function describeZone(name: string, at?: Date): TimezoneObject {
   const ms = at === undefined ? Date.now() : at.getTime();
