@@ -451,7 +451,11 @@ export class Engine {
     return parsed.ok ? this.#solveOne(parsed.request) : errorResponse(parsed.message);
   }
 
-  /** Answers already-validated requests on the calling thread (the server validates once, then calls this). */
+  /**
+   * Answers already-validated requests ({@link parseRequest}'s results) in one call into the
+   * core, on up to `batchThreads` threads as {@link Engine.processBatch}: for a caller that
+   * validates first, such as the CLI's `locate --jsonl`, which parses each line as JSON text.
+   */
   processParsed(requests: readonly LocateRequest[]): ProcessResponse[] {
     this.#assertOpen();
     const wire = this.#busy ? new WireBuffers() : this.#wire;
@@ -459,7 +463,7 @@ export class Engine {
     if (requests.length === 0) return out;
     wire.encode(requests);
     wire.reserveAnswers(requests.length);
-    this.#locate(wire.buffer, wire.length, wire.ipsArgument());
+    this.#locate(wire.buffer, wire.length, wire.ipsArgument(), this.#batchThreads);
     for (let k = 0; k < requests.length; k++) {
       const r = requests[k] as LocateRequest;
       out[k] = shapeAnswer(
