@@ -147,28 +147,28 @@ mod tests {
         }
     }
 
-    fn file(name: &str, bytes: &[u8]) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("wb-lazy-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+    fn file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         path
     }
 
     #[test]
     fn refuses_a_missing_or_foreign_file_at_open() {
+        let dir = tempfile::tempdir().unwrap();
         let missing = LazyFile::<Test>::open(Path::new("/nonexistent/wb-lazy")).unwrap_err();
         assert!(missing.starts_with("test: "), "{missing}");
-        let foreign = LazyFile::<Test>::open(&file("foreign", b"NOPExxxx")).unwrap_err();
+        let foreign = LazyFile::<Test>::open(&file(&dir, "foreign", b"NOPExxxx")).unwrap_err();
         assert_eq!(foreign, "not a test file");
-        let short = LazyFile::<Test>::open(&file("short", b"TE")).unwrap_err();
+        let short = LazyFile::<Test>::open(&file(&dir, "short", b"TE")).unwrap_err();
         assert_eq!(short, "not a test file");
     }
 
     #[test]
     fn reads_once_for_racing_first_uses_and_keeps_a_bad_body_s_error() {
-        let good = LazyFile::<Test>::open(&file("good", b"TESTxxxxxxxx")).unwrap();
-        let bad = LazyFile::<Test>::open(&file("bad", b"TESTxxxxyxxxxxxx")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let good = LazyFile::<Test>::open(&file(&dir, "good", b"TESTxxxxxxxx")).unwrap();
+        let bad = LazyFile::<Test>::open(&file(&dir, "bad", b"TESTxxxxyxxxxxxx")).unwrap();
         assert!(!good.is_loaded() && !bad.is_loaded());
         let barrier = Barrier::new(8);
         std::thread::scope(|s| {
@@ -191,7 +191,8 @@ mod tests {
 
     #[test]
     fn reads_the_file_it_opened_when_the_path_is_replaced() {
-        let path = file("replaced", b"TESTxxxx");
+        let dir = tempfile::tempdir().unwrap();
+        let path = file(&dir, "replaced", b"TESTxxxx");
         let lazy = LazyFile::<Test>::open(&path).unwrap();
         let other = path.with_extension("new");
         std::fs::write(&other, b"TESTyyyyyyyyyyyyyyyy").unwrap();

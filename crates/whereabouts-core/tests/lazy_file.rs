@@ -17,10 +17,8 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `bytes` written to a fresh file named after `name`.
-fn write(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("wb-lazy-file-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// `bytes` written to a file named `name` in `dir`.
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
@@ -35,12 +33,14 @@ fn open_error<T: DataFile>(path: &Path) -> String {
 
 /// The checks of one format on `file` (a sound one): `corrupt` is how its errors begin.
 fn check<T: DataFile>(file: &[u8], name: &str, corrupt: &str) {
-    let sound = LazyFile::<T>::open(&write(name, file)).expect("a sound file opens");
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let sound = LazyFile::<T>::open(&write(dir, name, file)).expect("a sound file opens");
     assert!(!sound.is_loaded(), "{name}: nothing is read at open");
 
-    let foreign = open_error::<T>(&write(&format!("{name}.foreign"), &[7; 4096]));
+    let foreign = open_error::<T>(&write(dir, &format!("{name}.foreign"), &[7; 4096]));
     assert!(foreign.starts_with(corrupt), "{name}: {foreign}");
-    let truncated = open_error::<T>(&write(&format!("{name}.cut"), &file[..file.len() - 8]));
+    let truncated = open_error::<T>(&write(dir, &format!("{name}.cut"), &file[..file.len() - 8]));
     assert!(truncated.starts_with(corrupt), "{name}: {truncated}");
     let missing = open_error::<T>(&data("no-such-file.bin"));
     assert!(!missing.is_empty());
@@ -48,7 +48,7 @@ fn check<T: DataFile>(file: &[u8], name: &str, corrupt: &str) {
     // a damaged body passes the header check, and fails the first use, then every later one
     let mut damaged = file.to_vec();
     damaged[file.len() / 2] ^= 0x10;
-    let path = write(&format!("{name}.damaged"), &damaged);
+    let path = write(dir, &format!("{name}.damaged"), &damaged);
     let lazy = LazyFile::<T>::open(&path).expect("the header of a damaged body is sound");
     let first = lazy.get().err().expect("the damage is found").to_owned();
     assert_eq!(
@@ -97,7 +97,8 @@ fn addresses() {
         "Rue de Rivoli",
         vec![(488_566_000, 23_522_000), (488_570_000, 23_530_000)],
     );
-    let path = write("addresses.bin", b"");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "addresses.bin", b"");
     set.write(&path).unwrap();
     let file = std::fs::read(&path).unwrap();
     check::<AddressIndex>(&file, "addresses.bin", "address file is corrupt: ");
