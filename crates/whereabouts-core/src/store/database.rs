@@ -32,7 +32,10 @@ struct NetPart {
     index: u32,
     first: u32,
     count: u32,
-    /// Keys of the part's first and last cell; `lo > hi` for a network without cells.
+    /// Keys of the part's first and last cell (`lo > hi` for a network without cells) when
+    /// the network is split across shards, where they tell its parts apart; else the whole
+    /// key range. Reading them for every network would make opening touch a page of the
+    /// cells per network: with readahead, most of a world database's cells vector.
     lo: u64,
     hi: u64,
 }
@@ -124,19 +127,14 @@ impl Database {
                 cell_shards.push((first.sort_key(), last.sort_key()));
             }
             for (ni, n) in nets.iter().enumerate() {
-                let cells = s.network_cells(n);
-                let (lo, hi) = match (cells.first(), cells.last()) {
-                    (Some(a), Some(b)) => (a.key, b.key),
-                    _ => (u64::MAX, 0),
-                };
                 networks.push(NetPart {
                     key: packed(n.radio, n.mcc, n.mnc),
                     shard: si as u32,
                     index: ni as u32,
                     first: n.first,
                     count: n.count,
-                    lo,
-                    hi,
+                    lo: 0,
+                    hi: u64::MAX,
                 });
             }
             // Networks sort by radio first: the CDMA ones are one contiguous run.
@@ -157,6 +155,18 @@ impl Database {
             return Err(StoreError::Corrupt(
                 "cell shards overlap or are out of order".into(),
             ));
+        }
+        for split in networks.chunk_by_mut(|a, b| a.key == b.key) {
+            if split.len() < 2 {
+                continue;
+            }
+            for p in split {
+                let cells = &shards[p.shard as usize].cells()[p.cells()];
+                (p.lo, p.hi) = match (cells.first(), cells.last()) {
+                    (Some(a), Some(b)) => (a.key, b.key),
+                    _ => (u64::MAX, 0),
+                };
+            }
         }
         Ok(Database {
             dir: dir.to_path_buf(),

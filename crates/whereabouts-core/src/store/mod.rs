@@ -28,6 +28,9 @@ pub enum StoreError {
     NotFound(String),
     Io(String),
     Corrupt(String),
+    /// A sound file of another format version (written by an older or newer build):
+    /// not damage, so not reported as corruption.
+    Version(String),
     /// The caller broke an ordering or other contract of the builder.
     Invalid(String),
     /// Another live process holds the directory's `.import.lock` (an import, a
@@ -47,7 +50,9 @@ impl fmt::Display for StoreError {
             StoreError::NotFound(m) => write!(f, "{m}"),
             StoreError::Io(m) => write!(f, "I/O error: {m}"),
             StoreError::Corrupt(m) => write!(f, "corrupt station database: {m}"),
-            StoreError::Invalid(m) | StoreError::Busy(m) => write!(f, "{m}"),
+            StoreError::Invalid(m) | StoreError::Busy(m) | StoreError::Version(m) => {
+                write!(f, "{m}")
+            }
         }
     }
 }

@@ -68,9 +68,10 @@ impl Shard {
         };
         let version = field(0).and_then(|p| read_u32(b, p)).unwrap_or(0);
         if version != layout::FORMAT_VERSION {
-            return Err(corrupt(&format!(
-                "format version {version}, this build reads {}: import the sources again \
-                 (`whereabouts import --replace`)",
+            return Err(StoreError::Version(format!(
+                "{}: a station database of format version {version}, this build reads {}: \
+                 import the sources again (`whereabouts import --replace`)",
+                path.display(),
                 layout::FORMAT_VERSION
             )));
         }
