@@ -1,8 +1,9 @@
-import { writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, fixtureDb, fixtures } from './helpers.js';
+import { cli, fixtureDb, fixtures, root } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 
 let db: string;
@@ -92,4 +93,66 @@ describe('whereabouts import', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/radio,mcc,net,area,cell/);
   });
+
+  it('reads a station export from standard input as FILE -', () => {
+    const out = join(tempDir('wb-imp-'), 'db');
+    const csv = readFileSync(join(fixtures, 'cells.csv'), 'utf8');
+    const r = cli(['import', '--quiet', '--db', out, '-'], csv);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/standard input: CellCsv, 9 rows, 7 accepted, 2 rejected/);
+    expect(JSON.parse(cli(['locate', '--db', out], request).stdout)).toMatchObject({
+      status: 'ok',
+      lat: 52.5,
+    });
+  });
+
+  // The input is a named pipe fed half-way, so the import is certainly mid-file (blocked
+  // reading) when it is killed: no timing guess.
+  it.skipIf(process.platform === 'win32')(
+    'killed mid-file, leaves the previous database answering; the next import clears what it left',
+    async () => {
+      const dir = tempDir('wb-imp-');
+      const out = join(dir, 'db');
+      expect(cli(['import', '--quiet', '--db', out, join(fixtures, 'cells.csv')]).code).toBe(0);
+      const before = readdirSync(out).sort();
+      const fifo = join(dir, 'export.csv');
+      expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+      const child = spawn(
+        process.execPath,
+        [join(root, 'bin', 'whereabouts.js'), 'import', '--db', out, fifo],
+        {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+        child.on('exit', (_c, sig) => resolve(sig)),
+      );
+      const feed = createWriteStream(fifo);
+      feed.on('error', () => {}); // EPIPE once the reader is killed: expected
+      feed.write(
+        'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal\n',
+      );
+      for (let cid = 1; cid <= 200_000; cid++) {
+        feed.write(`LTE,262,2,5,${cid},,13.4,52.5,1000,3,1,1600000000,1700000000,0\n`);
+      }
+      await new Promise((resolve) => feed.once('drain', resolve));
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      feed.destroy();
+      // what it wrote aside stays aside: the manifest and shards are the previous import's
+      expect(
+        readdirSync(out)
+          .filter((f) => !f.startsWith('.'))
+          .sort(),
+      ).toEqual(before);
+      const answer = JSON.parse(cli(['locate', '--db', out], request).stdout);
+      expect(answer).toMatchObject({ status: 'ok', lat: 52.5, lon: 13.4 });
+      const lte = { token: 't', cells: [{ radio: 'lte', mcc: 262, mnc: 2, lac: 5, cid: 7 }], address: 0 };
+      expect(JSON.parse(cli(['locate', '--db', out], JSON.stringify(lte)).stdout).status).toBe('error');
+      // a dead import's lock, staging and temporary files are cleared by the next one
+      expect(readdirSync(out).some((f) => f.startsWith('.'))).toBe(true);
+      expect(cli(['import', '--quiet', '--db', out, join(fixtures, 'cells.csv')]).code).toBe(0);
+      expect(readdirSync(out).filter((f) => f.startsWith('.'))).toEqual([]);
+    },
+  );
 });

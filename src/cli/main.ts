@@ -26,6 +26,8 @@ Usage:
       Merges with the database already in DIR unless --replace.
       Address files (OpenAddresses CSV, plain or .gz; OpenStreetMap .osm.pbf), told
       apart by content, go to DIR/addresses.bin instead (see docs/geocoding.md).
+      FILE - is standard input, and a named pipe is read as a file: both are taken
+      for station data (for example: zcat cells.csv.gz | whereabouts import --db DIR -).
   whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...
       Learns station positions from GPS-tagged observations: OpenCelliD measurement
       CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs

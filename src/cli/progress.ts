@@ -52,11 +52,13 @@ export class ProgressLine {
       p.unit === 'bytes'
         ? `${p.label} ${p.phase.toLowerCase()} ${p.total > 0 ? `${pct.toFixed(1)}% ` : ''}${mb(p.done)}${p.total > 0 ? ` of ${mb(p.total)}` : ''} MB ` +
           `${mb(p.bytesPerSecond ?? 0)} MB/s${p.etaSeconds === undefined ? '' : ` ${duration(p.etaSeconds)} left`}`
-        : `${p.label} ${p.phase.toLowerCase()} ${pct.toFixed(1)}% ${p.rows.toLocaleString('en')} rows ${rate.toLocaleString('en')} rows/s`;
+        : `${p.label} ${p.phase.toLowerCase()} ${p.total > 0 ? `${pct.toFixed(1)}% ` : ''}${p.rows.toLocaleString('en')} rows ${rate.toLocaleString('en')} rows/s`;
     if (this.#tty) {
+      // an input of unknown length (a pipe) gets no bar: there is no share to show
       const width = 24;
       const filled = Math.round((pct / 100) * width);
-      this.#out.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${text}\x1b[K`);
+      const bar = p.total > 0 ? `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ` : '';
+      this.#out.write(`\r${bar}${text}\x1b[K`);
       this.#drawn = true;
     } else if (now - this.#lastLog >= LOG_EVERY_MS) {
       this.#lastLog = now;

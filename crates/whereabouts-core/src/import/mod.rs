@@ -202,6 +202,9 @@ pub fn peak_rss_bytes() -> Option<u64> {
 }
 
 pub(crate) fn file_label(p: &Path) -> String {
+    if p.as_os_str() == source::STANDARD_INPUT {
+        return "standard input".into();
+    }
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| p.display().to_string())
@@ -252,7 +255,9 @@ pub fn import_files(
         return Err(ImportError::Format("no input files given".into()));
     }
     for f in files {
-        if !f.is_file() {
+        // A pipe (a named pipe, standard input) streams like a file; a directory does not.
+        let stdin = f.as_os_str() == source::STANDARD_INPUT;
+        if !stdin && !fs::metadata(f).is_ok_and(|m| !m.is_dir()) {
             return Err(ImportError::Io(format!(
                 "{}: not a readable file",
                 f.display()

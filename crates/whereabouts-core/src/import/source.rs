@@ -1,7 +1,7 @@
 //! Reading one input file: detecting what it is, then feeding its rows to the runs.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -44,25 +44,71 @@ pub(crate) type OpenedText = (Box<dyn Read + Send>, Arc<AtomicU64>, u64);
 /// A text file as a stream of its (inflated, if gzip) bytes, with a counter of the bytes
 /// read from disk and the file's size, for progress.
 pub(crate) fn open_text(path: &Path) -> Result<OpenedText, ImportError> {
-    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
-    let total = file.metadata().map_err(|e| io_err(path, e))?.len();
-    let mut magic = [0u8; 2];
-    let got = read_full(&mut file, &mut magic).map_err(|e| io_err(path, e))?;
-    file.seek(SeekFrom::Start(0)).map_err(|e| io_err(path, e))?;
-    let n = Arc::new(AtomicU64::new(0));
-    let counting = Counting {
-        inner: file,
-        n: n.clone(),
-    };
-    let reader: Box<dyn Read + Send> = if magic[..got] == GZIP_MAGIC {
-        Box::new(MultiGzDecoder::new(BufReader::with_capacity(
-            1 << 18,
-            counting,
-        )))
+    let (counting, n, total, _) = open_counted(path)?;
+    let (magic, rest) = peek(counting, 2).map_err(|e| io_err(path, e))?;
+    let reader: Box<dyn Read + Send> = if magic == GZIP_MAGIC {
+        Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 18, rest)))
     } else {
-        Box::new(counting)
+        Box::new(rest)
     };
     Ok((reader, n, total))
+}
+
+/// The path that names standard input, as on most command lines.
+pub const STANDARD_INPUT: &str = "-";
+
+/// An input opened behind a byte counter.
+type Counted = Counting<Box<dyn Read + Send>>;
+
+/// `path` (or standard input for [`STANDARD_INPUT`]) opened behind a byte counter, with its
+/// size (0 when unknown: a pipe, standard input) and modification time (0 when none).
+fn open_counted(path: &Path) -> Result<(Counted, Arc<AtomicU64>, u64, i64), ImportError> {
+    let n = Arc::new(AtomicU64::new(0));
+    if path.as_os_str() == STANDARD_INPUT {
+        // read through the process's own descriptor: Node hands a child's input over a
+        // socket, which /dev/stdin cannot open
+        let inner: Box<dyn Read + Send> = Box::new(io::stdin());
+        return Ok((
+            Counting {
+                inner,
+                n: n.clone(),
+            },
+            n,
+            0,
+            0,
+        ));
+    }
+    let file = File::open(path).map_err(|e| io_err(path, e))?;
+    let meta = file.metadata().map_err(|e| io_err(path, e))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64);
+    let total = if meta.is_file() { meta.len() } else { 0 };
+    let inner: Box<dyn Read + Send> = Box::new(file);
+    Ok((
+        Counting {
+            inner,
+            n: n.clone(),
+        },
+        n,
+        total,
+        mtime,
+    ))
+}
+
+/// A reader whose first bytes were read ahead, then handed back in front of the rest.
+pub(crate) type Peeked<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
+/// The first `len` bytes of `r` (fewer at its end) and a reader of all of it, those bytes
+/// first. Sniffing a format this way, instead of seeking back, reads a pipe too (a named
+/// pipe, `/dev/stdin`, a shell's `<(zcat ...)`).
+pub(crate) fn peek<R: Read>(mut r: R, len: usize) -> io::Result<(Vec<u8>, Peeked<R>)> {
+    let mut head = vec![0u8; len];
+    let got = read_full(&mut r, &mut head)?;
+    head.truncate(got);
+    Ok((head.clone(), io::Cursor::new(head).chain(r)))
 }
 
 pub(crate) fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -102,52 +148,46 @@ pub fn accepted_formats() -> String {
 
 /// Imports one file into the runs, detecting its kind by content.
 pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError> {
-    let name = path.display().to_string();
-    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
-    let total = file.metadata().map_err(|e| io_err(path, e))?.len();
-    let mut magic = [0u8; 16];
-    let got = read_full(&mut file, &mut magic).map_err(|e| io_err(path, e))?;
-    file.seek(SeekFrom::Start(0)).map_err(|e| io_err(path, e))?;
-    let magic = &magic[..got];
-    let mtime = file
-        .metadata()
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs() as i64);
-    if magic == SQLITE_MAGIC {
-        drop(file);
-        return read_sqlite(path, &name, total, mtime, ctx);
-    }
-    let counter = Arc::new(AtomicU64::new(0));
-    let counting = Counting {
-        inner: file,
-        n: counter.clone(),
+    let name = if path.as_os_str() == STANDARD_INPUT {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
     };
-    if magic.starts_with(&GZIP_MAGIC) {
-        let mut gz = MultiGzDecoder::new(BufReader::with_capacity(1 << 18, counting));
-        let mut head = [0u8; 16];
-        let got = read_full(&mut gz, &mut head).map_err(|e| io_err(path, e))?;
-        if &head[..got] == SQLITE_MAGIC {
-            // SQLite needs random access: inflate it next to the runs first.
-            let unpacked = ctx.tmp.join("unpacked.sqlite");
-            let mut out = File::create(&unpacked).map_err(|e| io_err(&unpacked, e))?;
-            io::copy(&mut (&head[..got]).chain(gz), &mut out).map_err(|e| io_err(path, e))?;
-            drop(out);
-            let r = read_sqlite(&unpacked, &name, total, mtime, ctx);
-            let _ = std::fs::remove_file(&unpacked);
-            return r;
+    let (counting, counter, total, mtime) = open_counted(path)?;
+    let (magic, rest) = peek(counting, SQLITE_MAGIC.len()).map_err(|e| io_err(path, e))?;
+    let sqlite_aside = |mut from: &mut dyn Read, ctx: &mut Ctx| {
+        // SQLite needs random access: a compressed or piped database is written out next
+        // to the runs first.
+        let unpacked = ctx.tmp.join("unpacked.sqlite");
+        let mut out = File::create(&unpacked).map_err(|e| io_err(&unpacked, e))?;
+        io::copy(&mut from, &mut out).map_err(|e| io_err(path, e))?;
+        drop(out);
+        let r = read_sqlite(&unpacked, &name, total, mtime, ctx);
+        let _ = std::fs::remove_file(&unpacked);
+        r
+    };
+    if magic == SQLITE_MAGIC {
+        if total > 0 {
+            drop(rest);
+            return read_sqlite(path, &name, total, mtime, ctx);
         }
-        let mut reader = io::Cursor::new(head[..got].to_vec()).chain(gz);
+        return sqlite_aside(&mut { rest }, ctx);
+    }
+    if magic.starts_with(&GZIP_MAGIC) {
+        let gz = MultiGzDecoder::new(BufReader::with_capacity(1 << 18, rest));
+        let (head, mut inflated) = peek(gz, SQLITE_MAGIC.len()).map_err(|e| io_err(path, e))?;
+        if head == SQLITE_MAGIC {
+            return sqlite_aside(&mut inflated, ctx);
+        }
         return read_csv(
-            &mut reader,
+            &mut inflated,
             &name,
             total,
             &|| counter.load(Ordering::Relaxed),
             ctx,
         );
     }
-    let mut reader = counting;
+    let mut reader = rest;
     read_csv(
         &mut reader,
         &name,
