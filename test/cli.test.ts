@@ -135,7 +135,7 @@ describe('whereabouts import', () => {
       for (let cid = 1; cid <= 200_000; cid++) {
         feed.write(`LTE,262,2,5,${cid},,13.4,52.5,1000,3,1,1600000000,1700000000,0\n`);
       }
-      await new Promise((resolve) => feed.once('drain', resolve));
+      await new Promise<void>((resolve) => feed.once('drain', () => resolve()));
       child.kill('SIGKILL');
       expect(await exited).toBe('SIGKILL');
       feed.destroy();
