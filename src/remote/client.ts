@@ -2,7 +2,7 @@
  * The remote `/process` client: one call = attempts over the regions with retries, backoff
  * and jitter, behind a circuit breaker. Knows nothing of policies or caching (src/remote/policy.ts).
  */
-import { maskToken } from '../tokens/index.js';
+import { maskToken } from '../tokens/mask.js';
 import { type BreakerState, CircuitBreaker } from './breaker.js';
 import type { RemoteSettings } from './options.js';
 import { type RegionStatus, Regions } from './regions.js';

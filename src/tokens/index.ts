@@ -2,6 +2,7 @@
  * Access tokens: settings, daily balances, rate limits and restrictions (spec 2.1, 5, 8).
  */
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js';
+export { maskToken } from './mask.js';
 export {
   ipAllowed,
   ipEntryProblem,
@@ -15,7 +16,6 @@ export {
   MAP_SERVICES,
   type MapService,
   type MeteredService,
-  maskToken,
   newToken,
   SCOPES,
   type Scope,

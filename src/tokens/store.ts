@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { GroupCommit } from './group-commit.js';
+import { maskToken } from './mask.js';
 import { ipEntryProblem, MAX_IPS, MAX_REFERRERS, referrerPatternProblem } from './restrictions.js';
 
 /** A service whose successful calls are charged against a daily balance. */
@@ -530,11 +531,6 @@ export function newToken(): string {
 
 export function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);
-}
-
-/** A token as shown anywhere but its creation: the first 4 characters and an ellipsis. */
-export function maskToken(token: string): string {
-  return `${token.slice(0, 4)}…`;
 }
 
 function perDay(row: LimitRow, service: MeteredService): number {
