@@ -19,7 +19,10 @@ export const root = join(import.meta.dirname, '..');
 export const fixtures = join(import.meta.dirname, 'fixtures');
 
 /** Runs the built CLI (bin/whereabouts.js) and returns its exit code and output. */
-export function cli(args: string[], input?: string): { code: number; stdout: string; stderr: string } {
+export function cli(
+  args: string[],
+  input?: string | Buffer,
+): { code: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [join(root, 'bin', 'whereabouts.js'), ...args], {
     input,
     encoding: 'utf8',

@@ -3,8 +3,9 @@
  * (crates/whereabouts-core/tests/fixtures/learn): reports, usage errors, and a learned cell
  * answering `locate`.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ObservationStore } from '../src/observations/index.js';
@@ -96,6 +97,14 @@ describe('whereabouts learn', () => {
     // The most accurate fix of each submission counts, not the 500 m one 1.1 km north.
     expect(Math.abs(body.lat - 48.857)).toBeLessThan(0.001);
     expect(Math.abs(body.lon - 2.352)).toBeLessThan(0.001);
+  });
+
+  it('learns from standard input as FILE - (a gzipped file too)', () => {
+    const db = newDb();
+    const text = readFileSync(join(fixtures, 'opencellid.csv'));
+    const r = cli(['learn', '--quiet', '--db', db, '-'], gzipSync(text));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('standard input: OpenCellIdMeasurements, 16 rows, 14 accepted, 2 rejected');
   });
 
   it('needs --mcc/--mnc for G-NetTrack exports, and flags used together', () => {

@@ -77,7 +77,7 @@ export async function runLearn(argv: string[]): Promise<number> {
     if (!Number.isFinite(blockDays) || blockDays < 0)
       throw new UsageError('--block-days must be a number >= 0');
   }
-  for (const f of positionals) if (!existsSync(f)) throw new Error(`no such file: ${f}`);
+  for (const f of positionals) if (f !== '-' && !existsSync(f)) throw new Error(`no such file: ${f}`);
 
   const progress = progressReporter(Boolean(values.quiet));
   const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, progress.onProgress);

@@ -23,6 +23,7 @@ Usage:
       CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
       Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
+      FILE - is standard input, and a pipe is read as a file (CSV formats, plain or gzip).
   whereabouts sync --db DIR --from URL [--token T] [--sha256 HEX] [--attempts N]
       Brings DIR up to date. URL is an OpenCelliD/MLS cell export (http(s) URL or
       file, .csv or .csv.gz; full export or daily diff): downloaded resumably into

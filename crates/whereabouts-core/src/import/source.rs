@@ -44,8 +44,9 @@ pub(crate) type OpenedText = (Box<dyn Read + Send>, Arc<AtomicU64>, u64);
 /// A text file as a stream of its (inflated, if gzip) bytes, with a counter of the bytes
 /// read from disk and the file's size, for progress.
 pub(crate) fn open_text(path: &Path) -> Result<OpenedText, ImportError> {
-    let (counting, n, total, _) = open_counted(path)?;
-    let (magic, rest) = peek(counting, 2).map_err(|e| io_err(path, e))?;
+    let input = open_input(path)?;
+    let (n, total) = (input.counter, input.length);
+    let (magic, rest) = peek(input.reader, 2).map_err(|e| io_err(path, e))?;
     let reader: Box<dyn Read + Send> = if magic == GZIP_MAGIC {
         Box::new(MultiGzDecoder::new(BufReader::with_capacity(1 << 18, rest)))
     } else {
@@ -57,45 +58,47 @@ pub(crate) fn open_text(path: &Path) -> Result<OpenedText, ImportError> {
 /// The path that names standard input, as on most command lines.
 pub const STANDARD_INPUT: &str = "-";
 
-/// An input opened behind a byte counter.
-type Counted = Counting<Box<dyn Read + Send>>;
+/// An input opened for streaming: a file, a pipe, or standard input.
+pub(crate) struct Input {
+    /// Its bytes as stored (compressed, if gzip), counted into `counter` as they are read.
+    pub(crate) reader: Counting<Box<dyn Read + Send>>,
+    pub(crate) counter: Arc<AtomicU64>,
+    /// Its size; 0 when unknown (a pipe, standard input).
+    pub(crate) length: u64,
+    /// Its modification time, unix seconds; 0 when none.
+    pub(crate) mtime: i64,
+}
 
-/// `path` (or standard input for [`STANDARD_INPUT`]) opened behind a byte counter, with its
-/// size (0 when unknown: a pipe, standard input) and modification time (0 when none).
-fn open_counted(path: &Path) -> Result<(Counted, Arc<AtomicU64>, u64, i64), ImportError> {
-    let n = Arc::new(AtomicU64::new(0));
-    if path.as_os_str() == STANDARD_INPUT {
-        // read through the process's own descriptor: Node hands a child's input over a
-        // socket, which /dev/stdin cannot open
-        let inner: Box<dyn Read + Send> = Box::new(io::stdin());
-        return Ok((
-            Counting {
-                inner,
-                n: n.clone(),
-            },
-            n,
-            0,
-            0,
-        ));
-    }
-    let file = File::open(path).map_err(|e| io_err(path, e))?;
-    let meta = file.metadata().map_err(|e| io_err(path, e))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs() as i64);
-    let total = if meta.is_file() { meta.len() } else { 0 };
-    let inner: Box<dyn Read + Send> = Box::new(file);
-    Ok((
-        Counting {
-            inner,
-            n: n.clone(),
-        },
-        n,
-        total,
+/// Opens `path`, or standard input for [`STANDARD_INPUT`], for streaming: the importer's
+/// and the learner's one way in.
+pub(crate) fn open_input(path: &Path) -> Result<Input, ImportError> {
+    let counter = Arc::new(AtomicU64::new(0));
+    let (inner, length, mtime): (Box<dyn Read + Send>, u64, i64) =
+        if path.as_os_str() == STANDARD_INPUT {
+            // read through the process's own descriptor: Node hands a child's input over a
+            // socket, which /dev/stdin cannot open
+            (Box::new(io::stdin()), 0, 0)
+        } else {
+            let file = File::open(path).map_err(|e| io_err(path, e))?;
+            let meta = file.metadata().map_err(|e| io_err(path, e))?;
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_secs() as i64);
+            let length = if meta.is_file() { meta.len() } else { 0 };
+            (Box::new(file), length, mtime)
+        };
+    let reader = Counting {
+        inner,
+        n: counter.clone(),
+    };
+    Ok(Input {
+        reader,
+        counter,
+        length,
         mtime,
-    ))
+    })
 }
 
 /// A reader whose first bytes were read ahead, then handed back in front of the rest.
@@ -153,8 +156,9 @@ pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError
     } else {
         path.display().to_string()
     };
-    let (counting, counter, total, mtime) = open_counted(path)?;
-    let (magic, rest) = peek(counting, SQLITE_MAGIC.len()).map_err(|e| io_err(path, e))?;
+    let input = open_input(path)?;
+    let (counter, total, mtime) = (input.counter, input.length, input.mtime);
+    let (magic, rest) = peek(input.reader, SQLITE_MAGIC.len()).map_err(|e| io_err(path, e))?;
     let sqlite_aside = |mut from: &mut dyn Read, ctx: &mut Ctx| {
         // SQLite needs random access: a compressed or piped database is written out next
         // to the runs first.

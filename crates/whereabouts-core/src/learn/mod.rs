@@ -559,7 +559,9 @@ pub fn learn_files(
         return Err(LearnError::Format("no input files given".into()));
     }
     for f in files {
-        if !f.is_file() {
+        // as for an import: a pipe (a named pipe, standard input) streams like a file
+        let stdin = f.as_os_str() == crate::import::source::STANDARD_INPUT;
+        if !stdin && !fs::metadata(f).is_ok_and(|m| !m.is_dir()) {
             return Err(LearnError::Io(format!(
                 "{}: not a readable file",
                 f.display()

@@ -4,11 +4,12 @@
 //! reason) or skipped (rows that are valid but not for us: other WiGLE types,
 //! `_nomap` networks), never silently dropped.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use super::{LearnError, LearnOptions, Observation, StationKey};
+use crate::import::source::{open_input, peek, GZIP_MAGIC};
 use crate::radio::Radio;
 use crate::store::record::cell_key;
 
@@ -252,29 +253,25 @@ pub fn read_file(
     sink: &mut dyn FnMut(Observation),
     tick: &mut dyn FnMut(u64, u64) -> Result<(), LearnError>,
 ) -> Result<FileReport, LearnError> {
-    let label = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
+    let label = crate::import::file_label(path);
     let io = |e: std::io::Error| LearnError::Io(format!("{}: {e}", path.display()));
-    let mut file = File::open(path).map_err(io)?;
-    let mut head = [0u8; 16];
-    let n = file.read(&mut head).map_err(io)?;
-    if super::submissions::is_sqlite(&head[..n]) {
+    let opened = open_input(path).map_err(|e| LearnError::Io(e.to_string()))?;
+    let bytes_read = opened.counter;
+    let (head, rest) = peek(opened.reader, 16).map_err(io)?;
+    if super::submissions::is_sqlite(&head) {
+        if opened.length == 0 {
+            return Err(LearnError::Format(format!(
+                "{label}: a SQLite file is read in place: name the file, not a pipe"
+            )));
+        }
         return super::submissions::read(path, &label, opts, sink, tick);
     }
-    let magic = [head[0], head[1]];
-    let n = n.min(2);
-    let file = File::open(path).map_err(io)?;
-    let counted = CountingReader {
-        inner: file,
-        bytes: 0,
-    };
-    let reader: Box<dyn BufRead> = if n == 2 && magic == [0x1f, 0x8b] {
-        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(counted)))
+    let reader: Box<dyn BufRead> = if head.starts_with(&GZIP_MAGIC) {
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(rest)))
     } else {
-        Box::new(BufReader::with_capacity(1 << 20, counted))
+        Box::new(BufReader::with_capacity(1 << 20, rest))
     };
+    let bytes = || bytes_read.load(Ordering::Relaxed);
     let mut lines = reader.lines().enumerate();
     let mut first = None;
     for (i, l) in lines.by_ref() {
@@ -373,31 +370,11 @@ pub fn read_file(
             }
         }
         if report.rows.is_multiple_of(4096) {
-            tick(BYTES_READ.with(|b| b.get()), report.rows)?;
+            tick(bytes(), report.rows)?;
         }
     }
-    tick(BYTES_READ.with(|b| b.get()), report.rows)?;
+    tick(bytes(), report.rows)?;
     Ok(report)
-}
-
-thread_local! {
-    /// Bytes of the current file read so far (compressed bytes for gzip): the
-    /// boxed reader chain hides the counter, so it reports here.
-    static BYTES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-struct CountingReader {
-    inner: File,
-    bytes: u64,
-}
-
-impl Read for CountingReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.bytes += n as u64;
-        BYTES_READ.with(|b| b.set(self.bytes));
-        Ok(n)
-    }
 }
 
 fn opencellid_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
