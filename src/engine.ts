@@ -454,7 +454,7 @@ export class Engine {
   /**
    * Answers already-validated requests ({@link parseRequest}'s results) in one call into the
    * core, on up to `batchThreads` threads as {@link Engine.processBatch}: for a caller that
-   * validates first, such as the CLI's `locate --jsonl`, which parses each line as JSON text.
+   * validated the requests already and keeps them.
    */
   processParsed(requests: readonly LocateRequest[]): ProcessResponse[] {
     this.#assertOpen();

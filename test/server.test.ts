@@ -405,10 +405,10 @@ describe('HTTP plumbing', () => {
   });
 
   it('answers server-side failures with HTTP 500 and UNKNOWN_ERROR, charging nothing', async () => {
+    // the methods the server calls (a stale name here would fail as a TypeError, passing for
+    // the wrong reason)
     const broken = {
-      processParsed: () => {
-        throw new Error('boom');
-      },
+      locateParsed: () => Promise.reject(new Error('boom')),
       stats: () => {
         throw new Error('boom');
       },

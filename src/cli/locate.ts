@@ -5,8 +5,6 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Engine, type EngineOptions } from '../engine.js';
-import { parseRequestText } from '../request.js';
-import { errorResponse } from '../response.js';
 import { parseFlags, UsageError } from './usage.js';
 
 /** How many JSON lines are answered per call into the core. */
@@ -38,10 +36,9 @@ export async function runLocate(argv: string[]): Promise<number> {
     if (values.jsonl) return await locateLines(engine, file);
     const text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
     // Parse the text ourselves: the library API takes objects, the CLI takes the wire body.
-    const parsed = parseRequestText(text);
-    const response = parsed.ok ? engine.processParsed([parsed.request])[0] : errorResponse(parsed.message);
+    const response = engine.process(parseJson(text));
     process.stdout.write(`${JSON.stringify(response)}\n`);
-    return response?.status === 'ok' ? 0 : 1;
+    return response.status === 'ok' ? 0 : 1;
   } finally {
     engine.close();
   }
@@ -50,23 +47,33 @@ export async function runLocate(argv: string[]): Promise<number> {
 async function locateLines(engine: Engine, file: string): Promise<number> {
   const input = file === '-' ? process.stdin : createReadStream(file);
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  let batch: string[] = [];
+  let batch: unknown[] = [];
   const flush = async () => {
-    const parsed = batch.map((line) => parseRequestText(line));
-    const valid = parsed.flatMap((p) => (p.ok ? [p.request] : []));
-    const answers = engine.processParsed(valid);
-    let k = 0;
-    const out = parsed.map((p) => JSON.stringify(p.ok ? answers[k++] : errorResponse(p.message))).join('\n');
+    // processBatch reads the parsed values straight into the core's wire format: no
+    // LocateRequest objects on the way (a line that is not JSON answers Invalid request)
+    const out = engine
+      .processBatch(batch)
+      .map((a) => JSON.stringify(a))
+      .join('\n');
     batch = [];
     if (!process.stdout.write(`${out}\n`)) await new Promise((r) => process.stdout.once('drain', r));
   };
   for await (const line of lines) {
     if (line.trim() === '') continue;
-    batch.push(line);
+    batch.push(parseJson(line));
     if (batch.length >= JSONL_BATCH) await flush();
   }
   if (batch.length > 0) await flush();
   return 0;
+}
+
+/** A line's JSON value; `undefined` (answered `Invalid request`, as spec 2.2 wants) when malformed. */
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
 }
 
 async function readStdin(): Promise<string> {
