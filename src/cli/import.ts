@@ -31,15 +31,16 @@ export async function runImport(argv: string[]): Promise<number> {
   });
   if (!values.db) throw new UsageError('import needs --db DIR');
   if (positionals.length === 0) throw new UsageError('import needs at least one FILE');
-  const files = positionals;
-  for (const f of files) if (f !== '-' && !existsSync(f)) throw new Error(`no such file: ${f}`);
+  for (const f of positionals) if (f !== '-' && !existsSync(f)) throw new Error(`no such file: ${f}`);
   const { importFiles, importAddresses, addressFileKind } = native();
   if (!importFiles || !importAddresses || !addressFileKind)
     throw new Error('this build of the native addon has no importer');
   // Telling an address file apart reads its first bytes: a pipe would lose them, so a pipe
   // is taken for a station export (which the importer reads from a pipe as from a file).
-  const addressFiles = files.filter((f) => f !== '-' && statSync(f).isFile() && addressFileKind(f) !== null);
-  const stationFiles = files.filter((f) => !addressFiles.includes(f));
+  const addressFiles = positionals.filter(
+    (f) => f !== '-' && statSync(f).isFile() && addressFileKind(f) !== null,
+  );
+  const stationFiles = positionals.filter((f) => !addressFiles.includes(f));
   if (stationFiles.length > 0) await importStations(values.db, stationFiles, values, importFiles);
   if (addressFiles.length > 0) {
     const progress = progressReporter(Boolean(values.quiet));

@@ -203,7 +203,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 pub(crate) fn file_label(p: &Path) -> String {
     if p.as_os_str() == source::STANDARD_INPUT {
-        return "standard input".into();
+        return source::input_name(p);
     }
     p.file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -58,6 +58,15 @@ pub(crate) fn open_text(path: &Path) -> Result<OpenedText, ImportError> {
 /// The path that names standard input, as on most command lines.
 pub const STANDARD_INPUT: &str = "-";
 
+/// How reports name an input: its path, or "standard input".
+pub(crate) fn input_name(path: &Path) -> String {
+    if path.as_os_str() == STANDARD_INPUT {
+        "standard input".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
 /// An input opened for streaming: a file, a pipe, or standard input.
 pub(crate) struct Input {
     /// Its bytes as stored (compressed, if gzip), counted into `counter` as they are read.
@@ -151,11 +160,7 @@ pub fn accepted_formats() -> String {
 
 /// Imports one file into the runs, detecting its kind by content.
 pub fn import_file(path: &Path, ctx: &mut Ctx) -> Result<FileReport, ImportError> {
-    let name = if path.as_os_str() == STANDARD_INPUT {
-        "standard input".to_string()
-    } else {
-        path.display().to_string()
-    };
+    let name = input_name(path);
     let input = open_input(path)?;
     let (counter, total, mtime) = (input.counter, input.length, input.mtime);
     let (magic, rest) = peek(input.reader, SQLITE_MAGIC.len()).map_err(|e| io_err(path, e))?;
