@@ -48,6 +48,19 @@ const COUNT_EXP: f64 = 0.83;
 /// A single cell placed on its sector's axis by its signal ([`anchor_of`]) is that much
 /// nearer the device than its crowd estimate: its radius shrinks by this factor.
 const SINGLE_ON_AXIS_SCALE: f64 = 0.9;
+/// A single crowd-averaged cell's radius: `CROWD_SPREAD` of its range plus the error of a
+/// mean of few sightings, `CROWD_ESTIMATE_ERROR` range / samples^`CROWD_SAMPLES_EXP`, in
+/// quadrature; the range taken as if one more sighting had said [`DEFAULT_RANGE_M`]. A crowd
+/// record's range is how far its own sightings lay from their mean, so few sightings
+/// understate the coverage (one has no spread at all: the simulator publishes its 50 m
+/// floor), while many overstate where devices are. With the learned cells' model
+/// ([`SINGLE_SPREAD`], [`ESTIMATE_ERROR`]) single crowd cells held 0% inside the radius from
+/// one sighting, 32-37% from 2-4, 61-64% from 5-19 and 81% from 20 or more (68% overall);
+/// fitted on seed 1 for every group near 68%: 87 / 61 / 66 / 69%, seed 2 79 / 60 / 66 / 71%
+/// (docs/positioning.md).
+const CROWD_SPREAD: f64 = 0.35;
+const CROWD_ESTIMATE_ERROR: f64 = 3.0;
+const CROWD_SAMPLES_EXP: f64 = 1.5;
 /// Accuracy of an area's answer (a device on a cell the database lacks, somewhere in the
 /// area): `AREA_ACCURACY_FACTOR` times the area's radius (90% of its cells' positions
 /// within it), times sqrt(1 + `AREA_FEW_CELLS` / cells): a few cells are a poor sample
@@ -169,7 +182,12 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let spread = (a2 / sw - (px * px + py * py)).max(0.0).sqrt();
     let mut accuracy = if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
-        single_cell_accuracy(range_of(first), median_samples) * scale
+        let radius = if first.learned {
+            single_cell_accuracy(range_of(first), median_samples)
+        } else {
+            crowd_cell_accuracy(range_of(first), median_samples)
+        };
+        radius * scale
     } else {
         let scale = if first_on_axis { 1.0 } else { OFF_AXIS_SCALE };
         cells_accuracy(spread, sr / sw, median_samples) * count_factor(cells.len()) * scale
@@ -273,11 +291,19 @@ fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> 
     (tx + dist * bx, ty + dist * by)
 }
 
-/// The 68% radius of a single cell's answer: its coverage spread and the standard error of
-/// its crowd estimate, in quadrature.
+/// The 68% radius of a single learned cell's answer: its coverage spread and the standard
+/// error of its estimate, in quadrature.
 fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
     range_m
         * (SINGLE_SPREAD * SINGLE_SPREAD + ESTIMATE_ERROR * ESTIMATE_ERROR / samples as f64).sqrt()
+}
+
+/// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]).
+fn crowd_cell_accuracy(range_m: f64, samples: u32) -> f64 {
+    let n = samples.max(1) as f64;
+    let range = (n * range_m + DEFAULT_RANGE_M) / (n + 1.0);
+    let estimate = CROWD_ESTIMATE_ERROR * CROWD_ESTIMATE_ERROR / n.powf(CROWD_SAMPLES_EXP);
+    range * (CROWD_SPREAD * CROWD_SPREAD + estimate).sqrt()
 }
 
 /// The 68% radius of a multi-cell answer from the weighted spread of the cells' estimates
@@ -365,6 +391,7 @@ mod tests {
             tower: Some((52.0, 4.0)),
             serving: true,
             via_short_cid: false,
+            learned: false,
         };
         (frame, cell)
     }
@@ -453,6 +480,22 @@ mod tests {
         assert!((single_cell_accuracy(1_000.0, 1_000_000) - 550.0).abs() < 0.2);
         // One sighting: the estimate's own error, half the range, adds in quadrature.
         assert!((single_cell_accuracy(1_000.0, 1) - 0.55f64.hypot(0.5) * 1_000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_crowd_cell_from_few_sightings_claims_little() {
+        // well sampled: its spread, a third of its range
+        assert!((crowd_cell_accuracy(1_000.0, 1_000_000) - 350.0).abs() < 0.5);
+        // one sighting with the 50 m floor for a range: the prior range and the estimate's
+        // error dominate, kilometres rather than the 50 m a published range would claim
+        let one = crowd_cell_accuracy(50.0, 1);
+        assert!((one - 525.0 * 0.35f64.hypot(3.0)).abs() < 1e-9, "{one}");
+        // fewer sightings never claim more
+        let radii: Vec<f64> = [1, 2, 4, 10, 50, 500]
+            .iter()
+            .map(|&n| crowd_cell_accuracy(800.0, n))
+            .collect();
+        assert!(radii.windows(2).all(|w| w[0] > w[1]), "{radii:?}");
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub struct SeenCell {
     pub serving: bool,
     /// Found through the short-CID index rather than by its full id.
     pub via_short_cid: bool,
+    /// Placed by our learner (the mode of GPS-tagged sightings), not a crowd average: its
+    /// range and samples mean something else, and its radius has its own calibration.
+    pub learned: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -279,6 +282,7 @@ fn seen_cell(
         serving,
         via_short_cid,
         tower: None,
+        learned: st.estimated() == Estimated::Learned,
     }
 }
 
