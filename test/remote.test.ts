@@ -18,7 +18,7 @@ const HEADER = 'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,cr
 
 /**
  * The remote's stations: 262/1/50/50 (unknown locally, in a LAC the local database lacks), LTE 262/1/20/27443140 far more precisely
- * than the local fixture (range 100 m, 50 samples: accuracy 55 m against 446 m), and 262/1/10/1 at a
+ * than the local fixture (range 100 m, 50 samples: accuracy 50 m against 340 m), and 262/1/10/1 at a
  * different place than the local fixture, so that an answer shows where it came from.
  */
 function remoteDb(): string {
@@ -42,7 +42,7 @@ function remoteDb(): string {
 const gsm = (lac: number, cid: number) => ({ radio: 'gsm', mcc: 262, mnc: 1, lac, cid });
 /** Known only to the remote. */
 const onlyRemote = { token: 't', cells: [gsm(50, 50)], address: 0 };
-/** Known to both; the remote's answer is 55 m, the local one 446 m. */
+/** Known to both; the remote's answer is 50 m, the local one 340 m. */
 const poorLocally = {
   token: 't',
   cells: [{ radio: 'lte', mcc: 262, mnc: 1, lac: 20, cid: 27443140 }],
@@ -153,23 +153,23 @@ describe('policies against a real Whereabouts remote', () => {
 
   it('fallback asks the remote when the local accuracy is worse than the threshold, keeps the better', async () => {
     const asks = await open({ mode: 'fallback', accuracyThreshold: 300, cacheTtlMs: 0 });
-    expect(asks.process(poorLocally).accuracy).toBe(446);
-    expect(await asks.locate(poorLocally)).toMatchObject({ status: 'ok', lat: 48.15, accuracy: 55 });
+    expect(asks.process(poorLocally).accuracy).toBe(340);
+    expect(await asks.locate(poorLocally)).toMatchObject({ status: 'ok', lat: 48.15, accuracy: 50 });
     // Under the threshold the local answer stands, and the remote is not charged.
     const before = remoteBalance();
     const content = await open({ mode: 'fallback', accuracyThreshold: 1000, cacheTtlMs: 0 });
-    expect(await content.locate(poorLocally)).toMatchObject({ lat: 48.14, accuracy: 446 });
+    expect(await content.locate(poorLocally)).toMatchObject({ lat: 48.14, accuracy: 340 });
     expect(remoteBalance()).toBe(before);
   });
 
   it('fallback keeps the local answer when the remote is worse or knows nothing', async () => {
     const worse = await fake((_n, _b, res) => json(res, { ...okAnswer(10), accuracy: 5000 }));
     const engine = await open({ urls: [worse.url], mode: 'fallback', accuracyThreshold: 100 });
-    expect(await engine.locate(known)).toMatchObject({ lat: 52.5, accuracy: 561 });
+    expect(await engine.locate(known)).toMatchObject({ lat: 52.5, accuracy: 472 });
     expect(worse.calls).toBe(1);
     const none = await fake((_n, _b, res) => json(res, { status: 'error', message: 'No matches found' }));
     const e2 = await open({ urls: [none.url], mode: 'fallback', accuracyThreshold: 100 });
-    expect(await e2.locate(known)).toMatchObject({ lat: 52.5, accuracy: 561 });
+    expect(await e2.locate(known)).toMatchObject({ lat: 52.5, accuracy: 472 });
   });
 
   it('remote-first uses the remote answer, and the local one when the remote knows nothing', async () => {
