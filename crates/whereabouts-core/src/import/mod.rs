@@ -254,15 +254,8 @@ pub fn import_files(
     if files.is_empty() {
         return Err(ImportError::Format("no input files given".into()));
     }
-    for f in files {
-        // A pipe (a named pipe, standard input) streams like a file; a directory does not.
-        let stdin = f.as_os_str() == source::STANDARD_INPUT;
-        if !stdin && !fs::metadata(f).is_ok_and(|m| !m.is_dir()) {
-            return Err(ImportError::Io(format!(
-                "{}: not a readable file",
-                f.display()
-            )));
-        }
+    if let Some(why) = files.iter().find_map(|f| source::unstreamable(f)) {
+        return Err(ImportError::Io(why));
     }
     fs::create_dir_all(dir).map_err(|e| ImportError::Io(format!("{}: {e}", dir.display())))?;
     let old = Manifest::read(dir)?;

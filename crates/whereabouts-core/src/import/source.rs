@@ -1,6 +1,6 @@
 //! Reading one input file: detecting what it is, then feeding its rows to the runs.
 
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,6 +57,13 @@ pub(crate) fn open_text(path: &Path) -> Result<OpenedText, ImportError> {
 
 /// The path that names standard input, as on most command lines.
 pub const STANDARD_INPUT: &str = "-";
+
+/// Why `path` cannot be streamed, if it cannot: standard input, a file and a pipe (a named
+/// pipe, `<(...)`) stream alike; a directory or a missing path does not.
+pub(crate) fn unstreamable(path: &Path) -> Option<String> {
+    let ok = path.as_os_str() == STANDARD_INPUT || fs::metadata(path).is_ok_and(|m| !m.is_dir());
+    (!ok).then(|| format!("{}: not a readable file", path.display()))
+}
 
 /// How reports name an input: its path, or "standard input".
 pub(crate) fn input_name(path: &Path) -> String {

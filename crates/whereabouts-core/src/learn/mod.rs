@@ -558,15 +558,11 @@ pub fn learn_files(
     if files.is_empty() {
         return Err(LearnError::Format("no input files given".into()));
     }
-    for f in files {
-        // as for an import: a pipe (a named pipe, standard input) streams like a file
-        let stdin = f.as_os_str() == crate::import::source::STANDARD_INPUT;
-        if !stdin && !fs::metadata(f).is_ok_and(|m| !m.is_dir()) {
-            return Err(LearnError::Io(format!(
-                "{}: not a readable file",
-                f.display()
-            )));
-        }
+    if let Some(why) = files
+        .iter()
+        .find_map(|f| crate::import::source::unstreamable(f))
+    {
+        return Err(LearnError::Io(why));
     }
     let mut reporter = Reporter::new(progress);
     let mut report = LearnReport::default();
