@@ -4,12 +4,16 @@
  * bytes per cell on disk, and RSS around 100,000 random single-cell lookups.
  *
  *   npx tsx bench/scale.ts [--rows N] [--keep] [--seed N] [--opens 5] [--lookups 100000]
+ *                          [--cold-lookups 10000]
  *
  * Targets: import at 500,000 rows/s or more, `Engine.open` under 50 ms, at most 24 bytes per
  * cell on disk (cells vector; indexes reported beside it). Works in .eval/scale-N/ (gitignored);
  * the CSV is deleted at the end unless --keep (then it is reused by the next run), the database
  * stays for inspection. Opens run with the shards in the page cache (just written): a cold
- * cache costs only what the first lookups fault in, since opening maps the files.
+ * cache costs only what the first lookups fault in, since opening maps the files. What those
+ * faults read is measured apart: `--cold-lookups` lookups after the shards are dropped from
+ * the page cache (GNU `dd iflag=nocache count=0`), with the bytes the process read from disk
+ * (/proc/self/io), the IoT gateway's case of a database on slow storage.
  *
  * The same file is the child process (`--child open|lookup`), so that every measurement of
  * open and of RSS starts from a Node process that has never touched the database.
@@ -40,6 +44,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     opens: { type: 'string', default: '5' },
     lookups: { type: 'string', default: '100000' },
+    'cold-lookups': { type: 'string', default: '10000' },
     child: { type: 'string' },
     'db-only': { type: 'boolean', default: false },
     db: { type: 'string' },
@@ -88,6 +93,15 @@ if (values.child === 'open') {
   process.exit(0);
 }
 
+/** Bytes this process has caused to be read from storage (Linux), else NaN. */
+function diskReadBytes(): number {
+  try {
+    return Number(/^read_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? Number.NaN);
+  } catch {
+    return Number.NaN;
+  }
+}
+
 if (values.child === 'lookup') {
   const before = rss();
   const engine = await Engine.open({ db: values.db as string });
@@ -100,6 +114,7 @@ if (values.child === 'lookup') {
   let hits = 0;
   let fallbacks = 0;
   let errors = 0;
+  const read0 = diskReadBytes();
   const t0 = performance.now();
   for (let i = 0; i < requests.length; i += BATCH) {
     for (const r of engine.processBatch(requests.slice(i, i + BATCH))) {
@@ -109,10 +124,11 @@ if (values.child === 'lookup') {
     }
   }
   const seconds = (performance.now() - t0) / 1000;
+  const diskRead = diskReadBytes() - read0;
   const after = rss();
   engine.close();
   process.stdout.write(
-    `${JSON.stringify({ before, afterOpen, afterParse, after, seconds, n: requests.length, hits, fallbacks, errors })}\n`,
+    `${JSON.stringify({ before, afterOpen, afterParse, after, seconds, diskRead, n: requests.length, hits, fallbacks, errors })}\n`,
   );
   process.exit(0);
 }
@@ -356,11 +372,28 @@ const lk = child(['--child', 'lookup', '--db', dbDir, '--requests', requestsFile
   afterParse: Rss;
   after: Rss;
   seconds: number;
+  diskRead: number;
   n: number;
   hits: number;
   fallbacks: number;
   errors: number;
 };
+
+// 6. Lookups on a cold page cache: the shards dropped from it first.
+let cold: typeof lk | undefined;
+const coldN = Number(values['cold-lookups']);
+if (coldN > 0) {
+  const coldFile = join(work, 'requests-cold.jsonl');
+  writeFileSync(coldFile, `${readFileSync(requestsFile, 'utf8').split('\n').slice(0, coldN).join('\n')}\n`);
+  const dropped = manifest.shards.every(
+    (e) =>
+      spawnSync('dd', [`if=${join(dbDir, e.file)}`, 'iflag=nocache', 'count=0'], { stdio: 'ignore' })
+        .status === 0,
+  );
+  if (dropped) cold = child(['--child', 'lookup', '--db', dbDir, '--requests', coldFile]) as typeof lk;
+  else log('could not drop the shards from the page cache (GNU dd needed): no cold lookups');
+  rmSync(coldFile, { force: true });
+}
 
 // ---------------------------------------------------------------------------------------------
 // The table.
@@ -459,6 +492,22 @@ const table: { metric: string; value: string; target: string; verdict: string }[
   { metric: 'RSS after reading the requests', value: rssText(lk.afterParse), target: '', verdict: '' },
   { metric: `RSS after ${fmt(lk.n)} lookups`, value: rssText(lk.after), target: '', verdict: '' },
 ];
+if (cold) {
+  table.push(
+    {
+      metric: `cold page cache: ${fmt(cold.n)} lookups, read from disk`,
+      value: `${mb(cold.diskRead)} (${fmt(cold.diskRead / cold.n / 1024, 1)} KiB a lookup), ${fmt(cold.n / cold.seconds)} lookups/s`,
+      target: '',
+      verdict: '',
+    },
+    {
+      metric: `cold page cache: RSS after ${fmt(cold.n)} lookups`,
+      value: rssText(cold.after),
+      target: '',
+      verdict: '',
+    },
+  );
+}
 console.log(
   `\nScale test, ${fmt(rows)} rows (${process.version}, ${new Date().toISOString()}); database ${dbDir}`,
 );

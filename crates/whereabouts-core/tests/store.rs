@@ -484,12 +484,12 @@ fn shards_are_flatbuffers_the_reference_library_accepts() {
     }
 }
 
-/// The pages of `file` mapped into this process (Rss of its mappings in /proc/self/smaps).
+/// The `Key: value` lines of `file`'s mappings in /proc/self/smaps.
 #[cfg(target_os = "linux")]
-fn mapped_bytes(file: &Path) -> u64 {
+fn smaps_of(file: &Path) -> Vec<(String, String)> {
     let smaps = fs::read_to_string("/proc/self/smaps").unwrap();
     let name = file.to_str().unwrap();
-    let mut total = 0;
+    let mut out = Vec::new();
     let mut inside = false;
     for line in smaps.lines() {
         let first = line.split_whitespace().next().unwrap_or("");
@@ -497,17 +497,36 @@ fn mapped_bytes(file: &Path) -> u64 {
             && first.split('-').all(|h| u64::from_str_radix(h, 16).is_ok());
         if range {
             inside = line.ends_with(name);
-        } else if let (true, Some(kb)) = (inside, line.strip_prefix("Rss:")) {
-            total += kb
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .unwrap()
-                * 1024;
+        } else if let (true, Some((key, value))) = (inside, line.split_once(':')) {
+            out.push((key.to_string(), value.trim().to_string()));
         }
     }
-    total
+    out
+}
+
+/// The pages of `file` mapped into this process (Rss of its mappings).
+#[cfg(target_os = "linux")]
+fn mapped_bytes(file: &Path) -> u64 {
+    smaps_of(file)
+        .iter()
+        .filter(|(key, _)| key == "Rss")
+        .map(|(_, kb)| kb.trim_end_matches("kB").trim().parse::<u64>().unwrap() * 1024)
+        .sum()
+}
+
+/// The kernel's flags of `file`'s mappings (`rr`: advised random reads, `sr`: sequential).
+#[cfg(target_os = "linux")]
+fn mapping_flags(file: &Path) -> Vec<String> {
+    smaps_of(file)
+        .into_iter()
+        .filter(|(key, _)| key == "VmFlags")
+        .flat_map(|(_, flags)| {
+            flags
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Opening maps the shards and reads their headers, networks and fences: nothing in
@@ -537,4 +556,29 @@ fn opening_touches_no_share_of_the_cells() {
     );
     // and a lookup still finds its cell in any network
     assert!(db.cell(Radio::Lte, 262, 999, 1, 1_999).is_some());
+}
+
+/// Lookups read a few lines here and there, so shards are mapped without readahead (cold,
+/// 10,000 lookups in a 1.3 GB shard read 1.2 GB from disk with it, 53 MB without); a merge,
+/// which reads every station in order, asks for readahead back.
+#[cfg(target_os = "linux")]
+#[test]
+fn shards_are_mapped_for_lookups_and_read_ahead_for_merges() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    for cid in 0..1_000u64 {
+        let s = Station::new(cell_key(1, cid), &info(50.0, 8.0, 1000, 3));
+        b.push_cell(Radio::Lte, 262, 1, s).unwrap();
+    }
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let path = db.shards()[0].path().to_path_buf();
+    let flags = mapping_flags(&path);
+    assert!(flags.iter().any(|f| f == "rr"), "after open: {flags:?}");
+    assert_eq!(db.iter_cells().count(), 1_000);
+    let flags = mapping_flags(&path);
+    assert!(
+        flags.iter().any(|f| f == "sr") && !flags.iter().any(|f| f == "rr"),
+        "after a merge's read: {flags:?}"
+    );
 }

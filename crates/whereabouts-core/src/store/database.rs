@@ -412,6 +412,7 @@ impl Database {
     /// Every cell, in stored order, with its network: the input of a merge into a new database.
     pub fn iter_cells(&self) -> impl Iterator<Item = (Radio, u16, u16, &Station)> + '_ {
         self.shards.iter().flat_map(|s| {
+            s.expect_sequential_reads();
             s.networks().iter().flat_map(move |n| {
                 let radio = n.radio().unwrap_or(Radio::Gsm);
                 s.network_cells(n)
@@ -421,9 +422,12 @@ impl Database {
         })
     }
 
+    /// Every access point, in stored order: the other input of a merge.
     pub fn iter_wifi(&self) -> impl Iterator<Item = &Station> + '_ {
-        self.wifi_shards
-            .iter()
-            .flat_map(|&(_, _, si)| self.shards[si as usize].wifi().iter())
+        self.wifi_shards.iter().flat_map(|&(_, _, si)| {
+            let shard = &self.shards[si as usize];
+            shard.expect_sequential_reads();
+            shard.wifi().iter()
+        })
     }
 }
