@@ -151,7 +151,7 @@ fn chunks_cover_every_item_once_in_order() {
     let items: Vec<usize> = (0..3 * MIN_PER_THREAD + 5).collect();
     for threads in [1, 2, 3, 7] {
         let mut out = vec![usize::MAX; items.len()];
-        for_each_parallel(&items, &mut out, threads, |i, o| *o = *i * 2).unwrap();
+        for_each_parallel(&items, &mut out, threads, || (), |_, i, o| *o = *i * 2).unwrap();
         assert!(out.iter().enumerate().all(|(i, &o)| o == i * 2));
     }
 }

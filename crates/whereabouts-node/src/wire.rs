@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::batch::for_each_parallel;
 use whereabouts_core::solve::{CellObs, Locator, Options, Query, WifiObs};
+use whereabouts_core::store::Database;
 
 pub const HEADER: usize = 7;
 pub const CELL: usize = 9;
@@ -117,9 +118,11 @@ fn read_header(input: &[f64], at: usize) -> Result<Header, String> {
     })
 }
 
-/// Locates the request whose header is `h`, decoding its observations into `scratch`.
+/// Locates the request whose header is `h` in `db` (the caller's generation of the
+/// locator's database), decoding its observations into `scratch`.
 fn locate_one(
     locator: &Locator,
+    db: &Database,
     input: &[f64],
     h: &Header,
     ips: &[String],
@@ -173,7 +176,7 @@ fn locate_one(
         ip,
         options: h.options,
     };
-    Ok(match locator.locate_at(&q, now) {
+    Ok(match locator.locate_in(db, &q, now) {
         Some(a) => [
             1.0,
             a.lat,
@@ -198,10 +201,11 @@ fn locate_batch(
     let mut n = 0;
     // One clock reading per batch: the `aged` rule works in days.
     let now = locator.now();
+    let db = locator.database();
     let mut at = 0;
     while at < input.len() {
         let h = read_header(input, at)?;
-        let answer = locate_one(locator, input, &h, ips, now, scratch)?;
+        let answer = locate_one(locator, &db, input, &h, ips, now, scratch)?;
         out.get_mut(n * ANSWER..(n + 1) * ANSWER)
             .ok_or("malformed request batch: the answer buffer is too small")?
             .copy_from_slice(&answer);
@@ -236,17 +240,24 @@ fn locate_parallel(
     // Decoding errors mean a broken encoder, never bad input (JavaScript validated it): the
     // first one found is reported and the batch fails, as it does on one thread.
     let failure: Mutex<Option<String>> = Mutex::new(None);
-    for_each_parallel(&headers, answers, threads, |h, answer| {
-        let located = THREAD_SCRATCH
-            .with(|scratch| locate_one(locator, input, h, ips, now, &mut scratch.borrow_mut()));
-        match located {
-            Ok(a) => *answer = a,
-            Err(e) => {
-                let mut first = failure.lock().unwrap_or_else(|p| p.into_inner());
-                first.get_or_insert(e);
+    for_each_parallel(
+        &headers,
+        answers,
+        threads,
+        || locator.database(),
+        |db, h, answer| {
+            let located = THREAD_SCRATCH.with(|scratch| {
+                locate_one(locator, db, input, h, ips, now, &mut scratch.borrow_mut())
+            });
+            match located {
+                Ok(a) => *answer = a,
+                Err(e) => {
+                    let mut first = failure.lock().unwrap_or_else(|p| p.into_inner());
+                    first.get_or_insert(e);
+                }
             }
-        }
-    })
+        },
+    )
     .map_err(|e| e.to_string())?;
     match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
