@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every check and test of the project: Rust (fmt, clippy, cargo test) and TypeScript
+# Every check and test of the project: Rust (fmt, clippy, doc links, cargo test) and TypeScript
 # (biome, tsc, vitest). This is `npm test`, and what .ci/run runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +14,9 @@ cargo fmt --all --check
 
 step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "cargo doc (broken or private doc links fail)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 step "biome (lint + format check)"
 npx biome check src test bench scripts

@@ -8,7 +8,7 @@
 //! coast) takes the nearest country within [`SEA_MARGIN_M`], and has none farther out.
 //!
 //! Most points lie deep inside a country: the polygons' [`CellTree`] (the tree's quads,
-//! split further inside its leaves where no edge comes near, down to [`CELL_MAX_DEPTH`])
+//! split further inside its leaves where no edge comes near, down to `CELL_MAX_DEPTH`)
 //! answers those from a few table reads, without the walk down the tree or a
 //! point-in-polygon test; the other points (borders, coasts) take the tree's answer.
 

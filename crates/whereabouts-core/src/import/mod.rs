@@ -3,7 +3,7 @@
 //! Rows are parsed into fixed-size records, gathered into sorted runs of
 //! [`ImportOptions::run_rows`] (spilled to temp files while the next run fills),
 //! then k-way merged together with the existing database into a
-//! [`DbBuilder`](crate::store::DbBuilder). Memory is bounded by the run size,
+//! [`crate::store::DbBuilder`]. Memory is bounded by the run size,
 //! whatever the input size; nothing is visible until the builder commits, so a
 //! failed or cancelled import leaves the previous database as it was.
 //! Formats, validation and merge rules: `docs/import.md`.

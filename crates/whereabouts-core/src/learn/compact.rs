@@ -55,7 +55,7 @@ pub struct CompactReport {
 
 /// Folds everything the overlay holds into a new generation of the engine's
 /// database directory and switches the engine to it. Blocking: run it off the
-/// request thread ([`Compactor::spawn`]).
+/// request thread ([`Compactor::spawn_if_due`]).
 pub fn compact(locator: &Locator) -> Result<CompactReport, LearnError> {
     let started = Instant::now();
     let overlay = locator.overlay();
