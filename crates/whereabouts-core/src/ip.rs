@@ -299,7 +299,7 @@ impl Bytes {
         // borrows of this struct. Like every mmap user we rely on the file not
         // being truncated in place while open; databases are updated by writing a
         // new file and renaming it over the old one, which leaves this mapping intact.
-        match unsafe { crate::lookup_map::map_for_lookups(&file) } {
+        match unsafe { memmap2::Mmap::map(&file) } {
             Ok(m) => Ok(Bytes::Mapped(m)),
             // Some filesystems cannot map; reading costs memory, not correctness.
             Err(_) => std::fs::read(path)

@@ -30,7 +30,6 @@ pub mod ip;
 pub mod land;
 pub mod lazy_file;
 pub mod learn;
-mod lookup_map;
 pub mod places;
 pub mod polygons;
 pub mod progress;
