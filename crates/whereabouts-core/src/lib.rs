@@ -6,6 +6,7 @@
 //!
 //! - [`store`]: the memory-mapped FlatBuffers station database and its manifest.
 //! - [`import`]: streaming import of OpenCelliD/MLS and WiFi exports into a database.
+//! - [`sites`]: which cells share a mast, where it is, and masts pooled across radios.
 //! - [`solve`]: WiFi clustering, cell multilateration, fallbacks and accuracy.
 //! - [`land`]: land polygons for border strictness (`bt`).
 //! - [`learn`]: station positions learned from GPS-tagged observations: files in
@@ -35,6 +36,7 @@ pub mod polygons;
 pub mod progress;
 pub mod radio;
 pub mod search;
+pub mod sites;
 pub mod solve;
 pub mod store;
 pub mod sync;

@@ -241,6 +241,102 @@ fn shards_split_at_lac_groups_and_are_all_found() {
     }
 }
 
+/// One operator's GSM and LTE sites on one mast, its UMTS site 5 km away, and another
+/// operator's LTE site on the same mast: three sectors each, 300 m out from their mast.
+fn build_masts(dir: &Path, opts: BuildOptions) {
+    use whereabouts_core::geo::LocalFrame;
+    let frame = LocalFrame::new(52.0, 4.0);
+    let sectors = |east: f64, north: f64| -> Vec<StationInfo> {
+        [0.0f64, 120.0, 240.0]
+            .iter()
+            .map(|az| {
+                let (e, n) = (az.to_radians().sin() * 300.0, az.to_radians().cos() * 300.0);
+                let (lat, lon) = frame.to_latlon(east + e, north + n);
+                info(lat, lon, 800, 20)
+            })
+            .collect()
+    };
+    let mut b = DbBuilder::new(dir, opts).unwrap();
+    for (i, s) in sectors(0.0, 0.0).iter().enumerate() {
+        b.push_cell(
+            Radio::Gsm,
+            262,
+            1,
+            Station::new(cell_key(1, 11 + i as u64), s),
+        )
+        .unwrap();
+    }
+    // A lone GSM cell: no site of its own to pool.
+    b.push_cell(
+        Radio::Gsm,
+        262,
+        1,
+        Station::new(cell_key(1, 21), &info(52.0, 4.0, 800, 20)),
+    )
+    .unwrap();
+    for (i, s) in sectors(0.0, 5_000.0).iter().enumerate() {
+        b.push_cell(
+            Radio::Umts,
+            262,
+            1,
+            Station::new(cell_key(2, (1 << 16) | (15 + i as u64)), s),
+        )
+        .unwrap();
+    }
+    for (mnc, east) in [(1, 100.0), (2, 0.0)] {
+        for (i, s) in sectors(east, 0.0).iter().enumerate() {
+            let cid = (4_000 << 8) | (1 + i as u64);
+            b.push_cell(Radio::Lte, 262, mnc, Station::new(cell_key(3, cid), s))
+                .unwrap();
+        }
+    }
+    b.commit().unwrap();
+}
+
+#[test]
+fn masts_pool_across_one_operators_radios_in_one_or_many_shards() {
+    use whereabouts_core::geo::LocalFrame;
+    use whereabouts_core::sites::{mast, site_cids};
+    for max_shard_bytes in [BuildOptions::default().max_shard_bytes, 100] {
+        let dir = tempfile::tempdir().unwrap();
+        build_masts(
+            dir.path(),
+            BuildOptions {
+                max_shard_bytes,
+                ..BuildOptions::default()
+            },
+        );
+        let db = Database::open(dir.path()).unwrap();
+        if max_shard_bytes == 100 {
+            assert!(db.shards().len() >= 4, "{} shards", db.shards().len());
+        }
+        // The pooled mast as (east, north) metres from the site's own.
+        let shift = |radio, mnc, lac, cid| {
+            let site = site_cids(radio, cid).unwrap();
+            let m = db
+                .cell_among(radio, 262, mnc, lac, cid, site)
+                .expect("cell found");
+            let own = mast(m.neighbours)?;
+            let (lat, lon) = m.pooled_mast()?.apply(own);
+            let (e, n) = LocalFrame::new(own.0, own.1).to_xy(lat, lon);
+            Some((e.round(), n.round()))
+        };
+        // The GSM and LTE masts of operator 1 are 100 m apart, within their sectors'
+        // spread (300 m): each moves halfway to the other (to the metre of the stored shift).
+        assert_eq!(shift(Radio::Gsm, 1, 1, 12), Some((50.0, 0.0)));
+        assert_eq!(
+            shift(Radio::Lte, 1, 3, (4_000 << 8) | 3),
+            Some((-50.0, 0.0))
+        );
+        // Too far, alone, or another operator's.
+        assert_eq!(shift(Radio::Umts, 1, 2, (1 << 16) | 16), None);
+        assert_eq!(shift(Radio::Gsm, 1, 1, 21), None);
+        assert_eq!(shift(Radio::Lte, 2, 3, (4_000 << 8) | 1), None);
+        let masts: usize = db.shards().iter().map(|s| s.masts().len()).sum();
+        assert_eq!(masts, 2);
+    }
+}
+
 #[test]
 fn out_of_order_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -367,6 +463,12 @@ mod reference_flatbuffers {
     #[derive(Clone, Copy)]
     #[repr(C, align(4))]
     pub struct Raw4([u8; 4]);
+    #[derive(Clone, Copy)]
+    #[repr(C, align(4))]
+    pub struct Raw8([u8; 8]);
+    #[derive(Clone, Copy)]
+    #[repr(C, align(8))]
+    pub struct RawU64([u8; 8]);
 
     macro_rules! raw_struct {
         ($t:ty) => {
@@ -387,6 +489,8 @@ mod reference_flatbuffers {
     raw_struct!(Raw24);
     raw_struct!(Raw16);
     raw_struct!(Raw4);
+    raw_struct!(Raw8);
+    raw_struct!(RawU64);
 
     pub struct StationDb<'a>(pub Table<'a>);
 
@@ -407,6 +511,9 @@ mod reference_flatbuffers {
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("areas", 12, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw4>>>("short_cids", 14, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("wifi", 16, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, RawU64>>>("cell_fences", 18, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, RawU64>>>("wifi_fences", 20, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw8>>>("masts", 22, false)?
                 .finish();
             Ok(())
         }
@@ -466,9 +573,14 @@ fn a_database_of_the_previous_format_is_refused_with_what_to_do() {
 
 #[test]
 fn shards_are_flatbuffers_the_reference_library_accepts() {
-    let dir = tempfile::tempdir().unwrap();
-    build_small(dir.path(), BuildOptions::default());
-    let db = Database::open(dir.path()).unwrap();
+    for build in [build_small, build_masts] {
+        let dir = tempfile::tempdir().unwrap();
+        build(dir.path(), BuildOptions::default());
+        check_with_reference_library(&Database::open(dir.path()).unwrap());
+    }
+}
+
+fn check_with_reference_library(db: &Database) {
     for shard in db.shards() {
         let bytes = fs::read(shard.path()).unwrap();
         assert!(flatbuffers::buffer_has_identifier(&bytes, "WHRB", false));
@@ -481,6 +593,7 @@ fn shards_are_flatbuffers_the_reference_library_accepts() {
         assert_eq!(root.vector_len(16), shard.wifi().len());
         assert_eq!(root.vector_len(12), shard.areas().len());
         assert_eq!(root.networks_len(), shard.networks().len());
+        assert_eq!(root.vector_len(22), shard.masts().len());
     }
 }
 

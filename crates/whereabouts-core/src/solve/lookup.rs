@@ -9,6 +9,7 @@ use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
 use crate::radio::Radio;
+use crate::sites;
 use crate::store::record::{cell_key, Estimated, Station};
 use crate::store::{CellBlock, Database, WifiBlock};
 
@@ -25,7 +26,8 @@ pub struct SeenCell {
     pub signal: Option<f64>,
     /// Timing advance as a distance in metres, with its half-width (serving cell only).
     pub ta_m: Option<(f64, f64)>,
-    /// The mast of the cell's site, inferred from its sibling sectors ([`infer_tower`]).
+    /// The mast of the cell's site, inferred from its sibling sectors ([`sites::mast`]) and
+    /// pooled with the other radios' masts near it ([`sites::pool`]).
     pub tower: Option<(f64, f64)>,
     pub serving: bool,
     /// Found through the short-CID index rather than by its full id.
@@ -195,21 +197,22 @@ fn find_cell(
                     Lookup::Unknown => {}
                 }
             }
-            let site = site_cids(radio, obs.cid).unwrap_or((obs.cid, obs.cid));
+            let site = sites::site_cids(radio, obs.cid).unwrap_or((obs.cid, obs.cid));
             let found = match first {
                 Some(f) if f.radio == radio && f.mcc == mcc => f
                     .block
                     .and_then(|b| db.cell_among_in(b, obs.lac, obs.cid, site)),
                 _ => db.cell_among(radio, mcc, mnc, obs.lac, obs.cid, site),
             };
-            if let Some((st, siblings)) = found {
+            if let Some(m) = found {
                 // Only a crowd average sits out along its sector's axis: a learned position
                 // (the mode of sightings) answers as it is, as it did before the axes.
-                let tower = match st.estimated() {
-                    Estimated::Averaged => infer_tower(siblings),
+                let tower = match m.cell.estimated() {
+                    Estimated::Averaged => sites::mast(m.neighbours)
+                        .map(|own| m.pooled_mast().map_or(own, |p| p.apply(own))),
                     Estimated::Learned => None,
                 };
-                return Some((radio, Some((*st, tower))));
+                return Some((radio, Some((*m.cell, tower))));
             }
         }
     }
@@ -284,78 +287,6 @@ fn seen_cell(
         tower: None,
         learned: st.estimated() == Estimated::Learned,
     }
-}
-
-/// The ids of the cells that share a cell's site (its sibling sectors), inclusive. LTE and
-/// NB-IoT: `eNB << 8 | cell` (3GPP TS 36.300); NR: `gNB << 12 | cell`, the common 24-bit
-/// gNB id. GSM and UMTS ids carry no site by standard, but operators commonly number a
-/// site's sectors by the last decimal digit (UMTS: of the 16-bit C-ID under its RNC); the
-/// distance check of [`infer_tower`] rejects groups that are not one site. CDMA: no site.
-fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
-    match radio {
-        Radio::Lte | Radio::Nbiot => Some((cid & !0xff, cid | 0xff)),
-        Radio::Nr => Some((cid & !0xfff, cid | 0xfff)),
-        Radio::Gsm => Some((cid / 10 * 10, cid / 10 * 10 + 9)),
-        Radio::Umts => {
-            let (rnc, first) = (cid & !0xffff, (cid & 0xffff) / 10 * 10);
-            Some((rnc | first, rnc | (first + 9).min(0xffff)))
-        }
-        Radio::Cdma => None,
-    }
-}
-
-/// Sibling estimates farther than this many of their mean range from their centre are not
-/// one site's sectors (reused ids, another numbering, bad data). Sectors' crowd estimates lie
-/// about one range from the mast in sparse networks (the simulator's rural sites: 2-3 km
-/// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
-const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
-
-/// The mast of a site from its sectors' crowd estimates: each is pulled out from the mast
-/// along its own azimuth, and with two or more sectors the pulls roughly cancel in their mean
-/// (the simulator's towns: 50 m from the true mast, where one sector's estimate is 220 m
-/// off). None for fewer than two (an omni site, or ids that do not name sites). Only averaged
-/// siblings count: learned positions are not pulled out along their azimuths, and their pulls
-/// would not cancel.
-fn infer_tower(siblings: &[Station]) -> Option<(f64, f64)> {
-    if siblings.len() < 2 {
-        return None;
-    }
-    let averaged = || {
-        siblings
-            .iter()
-            .filter(|s| s.estimated() == Estimated::Averaged)
-    };
-    let (mut n, mut lat, mut lon, mut range) = (0.0, 0.0, 0.0, 0.0);
-    for s in averaged() {
-        n += 1.0;
-        lat += s.lat();
-        lon += s.lon();
-        range += s.range_m() as f64;
-    }
-    if n < 2.0 {
-        return None;
-    }
-    let (lat, lon) = (lat / n, lon / n);
-    // Within the bound, in degrees on the plane tangent at the mast (the sectors are
-    // kilometres apart): a degree of longitude is cos(lat) of one of latitude, so a sibling
-    // within the bound counting longitude as latitude is within it, and one beyond it by
-    // its latitude alone is beyond it; only the rest need the cosine (a tenth of a single
-    // cell's instructions otherwise).
-    let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
-    let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
-    let b2 = bound * bound;
-    let mut cos2 = None;
-    for s in averaged() {
-        let (dy2, dx2) = ((s.lat() - lat).powi(2), (s.lon() - lon).powi(2));
-        if dy2 + dx2 <= b2 {
-            continue;
-        }
-        let c2 = *cos2.get_or_insert_with(|| lat.to_radians().cos().powi(2));
-        if dy2 + dx2 * c2 > b2 {
-            return None;
-        }
-    }
-    Some((lat, lon))
 }
 
 /// 3GPP ASU to dBm (TS 27.007 for GSM, TS 25.133 for UMTS RSCP, TS 36.133 for LTE RSRP).

@@ -1,7 +1,8 @@
 //! Builds a database directory from station streams that arrive sorted: cells by
 //! (radio, mcc, mnc, lac, cid), then WiFi by BSSID. Memory stays bounded by one
-//! LAC group plus the per-shard network and area tables; short-CID entries are
-//! staged in a side file. Nothing is visible to readers until [`DbBuilder::commit`]
+//! LAC group plus the per-shard network and area tables; short-CID entries and site
+//! masts are staged in side files. Shards stay open until the commit, which writes their
+//! pooled masts (`store::masts`) last. Nothing is visible to readers until [`DbBuilder::commit`]
 //! renames the shards into place and replaces the manifest.
 
 use std::fs::{self, File, OpenOptions};
@@ -10,11 +11,13 @@ use std::path::{Path, PathBuf};
 
 use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
+use super::masts::MastSpill;
 use super::record::{key_cid, key_lac, short_cid_order, Area, Network, ShortCid, Station};
 use super::writer::{record_bytes, ShardWriter};
 use super::StoreError;
 use crate::geo;
 use crate::radio::Radio;
+use crate::sites::{self, SiteMast};
 
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -29,7 +32,8 @@ pub struct BuildOptions {
 impl Default for BuildOptions {
     fn default() -> Self {
         BuildOptions {
-            // Comfortably under the FlatBuffers 2 GiB limit, leaving room for indexes.
+            // Comfortably under the FlatBuffers 2 GiB limit, leaving room for indexes (the
+            // pooled masts, written last, add at most 8 bytes for two cells: 250 MB).
             max_shard_bytes: 1_500_000_000,
             simulated: false,
             sources: Vec::new(),
@@ -65,6 +69,14 @@ struct OpenShard {
     wifi_fences: Vec<u64>,
 }
 
+/// A shard whose stations and indexes are written, waiting for its masts.
+struct PendingShard {
+    writer: ShardWriter,
+    file: String,
+    cells: u64,
+    wifi: u64,
+}
+
 pub struct DbBuilder {
     dir: PathBuf,
     staging: PathBuf,
@@ -73,7 +85,8 @@ pub struct DbBuilder {
     generation: u64,
     old: Option<Manifest>,
     shard: Option<OpenShard>,
-    entries: Vec<ShardEntry>,
+    pending: Vec<PendingShard>,
+    masts: MastSpill,
     stats: BuildStats,
     /// Current network (radio, mcc, mnc) and LAC group being accumulated.
     net_key: Option<(u8, u16, u16)>,
@@ -102,6 +115,8 @@ impl DbBuilder {
         let generation = old.as_ref().map_or(0, |m| m.generation) + 1;
         let staging = dir.join(format!(".staging-{}", std::process::id()));
         fs::create_dir_all(&staging).map_err(|e| StoreError::io(&staging, e))?;
+        let masts_path = staging.join("masts.tmp");
+        let masts = MastSpill::create(&masts_path).map_err(|e| StoreError::io(&masts_path, e))?;
         Ok(DbBuilder {
             dir: dir.to_path_buf(),
             staging,
@@ -110,7 +125,8 @@ impl DbBuilder {
             generation,
             old,
             shard: None,
-            entries: Vec::new(),
+            pending: Vec::new(),
+            masts,
             stats: BuildStats::default(),
             net_key: None,
             group: Vec::new(),
@@ -130,7 +146,7 @@ impl DbBuilder {
     }
 
     fn open_shard(&mut self) -> Result<(), StoreError> {
-        let i = self.entries.len();
+        let i = self.pending.len();
         let file = format!("stations-g{:06}-{:03}.fb", self.generation, i);
         let path = self.staging.join(&file);
         let writer =
@@ -223,18 +239,48 @@ impl DbBuilder {
         for f in &s.wifi_fences {
             s.writer.push(f).map_err(io)?;
         }
-        let bytes = s.writer.finish().map_err(io)? as u64;
-        self.stats.shards += 1;
-        self.stats.bytes += bytes;
+        s.writer.begin(VectorField::Masts).map_err(io)?;
         self.stats.areas += s.areas.len() as u64;
         self.stats.short_cids += s.short_count;
-        self.entries.push(ShardEntry {
+        self.pending.push(PendingShard {
+            writer: s.writer,
             file: s.file,
             cells: s.cells,
             wifi: s.wifi,
-            bytes,
         });
         Ok(())
+    }
+
+    /// Pools the sites' masts and finishes every shard with its share of them.
+    fn finish_shards(&mut self) -> Result<Vec<ShardEntry>, StoreError> {
+        let shifts_path = self.staging.join("mast-shifts.tmp");
+        let spill_io = |e| StoreError::io(&shifts_path, e);
+        let spill = std::mem::replace(
+            &mut self.masts,
+            MastSpill::create(&self.staging.join("masts-done.tmp")).map_err(spill_io)?,
+        );
+        let mut pooled = spill.pool(&shifts_path).map_err(spill_io)?.peekable();
+        let mut entries = Vec::with_capacity(self.pending.len());
+        for (i, mut s) in std::mem::take(&mut self.pending).into_iter().enumerate() {
+            let path = self.staging.join(&s.file);
+            let io = |e| StoreError::io(&path, e);
+            while let Some(next) =
+                pooled.next_if(|m| m.as_ref().map_or(true, |(shard, _)| *shard as usize == i))
+            {
+                let (_, mast) = next.map_err(spill_io)?;
+                s.writer.push(&mast).map_err(io)?;
+            }
+            let bytes = s.writer.finish().map_err(io)? as u64;
+            self.stats.shards += 1;
+            self.stats.bytes += bytes;
+            entries.push(ShardEntry {
+                file: s.file,
+                cells: s.cells,
+                wifi: s.wifi,
+                bytes,
+            });
+        }
+        Ok(entries)
     }
 
     /// Adds a cell. Cells must arrive strictly increasing in (radio, mcc, mnc, key).
@@ -307,8 +353,26 @@ impl DbBuilder {
         if let Some(area) = derive_area(net_index, lac, &self.group) {
             shard.areas.push(area);
         }
+        let first_cell = shard.cells as u32 - self.group.len() as u32;
+        if let Some(radio) = net.radio() {
+            let shard_index = self.pending.len() as u32;
+            let site_of = |s: &Station| sites::site_cids(radio, key_cid(s.key)).map(|r| r.0);
+            let mut at = 0;
+            for site in self.group.chunk_by(|a, b| site_of(a) == site_of(b)) {
+                if let Some(mast) = site_of(&site[0]).and_then(|_| SiteMast::of(radio, site)) {
+                    self.masts
+                        .push(
+                            (radio, net.mcc, net.mnc),
+                            shard_index,
+                            first_cell + at,
+                            &mast,
+                        )
+                        .map_err(|e| StoreError::io(&self.staging, e))?;
+                }
+                at += site.len() as u32;
+            }
+        }
         if net.radio().is_some_and(|r| r.has_short_cid()) {
-            let first_cell = shard.cells as u32 - self.group.len() as u32;
             let mut entries: Vec<(u16, u32)> = self
                 .group
                 .iter()
@@ -368,13 +432,14 @@ impl DbBuilder {
     pub fn commit(mut self) -> Result<(Manifest, BuildStats), StoreError> {
         self.flush_group()?;
         self.close_shard()?;
-        if self.entries.is_empty() {
+        if self.pending.is_empty() {
             self.in_wifi = false;
             self.open_shard()?;
             self.close_shard()?;
         }
+        let entries = self.finish_shards()?;
         sync_dir(&self.staging)?;
-        for e in &self.entries {
+        for e in &entries {
             let from = self.staging.join(&e.file);
             let to = self.dir.join(&e.file);
             fs::rename(&from, &to).map_err(|err| StoreError::io(&to, err))?;
@@ -384,7 +449,7 @@ impl DbBuilder {
             format: super::layout::FORMAT_VERSION,
             generation: self.generation,
             created: self.opts.created,
-            shards: std::mem::take(&mut self.entries),
+            shards: entries,
             simulated: self.opts.simulated,
             sources: self.opts.sources.clone(),
         };

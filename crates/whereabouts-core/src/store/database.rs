@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::record::{cell_key, short_cid_order, Area, Station};
+use super::record::{cell_key, short_cid_order, Area, Mast, Station};
 use super::shard::Shard;
 use super::StoreError;
 use crate::radio::Radio;
@@ -47,6 +47,26 @@ impl NetPart {
 
     fn may_hold(&self, key: u64) -> bool {
         self.lo <= key && key <= self.hi
+    }
+}
+
+/// A cell found, with the neighbours asked for (its site's sectors, say).
+#[derive(Clone, Copy)]
+pub struct CellMatch<'a> {
+    pub cell: &'a Station,
+    /// The cells whose ids lie in the range asked for, in id order, the cell among them.
+    pub neighbours: &'a [Station],
+    shard: &'a Shard,
+    /// The position of `neighbours[0]` in the shard's cells.
+    first: usize,
+}
+
+impl CellMatch<'_> {
+    /// Where pooling across radios moved the mast of the site that `neighbours` make up
+    /// ([`crate::sites::pool`]), if it did. Meaningful when the neighbours asked for were the
+    /// cell's site ([`crate::sites::site_cids`]).
+    pub fn pooled_mast(&self) -> Option<&Mast> {
+        self.shard.mast(self.first)
     }
 }
 
@@ -230,7 +250,7 @@ impl Database {
     /// The cell of this id ([`Database::cell_among`] without neighbours).
     pub fn cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) -> Option<&Station> {
         self.cell_among(radio, mcc, mnc, lac, cid, (cid, cid))
-            .map(|(st, _)| st)
+            .map(|m| m.cell)
     }
 
     /// The cell with its neighbours in id order whose ids lie in `around` (inclusive, holding
@@ -244,7 +264,7 @@ impl Database {
         lac: u32,
         cid: u64,
         around: (u64, u64),
-    ) -> Option<(&Station, &[Station])> {
+    ) -> Option<CellMatch<'_>> {
         let key = cell_key(lac, cid);
         self.nets(radio, mcc, mnc)
             .iter()
@@ -284,7 +304,7 @@ impl Database {
         lac: u32,
         cid: u64,
         around: (u64, u64),
-    ) -> Option<(&Station, &[Station])> {
+    ) -> Option<CellMatch<'_>> {
         let key = cell_key(lac, cid);
         let p = self.networks.get(block.part as usize)?;
         let shard = &self.shards[p.shard as usize];
@@ -305,7 +325,7 @@ impl Database {
         key: u64,
         lac: u32,
         around: (u64, u64),
-    ) -> Option<(&Station, &[Station])> {
+    ) -> Option<CellMatch<'_>> {
         if !p.may_hold(key) {
             return None;
         }
@@ -320,10 +340,11 @@ impl Database {
         i: usize,
         lac: u32,
         around: (u64, u64),
-    ) -> (&Station, &[Station]) {
+    ) -> CellMatch<'_> {
         let (lo, hi) = (cell_key(lac, around.0), cell_key(lac, around.1));
         let range = p.cells();
-        let cells = self.shards[p.shard as usize].cells();
+        let shard = &self.shards[p.shard as usize];
+        let cells = shard.cells();
         let (mut a, mut b) = (i, i + 1);
         while a > range.start && cells[a - 1].key >= lo {
             a -= 1;
@@ -331,7 +352,12 @@ impl Database {
         while b < range.end && cells[b].key <= hi {
             b += 1;
         }
-        (&cells[i], &cells[a..b])
+        CellMatch {
+            cell: &cells[i],
+            neighbours: &cells[a..b],
+            shard,
+            first: a,
+        }
     }
 
     /// Cells of the LAC whose cell id ends in the 16 bits `short`.

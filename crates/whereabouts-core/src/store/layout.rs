@@ -3,29 +3,30 @@
 //!
 //! ```text
 //! 0   u32 root offset (= TABLE_POS)      4  "WHRB"
-//! 8   vtable: u16 vtable size, u16 table size, 9 x u16 field offsets
+//! 8   vtable: u16 vtable size, u16 table size, 10 x u16 field offsets
 //! 32  table: i32 soffset to vtable, u32 format_version, u64 created,
-//!            7 x u32 offsets to the vectors that follow, in the order written
-//! 76  vectors, each a u32 length followed by 8-aligned struct data
+//!            8 x u32 offsets to the vectors that follow, in the order written
+//! 80  vectors, each a u32 length followed by 8-aligned struct data
 //! ```
 
 use std::mem::size_of;
 
-use super::record::{Area, Network, ShortCid, Station};
+use super::record::{Area, Mast, Network, ShortCid, Station};
 
 pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
 /// 4: an area's radius is the spread of its cells' positions, no longer their coverage.
 /// 5: a station's record says how its position was estimated (`record::Estimated`).
-pub const FORMAT_VERSION: u32 = 5;
+/// 6: masts pooled across radios (`record::Mast`).
+pub const FORMAT_VERSION: u32 = 6;
 
 pub const VTABLE_POS: usize = 8;
-pub const FIELD_COUNT: usize = 9;
+pub const FIELD_COUNT: usize = 10;
 pub const VTABLE_SIZE: usize = 4 + 2 * FIELD_COUNT;
 pub const TABLE_POS: usize = 32;
-pub const TABLE_SIZE: usize = 44;
+pub const TABLE_SIZE: usize = 48;
 pub const HEADER_END: usize = TABLE_POS + TABLE_SIZE;
 
-/// Field offsets inside the table, in schema order (FlatBuffers field ids 0..7).
+/// Field offsets inside the table, in schema order (FlatBuffers field ids 0..9).
 pub const F_VERSION: usize = 4;
 pub const F_CREATED: usize = 8;
 pub const F_NETWORKS: usize = 16;
@@ -35,6 +36,7 @@ pub const F_SHORT_CIDS: usize = 28;
 pub const F_WIFI: usize = 32;
 pub const F_CELL_FENCES: usize = 36;
 pub const F_WIFI_FENCES: usize = 40;
+pub const F_MASTS: usize = 44;
 pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
     F_VERSION,
     F_CREATED,
@@ -45,6 +47,7 @@ pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
     F_WIFI,
     F_CELL_FENCES,
     F_WIFI_FENCES,
+    F_MASTS,
 ];
 
 /// Every `FENCE_STRIDE`-th station key is copied into a fence vector. The fences of a
@@ -65,10 +68,12 @@ pub enum VectorField {
     Networks,
     CellFences,
     WifiFences,
+    /// Last: written at commit, once every shard's sites are known ([`crate::sites::pool`]).
+    Masts,
 }
 
 impl VectorField {
-    pub const ALL: [VectorField; 7] = [
+    pub const ALL: [VectorField; 8] = [
         VectorField::Cells,
         VectorField::Wifi,
         VectorField::ShortCids,
@@ -76,6 +81,7 @@ impl VectorField {
         VectorField::Networks,
         VectorField::CellFences,
         VectorField::WifiFences,
+        VectorField::Masts,
     ];
 
     pub fn table_offset(self) -> usize {
@@ -87,6 +93,7 @@ impl VectorField {
             VectorField::Wifi => F_WIFI,
             VectorField::CellFences => F_CELL_FENCES,
             VectorField::WifiFences => F_WIFI_FENCES,
+            VectorField::Masts => F_MASTS,
         }
     }
 
@@ -97,6 +104,7 @@ impl VectorField {
             VectorField::Areas => size_of::<Area>(),
             VectorField::ShortCids => size_of::<ShortCid>(),
             VectorField::CellFences | VectorField::WifiFences => size_of::<u64>(),
+            VectorField::Masts => size_of::<Mast>(),
         }
     }
 
@@ -109,11 +117,12 @@ impl VectorField {
             VectorField::Wifi => "wifi",
             VectorField::CellFences => "cell_fences",
             VectorField::WifiFences => "wifi_fences",
+            VectorField::Masts => "masts",
         }
     }
 }
 
-/// The fixed 68-byte head of a shard, with vector offsets filled in once known.
+/// The fixed 80-byte head of a shard, with vector offsets filled in once known.
 pub fn header_bytes(created: u64, vector_pos: &[(VectorField, usize)]) -> Vec<u8> {
     let mut b = vec![0u8; HEADER_END];
     b[0..4].copy_from_slice(&(TABLE_POS as u32).to_le_bytes());

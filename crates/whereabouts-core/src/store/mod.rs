@@ -2,7 +2,8 @@
 //!
 //! - [`record`]: the fixed-size records (24 bytes a station).
 //! - [`layout`] / [`writer`] / [`shard`]: the shard file, written streaming and read in place.
-//! - [`builder`]: turns sorted station streams into shards, derived areas and a short-CID index.
+//! - [`builder`]: turns sorted station streams into shards, derived areas, a short-CID index
+//!   and masts pooled across radios.
 //! - [`database`]: opens a directory and answers lookups across its shards.
 //! - [`changes`]: stations changed in a time window, streamed from a cursor (sync).
 
@@ -11,6 +12,7 @@ pub mod changes;
 pub mod database;
 pub mod layout;
 pub mod manifest;
+mod masts;
 pub mod record;
 pub mod shard;
 pub mod writer;
@@ -19,7 +21,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use builder::{BuildOptions, DbBuilder};
-pub use database::{CellBlock, Database, WifiBlock};
+pub use database::{CellBlock, CellMatch, Database, WifiBlock};
 pub use manifest::Manifest;
 
 #[derive(Debug)]

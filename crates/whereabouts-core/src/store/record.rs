@@ -267,6 +267,35 @@ pub struct ShortCid {
 
 const _: () = assert!(std::mem::size_of::<ShortCid>() == 4);
 
+/// A site whose mast pooling moved ([`crate::sites::pool`]): `cell` is the position in the
+/// shard's cells of the site's first sector, the shift is from the mast its own sectors
+/// give ([`crate::sites::mast`]) to the pooled one, in 1e-5 degrees (1.1 m of latitude).
+/// Degrees rather than metres: applying them costs an add, where metres cost a cosine, a
+/// tenth of a single cell's instructions. Sites pooling left alone have no entry. 8 bytes a
+/// pooled site, where absolute positions would take 12.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Mast {
+    pub cell: u32,
+    pub dlat_e5: i16,
+    pub dlon_e5: i16,
+}
+
+impl Mast {
+    /// The pooled mast of a site whose sectors give `(lat, lon)`.
+    pub fn apply(&self, (lat, lon): (f64, f64)) -> (f64, f64) {
+        let lon = lon + self.dlon_e5 as f64 * 1e-5;
+        let lon = match lon {
+            l if l > 180.0 => l - 360.0,
+            l if l < -180.0 => l + 360.0,
+            l => l,
+        };
+        (lat + self.dlat_e5 as f64 * 1e-5, lon)
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Mast>() == 8);
+
 /// The short-CID sort key of a cell within its network.
 pub fn short_cid_order(cell: &Station) -> (u32, u16) {
     (key_lac(cell.key), key_cid(cell.key) as u16)

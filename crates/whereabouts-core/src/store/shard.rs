@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::layout::{self, VectorField, FENCE_STRIDE};
-use super::record::{Area, Network, ShortCid, Station};
+use super::record::{Area, Mast, Network, ShortCid, Station};
 use super::writer::Record;
 use super::StoreError;
 
@@ -17,7 +17,7 @@ pub struct Shard {
     path: PathBuf,
     map: Mmap,
     created: u64,
-    vectors: [Range<usize>; 7],
+    vectors: [Range<usize>; 8],
 }
 
 fn read_u16(b: &[u8], at: usize) -> Option<u16> {
@@ -82,8 +82,8 @@ impl Shard {
             )));
         }
         let created = field(1).and_then(|p| read_u64(b, p)).unwrap_or(0);
-        let mut vectors: [Range<usize>; 7] = Default::default();
-        // FlatBuffers field ids 2..=8: networks, cells, areas, short_cids, wifi, fences.
+        let mut vectors: [Range<usize>; 8] = Default::default();
+        // FlatBuffers field ids 2..=9: networks, cells, areas, short_cids, wifi, fences, masts.
         let ids = [
             (2, VectorField::Networks),
             (3, VectorField::Cells),
@@ -92,6 +92,7 @@ impl Shard {
             (6, VectorField::Wifi),
             (7, VectorField::CellFences),
             (8, VectorField::WifiFences),
+            (9, VectorField::Masts),
         ];
         for (id, vf) in ids {
             let Some(fpos) = field(id) else { continue };
@@ -202,6 +203,20 @@ impl Shard {
 
     pub fn wifi_fences(&self) -> &[u64] {
         self.slice(VectorField::WifiFences)
+    }
+
+    pub fn masts(&self) -> &[Mast] {
+        self.slice(VectorField::Masts)
+    }
+
+    /// The pooling entry of the site whose first sector is `cells[first]`, if pooling moved
+    /// its mast.
+    pub fn mast(&self, first: usize) -> Option<&Mast> {
+        let masts = self.masts();
+        let i = masts
+            .binary_search_by_key(&(first as u64), |m| m.cell as u64)
+            .ok()?;
+        Some(&masts[i])
     }
 
     /// The position of the cell with `key` among `cells[range]` (one network's cells).

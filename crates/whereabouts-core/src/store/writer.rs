@@ -19,6 +19,7 @@ unsafe impl Record for super::record::Station {}
 unsafe impl Record for super::record::Network {}
 unsafe impl Record for super::record::Area {}
 unsafe impl Record for super::record::ShortCid {}
+unsafe impl Record for super::record::Mast {}
 unsafe impl Record for u64 {}
 
 pub fn record_bytes<T: Record>(r: &T) -> &[u8] {

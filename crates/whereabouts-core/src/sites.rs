@@ -1,0 +1,285 @@
+//! Sites: which cells share a mast, where the mast is, and how the masts of one operator's
+//! radios are pooled.
+//!
+//! A sector's crowd estimate lies out from its mast along its azimuth (where the devices
+//! that heard it were), so the mean of a site's sector estimates finds the mast better than
+//! any one of them ([`mast`]). One mast usually carries several radios (GSM, UMTS, LTE, NR),
+//! each with its own crowd: averaging the masts that each radio infers, where they lie
+//! close enough to be one mast, finds it better still ([`pool`]). Station ids do not link
+//! radios, so the pooling goes by distance. The import pools ([`crate::store::builder`]);
+//! the solver reads the result as a shift from the site's own mast
+//! ([`crate::store::record::Mast`]).
+
+use rustc_hash::FxHashMap;
+
+use crate::geo::{self, LocalFrame};
+use crate::radio::Radio;
+use crate::store::record::{Estimated, Station};
+
+/// The ids of the cells that share a cell's site (its sibling sectors), inclusive. LTE and
+/// NB-IoT: `eNB << 8 | cell` (3GPP TS 36.300); NR: `gNB << 12 | cell`, the common 24-bit
+/// gNB id. GSM and UMTS ids carry no site by standard, but operators commonly number a
+/// site's sectors by the last decimal digit (UMTS: of the 16-bit C-ID under its RNC); the
+/// distance check of [`mast`] rejects groups that are not one site. CDMA: no site.
+pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
+    match radio {
+        Radio::Lte | Radio::Nbiot => Some((cid & !0xff, cid | 0xff)),
+        Radio::Nr => Some((cid & !0xfff, cid | 0xfff)),
+        Radio::Gsm => Some((cid / 10 * 10, cid / 10 * 10 + 9)),
+        Radio::Umts => {
+            let (rnc, first) = (cid & !0xffff, (cid & 0xffff) / 10 * 10);
+            Some((rnc | first, rnc | (first + 9).min(0xffff)))
+        }
+        Radio::Cdma => None,
+    }
+}
+
+/// Sibling estimates farther than this many of their mean range from their centre are not
+/// one site's sectors (reused ids, another numbering, bad data). Sectors' crowd estimates lie
+/// about one range from the mast in sparse networks (the simulator's rural sites: 2-3 km
+/// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
+const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
+
+/// The mast of a site from its sectors' crowd estimates: each is pulled out from the mast
+/// along its own azimuth, and with two or more sectors the pulls roughly cancel in their mean
+/// (the simulator's towns: 50 m from the true mast, where one sector's estimate is 220 m
+/// off). None for fewer than two (an omni site, or ids that do not name sites). Only averaged
+/// siblings count: learned positions are not pulled out along their azimuths, and their pulls
+/// would not cancel.
+pub fn mast(siblings: &[Station]) -> Option<(f64, f64)> {
+    if siblings.len() < 2 {
+        return None;
+    }
+    let (mut n, mut lat, mut lon, mut range) = (0.0, 0.0, 0.0, 0.0);
+    for s in averaged(siblings) {
+        n += 1.0;
+        lat += s.lat();
+        lon += s.lon();
+        range += s.range_m() as f64;
+    }
+    if n < 2.0 {
+        return None;
+    }
+    let (lat, lon) = (lat / n, lon / n);
+    // Within the bound, in degrees on the plane tangent at the mast (the sectors are
+    // kilometres apart): a degree of longitude is cos(lat) of one of latitude, so a sibling
+    // within the bound counting longitude as latitude is within it, and one beyond it by
+    // its latitude alone is beyond it; only the rest need the cosine (a tenth of a single
+    // cell's instructions otherwise).
+    let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
+    let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
+    let b2 = bound * bound;
+    let mut cos2 = None;
+    for s in averaged(siblings) {
+        let (dy2, dx2) = ((s.lat() - lat).powi(2), (s.lon() - lon).powi(2));
+        if dy2 + dx2 <= b2 {
+            continue;
+        }
+        let c2 = *cos2.get_or_insert_with(|| lat.to_radians().cos().powi(2));
+        if dy2 + dx2 * c2 > b2 {
+            return None;
+        }
+    }
+    Some((lat, lon))
+}
+
+fn averaged(siblings: &[Station]) -> impl Iterator<Item = &Station> {
+    siblings
+        .iter()
+        .filter(|s| s.estimated() == Estimated::Averaged)
+}
+
+/// A site's mast as [`mast`] infers it, with what pooling needs to know of it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SiteMast {
+    pub radio: Radio,
+    pub lat: f64,
+    pub lon: f64,
+    /// How far the site's sector estimates lie from their mean, on average: the scale of
+    /// the mast's own error, and so how far another radio's mast may lie and still be
+    /// taken for the same one.
+    pub spread_m: f64,
+}
+
+impl SiteMast {
+    /// The site's mast and spread, for the sites [`mast`] finds one for.
+    pub fn of(radio: Radio, siblings: &[Station]) -> Option<SiteMast> {
+        let (lat, lon) = mast(siblings)?;
+        let frame = LocalFrame::new(lat, lon);
+        let (mut n, mut sum) = (0.0, 0.0);
+        for s in averaged(siblings) {
+            let (x, y) = frame.to_xy(s.lat(), s.lon());
+            n += 1.0;
+            sum += x.hypot(y);
+        }
+        Some(SiteMast {
+            radio,
+            lat,
+            lon,
+            spread_m: sum / n,
+        })
+    }
+}
+
+/// Masts farther apart than this are never pooled, whatever their spread: a site whose
+/// sectors disagree by more is one whose estimates say little, and a pooled shift must
+/// fit the 16 bits a [`crate::store::record::Mast`] gives it.
+pub const MAX_POOL_DISTANCE_M: f64 = 10_000.0;
+
+/// The side of the grid cells that [`pool`] searches, in degrees of latitude (2.2 km).
+const GRID_DEG: f64 = 0.02;
+
+/// Pools the masts of one operator's sites (all its radios, same mcc and mnc): a site's mast
+/// is averaged with the nearest mast of each of the operator's other radios within the
+/// site's own spread (of its own, not theirs: a site whose sectors agree closely needs a
+/// partner as close). Returns, for each site in order, the pooled mast as (east, north)
+/// metres from its own, or None when no other radio's mast is near enough.
+///
+/// Measured on the simulator's single cells at 10,000 requests a seed (docs/positioning.md,
+/// "Masts pooled across radios"): the spread as the distance did better than half of it or
+/// twice it, and than fixed distances of 500 m to 1.5 km.
+pub fn pool(sites: &[SiteMast]) -> Vec<Option<(f64, f64)>> {
+    let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
+    let cell_of = |lat: f64, lon: f64| {
+        (
+            (lat / GRID_DEG).floor() as i32,
+            (lon / GRID_DEG).floor() as i32,
+        )
+    };
+    let mut grid: FxHashMap<(u8, i32, i32), Vec<u32>> = FxHashMap::default();
+    for (i, s) in sites.iter().enumerate() {
+        let (y, x) = cell_of(s.lat, s.lon);
+        grid.entry((s.radio as u8, y, x))
+            .or_default()
+            .push(i as u32);
+    }
+    let mut radios: Vec<u8> = sites.iter().map(|s| s.radio as u8).collect();
+    radios.sort_unstable();
+    radios.dedup();
+    sites
+        .iter()
+        .map(|s| {
+            let reach = s.spread_m.min(MAX_POOL_DISTANCE_M);
+            let frame = LocalFrame::new(s.lat, s.lon);
+            let (y0, x0) = cell_of(s.lat, s.lon);
+            let dy = (reach / m_per_deg / GRID_DEG).ceil() as i32;
+            let cos = s.lat.to_radians().cos().max(0.01);
+            let dx = (reach / (m_per_deg * cos) / GRID_DEG).ceil() as i32;
+            let (mut n, mut sx, mut sy) = (1.0, 0.0, 0.0);
+            for &r in radios.iter().filter(|&&r| r != s.radio as u8) {
+                let mut nearest: Option<(f64, f64, f64)> = None;
+                for y in y0 - dy..=y0 + dy {
+                    for x in x0 - dx..=x0 + dx {
+                        for &j in grid.get(&(r, y, x)).map_or(&[][..], |v| v.as_slice()) {
+                            let o = &sites[j as usize];
+                            let (ex, ny) = frame.to_xy(o.lat, o.lon);
+                            let d = ex.hypot(ny);
+                            if d <= reach && nearest.is_none_or(|(best, _, _)| d < best) {
+                                nearest = Some((d, ex, ny));
+                            }
+                        }
+                    }
+                }
+                if let Some((_, ex, ny)) = nearest {
+                    n += 1.0;
+                    sx += ex;
+                    sy += ny;
+                }
+            }
+            (n > 1.0).then(|| (sx / n, sy / n))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::record::StationInfo;
+
+    fn station(lat: f64, lon: f64, range_m: u32) -> Station {
+        Station::new(
+            0,
+            &StationInfo {
+                lat,
+                lon,
+                range_m,
+                samples: 10,
+                psc: None,
+                created: 1_600_000_000,
+                updated: 1_700_000_000,
+                estimated: Estimated::Averaged,
+            },
+        )
+    }
+
+    fn site(radio: Radio, lat: f64, lon: f64, spread_m: f64) -> SiteMast {
+        SiteMast {
+            radio,
+            lat,
+            lon,
+            spread_m,
+        }
+    }
+
+    #[test]
+    fn a_site_mast_is_its_sectors_mean_and_its_spread_their_mean_distance() {
+        // Three sectors 200 m north, and 200 m south-east and south-west of (52, 4).
+        let frame = LocalFrame::new(52.0, 4.0);
+        let at = |e: f64, n: f64| frame.to_latlon(e, n);
+        let s30 = 200.0 * 0.5;
+        let e30 = 200.0 * 3f64.sqrt() / 2.0;
+        let sectors: Vec<Station> = [at(0.0, 200.0), at(e30, -s30), at(-e30, -s30)]
+            .iter()
+            .map(|&(lat, lon)| station(lat, lon, 500))
+            .collect();
+        let m = SiteMast::of(Radio::Lte, &sectors).unwrap();
+        let (e, n) = frame.to_xy(m.lat, m.lon);
+        assert!(e.abs() < 0.5 && n.abs() < 0.5, "{e} {n}");
+        assert!((m.spread_m - 200.0).abs() < 0.5, "{}", m.spread_m);
+        assert_eq!(SiteMast::of(Radio::Lte, &sectors[..1]), None);
+    }
+
+    #[test]
+    fn masts_pool_with_the_nearest_of_each_other_radio_within_the_spread() {
+        let frame = LocalFrame::new(52.0, 4.0);
+        let at = |radio, e: f64, n: f64, spread| {
+            let (lat, lon) = frame.to_latlon(e, n);
+            site(radio, lat, lon, spread)
+        };
+        let sites = [
+            at(Radio::Gsm, 0.0, 0.0, 300.0),
+            // Two UMTS masts in reach: the nearer one counts.
+            at(Radio::Umts, 100.0, 0.0, 300.0),
+            at(Radio::Umts, 250.0, 0.0, 300.0),
+            // An LTE mast beyond the GSM site's spread but within its own.
+            at(Radio::Lte, 0.0, 400.0, 500.0),
+            // Another GSM site never pools with the first.
+            at(Radio::Gsm, 50.0, 0.0, 300.0),
+        ];
+        let pooled = pool(&sites);
+        let (e, n) = pooled[0].unwrap();
+        assert!((e - 50.0).abs() < 0.5 && n.abs() < 0.5, "{e} {n}");
+        // The LTE site reaches the GSM sites and the first UMTS one: the nearest of each.
+        let (e, n) = pooled[3].unwrap();
+        let nearest_gsm = (0.0f64, 0.0f64);
+        let umts = (100.0f64, 0.0f64);
+        let want = (
+            (0.0 + nearest_gsm.0 + umts.0) / 3.0,
+            (400.0 + nearest_gsm.1 + umts.1) / 3.0 - 400.0,
+        );
+        assert!(
+            (e - want.0).abs() < 1.0 && (n - want.1).abs() < 1.0,
+            "{e} {n} {want:?}"
+        );
+    }
+
+    #[test]
+    fn a_mast_without_another_radio_near_stays_its_own() {
+        let sites = [
+            site(Radio::Gsm, 52.0, 4.0, 200.0),
+            site(Radio::Lte, 52.01, 4.0, 200.0),
+            site(Radio::Gsm, 52.0, 4.001, 200.0),
+        ];
+        assert_eq!(pool(&sites), vec![None, None, None]);
+    }
+}
