@@ -155,7 +155,7 @@ export type CompactSummary = NativeCompactSummary;
  *   token: 'x', radio: 'lte', mcc: 1, mnc: 1,
  *   cells: [{ lac: 3004, cid: 25613314, signal: -95, ta: 2 }],
  * });
- * if (res.status === 'ok') console.log(res.lat, res.lon, res.accuracy); // prints: 52.0799801 4.284572 150
+ * if (res.status === 'ok') console.log(res.lat, res.lon, res.accuracy); // prints: 52.0800171 4.2846786 150
  * engine.close();
  * ```
  *

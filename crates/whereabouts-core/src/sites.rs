@@ -3,7 +3,7 @@
 //!
 //! A sector's crowd estimate lies out from its mast along its azimuth (where the devices
 //! that heard it were), so the mean of a site's sector estimates finds the mast better than
-//! any one of them ([`mast`]). One mast usually carries several radios (GSM, UMTS, LTE, NR),
+//! any one of them ([`SiteMast::of`]). One mast usually carries several radios (GSM, UMTS, LTE, NR),
 //! each with its own crowd: averaging the masts that each radio infers, where they lie
 //! close enough to be one mast, finds it better still ([`pool`]). Station ids do not link
 //! radios, so the pooling goes by distance. The import pools ([`crate::store::builder`]);
@@ -20,7 +20,7 @@ use crate::store::record::{Estimated, Station};
 /// NB-IoT: `eNB << 8 | cell` (3GPP TS 36.300); NR: `gNB << 12 | cell`, the common 24-bit
 /// gNB id. GSM and UMTS ids carry no site by standard, but operators commonly number a
 /// site's sectors by the last decimal digit (UMTS: of the 16-bit C-ID under its RNC); the
-/// distance check of [`mast`] rejects groups that are not one site. CDMA: no site.
+/// distance check of [`SiteMast::of`] rejects groups that are not one site. CDMA: no site.
 pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
     match radio {
         Radio::Lte | Radio::Nbiot => Some((cid & !0xff, cid | 0xff)),
@@ -40,83 +40,65 @@ pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
 /// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
 const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
 
-/// The mast of a site from its sectors' crowd estimates: each is pulled out from the mast
-/// along its own azimuth, and with two or more sectors the pulls roughly cancel in their mean
-/// (the simulator's towns: 50 m from the true mast, where one sector's estimate is 220 m
-/// off). None for fewer than two (an omni site, or ids that do not name sites). Only averaged
-/// siblings count: learned positions are not pulled out along their azimuths, and their pulls
-/// would not cancel.
-pub fn mast(siblings: &[Station]) -> Option<(f64, f64)> {
-    if siblings.len() < 2 {
-        return None;
-    }
-    let (mut n, mut lat, mut lon, mut range) = (0.0, 0.0, 0.0, 0.0);
-    for s in averaged(siblings) {
-        n += 1.0;
-        lat += s.lat();
-        lon += s.lon();
-        range += s.range_m() as f64;
-    }
-    if n < 2.0 {
-        return None;
-    }
-    let (lat, lon) = (lat / n, lon / n);
-    // Within the bound, in degrees on the plane tangent at the mast (the sectors are
-    // kilometres apart): a degree of longitude is cos(lat) of one of latitude, so a sibling
-    // within the bound counting longitude as latitude is within it, and one beyond it by
-    // its latitude alone is beyond it; only the rest need the cosine (a tenth of a single
-    // cell's instructions otherwise).
-    let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
-    let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
-    let b2 = bound * bound;
-    let mut cos2 = None;
-    for s in averaged(siblings) {
-        let (dy2, dx2) = ((s.lat() - lat).powi(2), (s.lon() - lon).powi(2));
-        if dy2 + dx2 <= b2 {
-            continue;
-        }
-        let c2 = *cos2.get_or_insert_with(|| lat.to_radians().cos().powi(2));
-        if dy2 + dx2 * c2 > b2 {
-            return None;
-        }
-    }
-    Some((lat, lon))
-}
-
 fn averaged(siblings: &[Station]) -> impl Iterator<Item = &Station> {
     siblings
         .iter()
         .filter(|s| s.estimated() == Estimated::Averaged)
 }
 
-/// A site's mast as [`mast`] infers it, with what pooling needs to know of it.
+/// A site's mast, with what pooling and the solver need to know of it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SiteMast {
     pub radio: Radio,
     pub lat: f64,
     pub lon: f64,
-    /// How far the site's sector estimates lie from their mean, on average: the scale of
-    /// the mast's own error, and so how far another radio's mast may lie and still be
-    /// taken for the same one.
+    /// How far the site's sector estimates lie from their mean, on average: how far out
+    /// from the mast the site's crowds sit, the scale of the mast's own error, and so how
+    /// far another radio's mast may lie and still be taken for the same one.
     pub spread_m: f64,
 }
 
 impl SiteMast {
-    /// The site's mast and spread, for the sites [`mast`] finds one for.
+    /// The mast of a site from its sectors' crowd estimates: each is pulled out from the
+    /// mast along its own azimuth, and with two or more sectors the pulls roughly cancel in
+    /// their mean (the simulator's towns: 50 m from the true mast, where one sector's estimate
+    /// is 220 m off). None for fewer than two (an omni site, or ids that do not name sites).
+    /// Only averaged siblings count: learned positions are not pulled out along their
+    /// azimuths, and their pulls would not cancel.
     pub fn of(radio: Radio, siblings: &[Station]) -> Option<SiteMast> {
-        let (lat, lon) = mast(siblings)?;
-        let frame = LocalFrame::new(lat, lon);
-        let (mut n, mut sum) = (0.0, 0.0);
+        if siblings.len() < 2 {
+            return None;
+        }
+        let (mut n, mut lat, mut lon, mut range) = (0.0, 0.0, 0.0, 0.0);
         for s in averaged(siblings) {
-            let (x, y) = frame.to_xy(s.lat(), s.lon());
             n += 1.0;
-            sum += x.hypot(y);
+            lat += s.lat();
+            lon += s.lon();
+            range += s.range_m() as f64;
+        }
+        if n < 2.0 {
+            return None;
+        }
+        let (lat, lon) = (lat / n, lon / n);
+        // In degrees on the plane tangent at the mast (the sectors are kilometres apart): the
+        // solver asks this of every cell it finds, and a local frame's conversions and
+        // `hypot` were a tenth of a single cell's instructions.
+        let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
+        let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
+        let cos2 = lat.to_radians().cos().powi(2);
+        let mut spread = 0.0;
+        for s in averaged(siblings) {
+            let d2 = (s.lat() - lat).powi(2) + (s.lon() - lon).powi(2) * cos2;
+            if d2 > bound * bound {
+                return None;
+            }
+            spread += d2.sqrt();
         }
         Some(SiteMast {
             radio,
             lat,
             lon,
-            spread_m: sum / n,
+            spread_m: spread / n * m_per_deg,
         })
     }
 }

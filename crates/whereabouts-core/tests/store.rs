@@ -296,7 +296,7 @@ fn build_masts(dir: &Path, opts: BuildOptions) {
 #[test]
 fn masts_pool_across_one_operators_radios_in_one_or_many_shards() {
     use whereabouts_core::geo::LocalFrame;
-    use whereabouts_core::sites::{mast, site_cids};
+    use whereabouts_core::sites::{site_cids, SiteMast};
     for max_shard_bytes in [BuildOptions::default().max_shard_bytes, 100] {
         let dir = tempfile::tempdir().unwrap();
         build_masts(
@@ -316,7 +316,7 @@ fn masts_pool_across_one_operators_radios_in_one_or_many_shards() {
             let m = db
                 .cell_among(radio, 262, mnc, lac, cid, site)
                 .expect("cell found");
-            let own = mast(m.neighbours)?;
+            let own = SiteMast::of(radio, m.neighbours).map(|s| (s.lat, s.lon))?;
             let (lat, lon) = m.pooled_mast()?.apply(own);
             let (e, n) = LocalFrame::new(own.0, own.1).to_xy(lat, lon);
             Some((e.round(), n.round()))

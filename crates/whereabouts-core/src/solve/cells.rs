@@ -142,16 +142,26 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     if c.signal.is_none() && c.ta_m.is_none() {
         return (x, y, false);
     }
-    let Some((tlat, tlon)) = c.tower else {
+    let Some(tower) = c.tower else {
         return (x, y, false);
     };
-    let (tx, ty) = frame.to_xy(tlat, tlon);
+    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
     let (ux, uy) = (x - tx, y - ty);
-    let len = (ux * ux + uy * uy).sqrt();
+    let own = (ux * ux + uy * uy).sqrt();
     // An estimate on the mast gives no axis.
-    if len < 1.0 {
+    if own < 1.0 {
         return (x, y, false);
     }
+    // The estimate gives the axis; how far out along it the crowd sits is taken from all
+    // the site's sectors (their mean distance from their mast), a steadier figure than one
+    // sector's: the sectors of a mast share its surroundings and its radio. Measured on the
+    // simulator at 10,000 requests, seeds 1 to 4 (paired ratios to the weighted mean): single
+    // cells 1.299 / 1.338 / 1.317 / 1.353 -> 1.317 / 1.361 / 1.345 / 1.361, town cells 1.317 /
+    // 1.325 / 1.330 / 1.320 -> 1.354 / 1.356 / 1.348 / 1.339, suburban +0.015 to +0.029, rural
+    // -0.001 to +0.014; three quarters of the site's distance and a quarter of the sector's
+    // did as well, half of each a little worse.
+    let len = tower.spread_m;
+    let (ux, uy) = (ux / own * len, uy / own * len);
     let mut factor = c
         .signal
         .and_then(|s| cell_distance_factor(c.radio, s, c.serving))
@@ -290,10 +300,10 @@ fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> 
     if !c.serving || (c.signal.is_none() && c.ta_m.is_none()) {
         return (px, py);
     }
-    let Some((tlat, tlon)) = c.tower else {
+    let Some(tower) = c.tower else {
         return (px, py);
     };
-    let (tx, ty) = frame.to_xy(tlat, tlon);
+    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
     let (x, y) = frame.to_xy(c.lat, c.lon);
     let len = ((x - tx).powi(2) + (y - ty).powi(2)).sqrt();
     let (dx, dy) = (px - tx, py - ty);
@@ -385,6 +395,7 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sites::SiteMast;
 
     #[test]
     fn a_cell_far_from_the_consensus_for_its_range_pulls_less() {
@@ -420,12 +431,33 @@ mod tests {
             updated: 0,
             signal: Some(-99.0),
             ta_m,
-            tower: Some((52.0, 4.0)),
+            tower: Some(SiteMast {
+                radio: crate::radio::Radio::Lte,
+                lat: 52.0,
+                lon: 4.0,
+                spread_m: 500.0,
+            }),
             serving: true,
             via_short_cid: false,
             learned: false,
         };
         (frame, cell)
+    }
+
+    #[test]
+    fn a_cell_is_placed_on_its_axis_at_its_sites_distance_not_its_own() {
+        let (frame, cell) = serving_east(None);
+        let at = |spread_m: f64| {
+            let mut c = cell;
+            if let Some(t) = c.tower.as_mut() {
+                t.spread_m = spread_m;
+            }
+            let (x, y, on_axis) = anchor_of(&frame, &c);
+            assert!(on_axis && y.abs() < 1e-6, "{x} {y}");
+            x
+        };
+        // The sector's own estimate is 500 m out; its siblings' at 300 m on average.
+        assert!((at(300.0) / at(500.0) - 0.6).abs() < 1e-9);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
 use crate::radio::Radio;
-use crate::sites;
+use crate::sites::{self, SiteMast};
 use crate::store::record::{cell_key, Estimated, Station};
 use crate::store::{CellBlock, Database, WifiBlock};
 
@@ -26,9 +26,10 @@ pub struct SeenCell {
     pub signal: Option<f64>,
     /// Timing advance as a distance in metres, with its half-width (serving cell only).
     pub ta_m: Option<(f64, f64)>,
-    /// The mast of the cell's site, inferred from its sibling sectors ([`sites::mast`]) and
-    /// pooled with the other radios' masts near it ([`sites::pool`]).
-    pub tower: Option<(f64, f64)>,
+    /// The mast of the cell's site, inferred from its sibling sectors ([`SiteMast::of`]) and
+    /// pooled with the other radios' masts near it ([`sites::pool`]), with the sectors'
+    /// spread around their own mast.
+    pub tower: Option<SiteMast>,
     pub serving: bool,
     /// Found through the short-CID index rather than by its full id.
     pub via_short_cid: bool,
@@ -160,9 +161,8 @@ fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [
     }
 }
 
-/// A cell found: its record and its site's mast (lat, lon) when the database's sibling
-/// sectors show it.
-type FoundCell = (Station, Option<(f64, f64)>);
+/// A cell found: its record and its site's mast when the database's sibling sectors show it.
+type FoundCell = (Station, Option<SiteMast>);
 
 /// A cell's first candidate network (the radio and mcc it names) and the block of it where
 /// the cell would be ([`Database::cell_block`]), found before any cell is searched.
@@ -208,8 +208,12 @@ fn find_cell(
                 // Only a crowd average sits out along its sector's axis: a learned position
                 // (the mode of sightings) answers as it is, as it did before the axes.
                 let tower = match m.cell.estimated() {
-                    Estimated::Averaged => sites::mast(m.neighbours)
-                        .map(|own| m.pooled_mast().map_or(own, |p| p.apply(own))),
+                    Estimated::Averaged => SiteMast::of(radio, m.neighbours).map(|mut site| {
+                        if let Some(p) = m.pooled_mast() {
+                            (site.lat, site.lon) = p.apply((site.lat, site.lon));
+                        }
+                        site
+                    }),
                     Estimated::Learned => None,
                 };
                 return Some((radio, Some((*m.cell, tower))));

@@ -269,7 +269,7 @@ const _: () = assert!(std::mem::size_of::<ShortCid>() == 4);
 
 /// A site whose mast pooling moved ([`crate::sites::pool`]): `cell` is the position in the
 /// shard's cells of the site's first sector, the shift is from the mast its own sectors
-/// give ([`crate::sites::mast`]) to the pooled one, in 1e-5 degrees (1.1 m of latitude).
+/// give ([`crate::sites::SiteMast::of`]) to the pooled one, in 1e-5 degrees (1.1 m of latitude).
 /// Degrees rather than metres: applying them costs an add, where metres cost a cosine, a
 /// tenth of a single cell's instructions. Sites pooling left alone have no entry. 8 bytes a
 /// pooled site, where absolute positions would take 12.
