@@ -131,8 +131,8 @@ fn lte_cells_with_their_short_cid_index_and_fences_cost_28_bytes() {
     let (_, stats) = b.commit().unwrap();
     assert_eq!(stats.short_cids, n);
     let per_cell = stats.bytes as f64 / n as f64;
-    // 24 (cell) + 4 (short-CID entry) + 8/64 (fence) + headers
-    assert!(per_cell < 28.2, "{per_cell} bytes per cell");
+    // 24 (cell) + 4 (short-CID entry) + 8/64 (fence) + 4/64 (mast index) + headers
+    assert!(per_cell < 28.25, "{per_cell} bytes per cell");
 }
 
 #[test]
@@ -338,6 +338,51 @@ fn masts_pool_across_one_operators_radios_in_one_or_many_shards() {
 }
 
 #[test]
+fn every_pooled_site_is_found_through_its_block_of_cells() {
+    use whereabouts_core::geo::LocalFrame;
+    use whereabouts_core::sites::site_cids;
+    // 700 masts 2 km apart, each with a GSM site of 2 or 3 sectors (so sites start anywhere
+    // in the blocks of 64 cells, some cut by a block's start) and an LTE site 100 m off.
+    let frame = LocalFrame::new(48.0, 11.0);
+    let sector = |mast: u64, k: u64, east: f64| {
+        let (lat, lon) = frame.to_latlon(
+            (mast % 30) as f64 * 2_000.0 + east + 300.0 * k as f64,
+            (mast / 30) as f64 * 2_000.0 + 300.0 * (k % 2) as f64,
+        );
+        info(lat, lon, 800, 20)
+    };
+    let sectors = |mast: u64| 2 + mast % 2;
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    for mast in 0..700u64 {
+        for k in 0..sectors(mast) {
+            let s = Station::new(cell_key(1, mast * 10 + k), &sector(mast, k, 0.0));
+            b.push_cell(Radio::Gsm, 262, 3, s).unwrap();
+        }
+    }
+    for mast in 0..700u64 {
+        for k in 0..sectors(mast) {
+            let s = Station::new(cell_key(2, (mast << 8) | k), &sector(mast, k, 100.0));
+            b.push_cell(Radio::Lte, 262, 3, s).unwrap();
+        }
+    }
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    for mast in 0..700u64 {
+        for (radio, lac, cid) in [
+            (Radio::Gsm, 1, mast * 10 + 1),
+            (Radio::Lte, 2, (mast << 8) | 1),
+        ] {
+            let site = site_cids(radio, cid).unwrap();
+            let m = db.cell_among(radio, 262, 3, lac, cid, site).unwrap();
+            assert_eq!(m.neighbours.len() as u64, sectors(mast));
+            assert!(m.pooled_mast().is_some(), "{radio} mast {mast}");
+        }
+    }
+    assert_eq!(db.shards()[0].masts().len(), 1_400);
+}
+
+#[test]
 fn out_of_order_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
@@ -514,6 +559,7 @@ mod reference_flatbuffers {
                 .visit_field::<ForwardsUOffset<Vector<'_, RawU64>>>("cell_fences", 18, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, RawU64>>>("wifi_fences", 20, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw8>>>("masts", 22, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw4>>>("mast_blocks", 24, false)?
                 .finish();
             Ok(())
         }
@@ -594,6 +640,7 @@ fn check_with_reference_library(db: &Database) {
         assert_eq!(root.vector_len(12), shard.areas().len());
         assert_eq!(root.networks_len(), shard.networks().len());
         assert_eq!(root.vector_len(22), shard.masts().len());
+        assert_eq!(root.vector_len(24), shard.cell_fences().len() + 1);
     }
 }
 

@@ -77,6 +77,32 @@ struct PendingShard {
     wifi: u64,
 }
 
+/// `VectorField::MastBlocks` as the masts stream past: the first mast of each block of
+/// `FENCE_STRIDE` cells.
+#[derive(Default)]
+struct MastBlocks {
+    starts: Vec<u32>,
+    masts: u32,
+}
+
+impl MastBlocks {
+    fn push(&mut self, cell: u32) {
+        while self.starts.len() * FENCE_STRIDE <= cell as usize {
+            self.starts.push(self.masts);
+        }
+        self.masts += 1;
+    }
+
+    /// The starts of all `cells.div_ceil(FENCE_STRIDE)` blocks and the end of the last.
+    fn finish(mut self, cells: u64) -> Vec<u32> {
+        let blocks = (cells as usize).div_ceil(FENCE_STRIDE);
+        while self.starts.len() <= blocks {
+            self.starts.push(self.masts);
+        }
+        self.starts
+    }
+}
+
 pub struct DbBuilder {
     dir: PathBuf,
     staging: PathBuf,
@@ -264,11 +290,17 @@ impl DbBuilder {
         for (i, mut s) in std::mem::take(&mut self.pending).into_iter().enumerate() {
             let path = self.staging.join(&s.file);
             let io = |e| StoreError::io(&path, e);
+            let mut blocks = MastBlocks::default();
             while let Some(next) =
                 pooled.next_if(|m| m.as_ref().map_or(true, |(shard, _)| *shard as usize == i))
             {
                 let (_, mast) = next.map_err(spill_io)?;
+                blocks.push(mast.cell);
                 s.writer.push(&mast).map_err(io)?;
+            }
+            s.writer.begin(VectorField::MastBlocks).map_err(io)?;
+            for start in blocks.finish(s.cells) {
+                s.writer.push(&start).map_err(io)?;
             }
             let bytes = s.writer.finish().map_err(io)? as u64;
             self.stats.shards += 1;

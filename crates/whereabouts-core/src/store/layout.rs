@@ -3,10 +3,10 @@
 //!
 //! ```text
 //! 0   u32 root offset (= TABLE_POS)      4  "WHRB"
-//! 8   vtable: u16 vtable size, u16 table size, 10 x u16 field offsets
-//! 32  table: i32 soffset to vtable, u32 format_version, u64 created,
-//!            8 x u32 offsets to the vectors that follow, in the order written
-//! 80  vectors, each a u32 length followed by 8-aligned struct data
+//! 8   vtable: u16 vtable size, u16 table size, 11 x u16 field offsets, 6 bytes of padding
+//! 40  table: i32 soffset to vtable, u32 format_version, u64 created,
+//!            9 x u32 offsets to the vectors that follow, in the order written
+//! 92  vectors, each a u32 length followed by 8-aligned struct data
 //! ```
 
 use std::mem::size_of;
@@ -16,17 +16,17 @@ use super::record::{Area, Mast, Network, ShortCid, Station};
 pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
 /// 4: an area's radius is the spread of its cells' positions, no longer their coverage.
 /// 5: a station's record says how its position was estimated (`record::Estimated`).
-/// 6: masts pooled across radios (`record::Mast`).
+/// 6: masts pooled across radios (`record::Mast`), found through `mast_blocks`.
 pub const FORMAT_VERSION: u32 = 6;
 
 pub const VTABLE_POS: usize = 8;
-pub const FIELD_COUNT: usize = 10;
+pub const FIELD_COUNT: usize = 11;
 pub const VTABLE_SIZE: usize = 4 + 2 * FIELD_COUNT;
-pub const TABLE_POS: usize = 32;
-pub const TABLE_SIZE: usize = 48;
+pub const TABLE_POS: usize = 40;
+pub const TABLE_SIZE: usize = 52;
 pub const HEADER_END: usize = TABLE_POS + TABLE_SIZE;
 
-/// Field offsets inside the table, in schema order (FlatBuffers field ids 0..9).
+/// Field offsets inside the table, in schema order (FlatBuffers field ids 0..10).
 pub const F_VERSION: usize = 4;
 pub const F_CREATED: usize = 8;
 pub const F_NETWORKS: usize = 16;
@@ -37,6 +37,7 @@ pub const F_WIFI: usize = 32;
 pub const F_CELL_FENCES: usize = 36;
 pub const F_WIFI_FENCES: usize = 40;
 pub const F_MASTS: usize = 44;
+pub const F_MAST_BLOCKS: usize = 48;
 pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
     F_VERSION,
     F_CREATED,
@@ -48,6 +49,7 @@ pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
     F_CELL_FENCES,
     F_WIFI_FENCES,
     F_MASTS,
+    F_MAST_BLOCKS,
 ];
 
 /// Every `FENCE_STRIDE`-th station key is copied into a fence vector. The fences of a
@@ -68,12 +70,17 @@ pub enum VectorField {
     Networks,
     CellFences,
     WifiFences,
-    /// Last: written at commit, once every shard's sites are known ([`crate::sites::pool`]).
+    /// Written at commit, once every shard's sites are known ([`crate::sites::pool`]).
     Masts,
+    /// For each block of `FENCE_STRIDE` cells, the first of the masts at or after it (one
+    /// more entry closes the last): a site's mast is searched among the few of its block, in
+    /// lines of their own, not by a binary search of all, which missed the cache at every
+    /// step (a third of a single cell's time).
+    MastBlocks,
 }
 
 impl VectorField {
-    pub const ALL: [VectorField; 8] = [
+    pub const ALL: [VectorField; 9] = [
         VectorField::Cells,
         VectorField::Wifi,
         VectorField::ShortCids,
@@ -82,6 +89,7 @@ impl VectorField {
         VectorField::CellFences,
         VectorField::WifiFences,
         VectorField::Masts,
+        VectorField::MastBlocks,
     ];
 
     pub fn table_offset(self) -> usize {
@@ -94,6 +102,7 @@ impl VectorField {
             VectorField::CellFences => F_CELL_FENCES,
             VectorField::WifiFences => F_WIFI_FENCES,
             VectorField::Masts => F_MASTS,
+            VectorField::MastBlocks => F_MAST_BLOCKS,
         }
     }
 
@@ -105,6 +114,7 @@ impl VectorField {
             VectorField::ShortCids => size_of::<ShortCid>(),
             VectorField::CellFences | VectorField::WifiFences => size_of::<u64>(),
             VectorField::Masts => size_of::<Mast>(),
+            VectorField::MastBlocks => size_of::<u32>(),
         }
     }
 
@@ -118,11 +128,12 @@ impl VectorField {
             VectorField::CellFences => "cell_fences",
             VectorField::WifiFences => "wifi_fences",
             VectorField::Masts => "masts",
+            VectorField::MastBlocks => "mast_blocks",
         }
     }
 }
 
-/// The fixed 80-byte head of a shard, with vector offsets filled in once known.
+/// The fixed 92-byte head of a shard, with vector offsets filled in once known.
 pub fn header_bytes(created: u64, vector_pos: &[(VectorField, usize)]) -> Vec<u8> {
     let mut b = vec![0u8; HEADER_END];
     b[0..4].copy_from_slice(&(TABLE_POS as u32).to_le_bytes());

@@ -17,7 +17,7 @@ pub struct Shard {
     path: PathBuf,
     map: Mmap,
     created: u64,
-    vectors: [Range<usize>; 8],
+    vectors: [Range<usize>; 9],
 }
 
 fn read_u16(b: &[u8], at: usize) -> Option<u16> {
@@ -82,8 +82,8 @@ impl Shard {
             )));
         }
         let created = field(1).and_then(|p| read_u64(b, p)).unwrap_or(0);
-        let mut vectors: [Range<usize>; 8] = Default::default();
-        // FlatBuffers field ids 2..=9: networks, cells, areas, short_cids, wifi, fences, masts.
+        let mut vectors: [Range<usize>; 9] = Default::default();
+        // FlatBuffers field ids 2..=10: networks, cells, areas, short_cids, wifi, fences, masts.
         let ids = [
             (2, VectorField::Networks),
             (3, VectorField::Cells),
@@ -93,6 +93,7 @@ impl Shard {
             (7, VectorField::CellFences),
             (8, VectorField::WifiFences),
             (9, VectorField::Masts),
+            (10, VectorField::MastBlocks),
         ];
         for (id, vf) in ids {
             let Some(fpos) = field(id) else { continue };
@@ -142,6 +143,14 @@ impl Shard {
             || self.wifi_fences().len() != self.wifi().len().div_ceil(FENCE_STRIDE)
         {
             return Err("fence index does not match the stations".into());
+        }
+        let blocks = self.mast_blocks();
+        if blocks.len() != self.cell_fences().len() + 1
+            || blocks
+                .last()
+                .is_some_and(|&n| n as usize != self.masts().len())
+        {
+            return Err("mast index does not match the masts".into());
         }
         Ok(())
     }
@@ -209,10 +218,18 @@ impl Shard {
         self.slice(VectorField::Masts)
     }
 
+    pub fn mast_blocks(&self) -> &[u32] {
+        self.slice(VectorField::MastBlocks)
+    }
+
     /// The pooling entry of the site whose first sector is `cells[first]`, if pooling moved
-    /// its mast.
+    /// its mast: searched among the masts of its block of cells. Entries are bounds-checked
+    /// here rather than all at open: a bad one reads as no mast, never as a panic.
     pub fn mast(&self, first: usize) -> Option<&Mast> {
-        let masts = self.masts();
+        let blocks = self.mast_blocks();
+        let b = first / FENCE_STRIDE;
+        let (&lo, &hi) = (blocks.get(b)?, blocks.get(b + 1)?);
+        let masts = self.masts().get(lo as usize..hi as usize)?;
         let i = masts
             .binary_search_by_key(&(first as u64), |m| m.cell as u64)
             .ok()?;
@@ -244,6 +261,15 @@ impl Shard {
         let c = self.cells();
         let block = block_with_fences(c.len(), self.cell_fences(), range, key);
         prefetch_search(&c[block.clone()]);
+        // The masts of the block too: the cell's site starts in it but for a site cut by the
+        // block's start, and its mast is read next ([`Shard::mast`]).
+        let blocks = self.mast_blocks();
+        let b = block.start / FENCE_STRIDE;
+        if let (Some(&lo), Some(&hi)) = (blocks.get(b), blocks.get(b + 1)) {
+            if let Some(masts) = self.masts().get(lo as usize..hi as usize) {
+                prefetch_lines(masts);
+            }
+        }
         block
     }
 
@@ -313,6 +339,10 @@ fn block_with_fences(len: usize, fences: &[u64], range: Range<usize>, key: u64) 
 /// prefetched first, overlap too (callgrind cannot see this: measured with the profile
 /// driver's thread CPU time in benches/locate.rs, 1.5x for mixed requests and for single cells).
 fn prefetch_search(block: &[Station]) {
+    prefetch_lines(block)
+}
+
+fn prefetch_lines<T>(block: &[T]) {
     const LINE: usize = 64;
     let start = block.as_ptr() as usize;
     let end = start + std::mem::size_of_val(block);

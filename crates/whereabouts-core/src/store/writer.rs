@@ -21,6 +21,7 @@ unsafe impl Record for super::record::Area {}
 unsafe impl Record for super::record::ShortCid {}
 unsafe impl Record for super::record::Mast {}
 unsafe impl Record for u64 {}
+unsafe impl Record for u32 {}
 
 pub fn record_bytes<T: Record>(r: &T) -> &[u8] {
     // SAFETY: Record guarantees a fully initialised repr(C) value.
