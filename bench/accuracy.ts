@@ -5,17 +5,18 @@
  *
  *   npx tsx bench/accuracy.ts [--requests N] [--seed N] [--keep]
  *
- * It builds the simulator (cargo, release), writes a world into .eval/sim-SEED, imports it
- * with the CLI and evaluates every scenario. Deterministic for a given seed.
+ * It builds the simulator (cargo, release), writes a world into .eval/sim-SEED-N, imports it
+ * with the CLI (`--keep`: reuses the world there while this build opens its database) and
+ * evaluates every scenario. Deterministic for a given seed.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
 import { type LocateRequest, parseRequest } from '../src/request.js';
 import { MapBaseline } from './baseline.js';
 import { distanceM, ErrorStats, quantile } from './metrics.js';
+import { simWorld } from './sim-world.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,44 +27,11 @@ const { values } = parseArgs({
   },
 });
 
-const root = join(import.meta.dirname, '..');
-const work = join(root, '.eval', `sim-${values.seed}-${values.requests}`);
-const simDir = join(work, 'world');
-const dbDir = join(work, 'db');
-
-function run(cmd: string, args: string[]): void {
-  execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-if (!values.keep || !existsSync(join(dbDir, 'manifest.json'))) {
-  rmSync(work, { recursive: true, force: true });
-  run('cargo', [
-    'run',
-    '-q',
-    '--release',
-    '-p',
-    'whereabouts-sim',
-    '--',
-    'world',
-    '--out',
-    simDir,
-    '--seed',
-    values.seed as string,
-    '--requests',
-    values.requests as string,
-  ]);
-  run('node', [
-    join(root, 'bin', 'whereabouts.js'),
-    'import',
-    '--quiet',
-    '--replace',
-    '--simulated',
-    '--db',
-    dbDir,
-    join(simDir, 'cells.csv'),
-    join(simDir, 'wifi.csv'),
-  ]);
-}
+const { world: simDir, db: dbDir } = await simWorld(
+  values.seed as string,
+  values.requests as string,
+  values.keep as boolean,
+);
 
 interface Line {
   scenario: string;

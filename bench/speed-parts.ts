@@ -18,7 +18,7 @@ import { mixedRequests, speedWorld } from './speed-requests.js';
 const { values } = parseArgs({
   options: { seed: { type: 'string', default: '1' }, rounds: { type: 'string', default: '3' } },
 });
-const { db, world } = speedWorld(values.seed as string);
+const { db, world } = await speedWorld(values.seed as string);
 const requests = mixedRequests(world);
 const engine = await Engine.open({ db });
 const handle = native().NativeEngine.open({ db });

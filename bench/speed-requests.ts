@@ -2,22 +2,13 @@
  * The workload of bench/speed.ts and bench/speed-parts.ts: every scenario's requests of the
  * simulator world of bench/accuracy.ts (.eval/, built on first use), interleaved.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type SimWorld, simWorld } from './sim-world.js';
 
-const root = join(import.meta.dirname, '..');
-
-/** The simulator world's directories for `seed`, built first when missing. */
-export function speedWorld(seed: string): { work: string; db: string; world: string } {
-  const work = join(root, '.eval', `sim-${seed}-1000`);
-  if (!existsSync(join(work, 'db', 'manifest.json'))) {
-    execFileSync('npx', ['tsx', join(root, 'bench', 'accuracy.ts'), '--seed', seed], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-  }
-  return { work, db: join(work, 'db'), world: join(work, 'world') };
+/** The simulator world of `seed` (1,000 requests a scenario), built first when missing. */
+export function speedWorld(seed: string): Promise<SimWorld> {
+  return simWorld(seed, '1000', true);
 }
 
 /** A mixed workload: every scenario's requests of `world`, interleaved in a fixed order. */

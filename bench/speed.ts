@@ -29,7 +29,7 @@ const { values } = parseArgs({
     batch: { type: 'string', default: '1000' },
   },
 });
-const { db, world: simDir } = speedWorld(values.seed as string);
+const { db, world: simDir } = await speedWorld(values.seed as string);
 const requests = mixedRequests(simDir);
 
 const engine = await Engine.open({ db });
