@@ -3,7 +3,7 @@
  * the share of true positions inside its reported radius, beside two baselines run on the
  * same requests (the serving cell's position; a signal-weighted mean of known stations).
  *
- *   npx tsx bench/accuracy.ts [--requests N] [--seed N] [--keep]
+ *   npx tsx bench/accuracy.ts [--requests N] [--seed N] [--keep] [--separate-masts SHARE]
  *
  * It builds the simulator (cargo, release), writes a world into .eval/sim-SEED-N, imports it
  * with the CLI (`--keep`: reuses the world there while this build opens its database) and
@@ -23,6 +23,7 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '1000' },
     seed: { type: 'string', default: '1' },
     keep: { type: 'boolean', default: false },
+    'separate-masts': { type: 'string', default: '0' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -31,6 +32,7 @@ const { world: simDir, db: dbDir } = await simWorld(
   values.seed as string,
   values.requests as string,
   values.keep as boolean,
+  values['separate-masts'] as string,
 );
 
 interface Line {

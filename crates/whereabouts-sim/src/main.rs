@@ -6,7 +6,7 @@ const HELP: &str = "\
 whereabouts-sim: deterministic radio-environment simulator (SIMULATED DATA, mcc 1 test network)
 
 USAGE:
-  whereabouts-sim world --out DIR [--seed N] [--requests N] [--now UNIX]
+  whereabouts-sim world --out DIR [--seed N] [--requests N] [--now UNIX] [--separate-masts SHARE]
   whereabouts-sim scale --rows N --out FILE [--gz] [--seed N]
   whereabouts-sim --help
 
@@ -22,6 +22,10 @@ world   Builds a simulated world of towers and WiFi APs around The Hague (NL) an
         --now UNIX      scenario time in unix seconds, default 1780272000 (2026-06-01T00:00:00Z);
                         DB created/updated times and staleness are relative to it. An engine
                         that judges age by its clock needs --now near the time it runs.
+        --separate-masts SHARE
+                        share (0 to 1) of masts whose LTE and NR sectors stand on a mast of
+                        their own nearby (0.15-0.4 of the inter-site distance), default 0:
+                        every radio on every mast
 
 scale   Streams an N-row OpenCelliD export of synthetic cells worldwide (constant memory),
         with a small share of duplicate keys and a few deliberately bad rows, which are
@@ -47,6 +51,7 @@ struct Args {
     rows: Option<u64>,
     gz: bool,
     now: i64,
+    separate_masts: f64,
 }
 
 fn parse_num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
@@ -73,6 +78,7 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
         rows: None,
         gz: false,
         now: whereabouts_sim::world::DEFAULT_NOW,
+        separate_masts: 0.0,
     };
     while let Some(flag) = it.next() {
         let (flag, inline) = match flag.split_once('=') {
@@ -86,6 +92,14 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
             (_, "--seed") => a.seed = parse_num("--seed", val())?,
             ("world", "--requests") => a.requests = parse_num("--requests", val())?,
             ("world", "--now") => a.now = parse_num("--now", val())?,
+            ("world", "--separate-masts") => {
+                let v = val().ok_or("--separate-masts needs a value")?;
+                a.separate_masts = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| (0.0..=1.0).contains(s))
+                    .ok_or_else(|| format!("--separate-masts: `{v}` is not a share from 0 to 1"))?;
+            }
             ("scale", "--rows") => a.rows = Some(parse_num("--rows", val())?),
             ("scale", "--gz") => a.gz = true,
             (cmd, f) => return Err(format!("unknown option `{f}` for `{cmd}`")),
@@ -107,7 +121,13 @@ fn run_world(a: &Args) -> Result<(), String> {
     let dir = PathBuf::from(a.out.as_ref().unwrap());
     let t0 = Instant::now();
     let progress = |m: &str| eprintln!("[{:6.2}s] {m}", t0.elapsed().as_secs_f64());
-    let files = whereabouts_sim::output::world_files(a.seed, a.requests, a.now, &progress)?;
+    let files = whereabouts_sim::output::world_files(
+        a.seed,
+        a.requests,
+        a.now,
+        a.separate_masts,
+        &progress,
+    )?;
     for (name, bytes) in &files.files {
         let p = dir.join(name);
         if let Some(parent) = p.parent() {

@@ -296,10 +296,11 @@ pub fn world_files(
     seed: u64,
     requests: usize,
     now: i64,
+    separate_masts: f64,
     progress: &dyn Fn(&str),
 ) -> Result<Files, String> {
     progress("generating towers, cells, access points and crowd database");
-    let w = World::generate(seed, now);
+    let w = World::generate(seed, now, separate_masts);
     for l in counts(&w).lines {
         progress(&l);
     }

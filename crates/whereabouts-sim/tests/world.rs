@@ -13,7 +13,7 @@ const REQUESTS: usize = 60;
 
 fn files() -> &'static Files {
     static F: OnceLock<Files> = OnceLock::new();
-    F.get_or_init(|| world_files(SEED, REQUESTS, DEFAULT_NOW, &|_| {}).unwrap())
+    F.get_or_init(|| world_files(SEED, REQUESTS, DEFAULT_NOW, 0.0, &|_| {}).unwrap())
 }
 
 fn text(name: &str) -> &'static str {
@@ -110,13 +110,13 @@ fn num(v: &BTreeMap<String, String>, k: &str) -> f64 {
 
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
-    let again = world_files(SEED, REQUESTS, DEFAULT_NOW, &|_| {}).unwrap();
+    let again = world_files(SEED, REQUESTS, DEFAULT_NOW, 0.0, &|_| {}).unwrap();
     assert_eq!(files().files.len(), again.files.len());
     for ((n1, b1), (n2, b2)) in files().files.iter().zip(&again.files) {
         assert_eq!(n1, n2);
         assert!(b1 == b2, "{n1} differs between two runs with the same seed");
     }
-    let other = world_files(SEED + 1, 2, DEFAULT_NOW, &|_| {}).unwrap();
+    let other = world_files(SEED + 1, 2, DEFAULT_NOW, 0.0, &|_| {}).unwrap();
     assert_ne!(other.get("cells.csv"), files().get("cells.csv"));
 }
 
@@ -453,4 +453,31 @@ fn wifi_fake_has_exactly_one_known_ap() {
             "the fake AP must not exist in the world either"
         );
     }
+}
+
+/// The share of an operator's LTE masts (true positions) with no GSM sector on them.
+fn lte_masts_without_gsm(files: &Files) -> f64 {
+    let truth = std::str::from_utf8(files.get("truth/cells.csv").unwrap()).unwrap();
+    let mut gsm = BTreeSet::new();
+    let mut lte = BTreeSet::new();
+    for line in truth.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let mast = (f[2].to_string(), f[6].to_string(), f[7].to_string());
+        match f[0] {
+            "GSM" => gsm.insert(mast),
+            "LTE" => lte.insert(mast),
+            _ => false,
+        };
+    }
+    lte.iter().filter(|m| !gsm.contains(*m)).count() as f64 / lte.len() as f64
+}
+
+#[test]
+fn separated_masts_put_lte_apart_from_gsm_in_the_share_asked() {
+    assert_eq!(lte_masts_without_gsm(files()), 0.0);
+    let apart = world_files(SEED, 2, DEFAULT_NOW, 0.3, &|_| {}).unwrap();
+    let share = lte_masts_without_gsm(&apart);
+    // A draw per mast (about 700 here: 0.3 give or take 0.04 at two standard deviations);
+    // masts whose LTE would land in the sea keep their radios together.
+    assert!((0.24..=0.36).contains(&share), "{share}");
 }
