@@ -112,7 +112,8 @@ pub struct DbBuilder {
     old: Option<Manifest>,
     shard: Option<OpenShard>,
     pending: Vec<PendingShard>,
-    masts: MastSpill,
+    /// Every site's mast so far; taken by the commit to pool them.
+    masts: Option<MastSpill>,
     stats: BuildStats,
     /// Current network (radio, mcc, mnc) and LAC group being accumulated.
     net_key: Option<(u8, u16, u16)>,
@@ -152,7 +153,7 @@ impl DbBuilder {
             old,
             shard: None,
             pending: Vec::new(),
-            masts,
+            masts: Some(masts),
             stats: BuildStats::default(),
             net_key: None,
             group: Vec::new(),
@@ -281,10 +282,10 @@ impl DbBuilder {
     fn finish_shards(&mut self) -> Result<Vec<ShardEntry>, StoreError> {
         let shifts_path = self.staging.join("mast-shifts.tmp");
         let spill_io = |e| StoreError::io(&shifts_path, e);
-        let spill = std::mem::replace(
-            &mut self.masts,
-            MastSpill::create(&self.staging.join("masts-done.tmp")).map_err(spill_io)?,
-        );
+        let spill = self
+            .masts
+            .take()
+            .ok_or_else(|| StoreError::Invalid("the masts were pooled already".into()))?;
         let mut pooled = spill.pool(&shifts_path).map_err(spill_io)?.peekable();
         let mut entries = Vec::with_capacity(self.pending.len());
         for (i, mut s) in std::mem::take(&mut self.pending).into_iter().enumerate() {
@@ -391,8 +392,9 @@ impl DbBuilder {
             let site_of = |s: &Station| sites::site_cids(radio, key_cid(s.key)).map(|r| r.0);
             let mut at = 0;
             for site in self.group.chunk_by(|a, b| site_of(a) == site_of(b)) {
-                if let Some(mast) = site_of(&site[0]).and_then(|_| SiteMast::of(radio, site)) {
-                    self.masts
+                let mast = site_of(&site[0]).and_then(|_| SiteMast::of(radio, site));
+                if let (Some(mast), Some(spill)) = (mast, self.masts.as_mut()) {
+                    spill
                         .push(
                             (radio, net.mcc, net.mnc),
                             shard_index,
