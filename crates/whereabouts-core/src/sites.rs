@@ -3,9 +3,9 @@
 //!
 //! A sector's crowd estimate lies out from its mast along its azimuth (where the devices
 //! that heard it were), so the mean of a site's sector estimates finds the mast better than
-//! any one of them ([`SiteMast::of`]). One mast usually carries several radios (GSM, UMTS, LTE, NR),
-//! each with its own crowd: averaging the masts that each radio infers, where they lie
-//! close enough to be one mast, finds it better still ([`pool`]). Station ids do not link
+//! any one of them ([`SiteMast::of`]). One mast usually carries several radios (GSM, UMTS,
+//! LTE, NR), each with its own crowd: averaging the masts that each radio infers, where they
+//! lie close enough to be one mast, finds it better still ([`pool`]). Station ids do not link
 //! radios, so the pooling goes by distance. The import pools ([`crate::store::builder`]);
 //! the solver reads the result as a shift from the site's own mast
 //! ([`crate::store::record::Mast`]).
@@ -127,8 +127,9 @@ const GRID_DEG: f64 = 0.02;
 /// Pools the masts of one operator's sites (all its radios, same mcc and mnc): a site's mast
 /// is averaged with the nearest mast of each of the operator's other radios within three
 /// quarters of the site's own spread (`POOL_REACH_SPREADS`; of its own, not theirs: a site
-/// whose sectors agree closely needs a partner as close). Returns, for each site in order, the pooled mast as (east, north)
-/// metres from its own, or None when no other radio's mast is near enough.
+/// whose sectors agree closely needs a partner as close). Returns, for each site in order,
+/// the pooled mast as (east, north) metres from its own, or None when no other radio's mast
+/// is near enough.
 ///
 /// Measured on the simulator's single cells at 10,000 requests a seed (docs/positioning.md,
 /// "Masts pooled across radios"): a share of the spread as the distance did better than twice
