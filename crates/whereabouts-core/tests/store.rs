@@ -499,24 +499,13 @@ mod reference_flatbuffers {
         Verifiable, Verifier,
     };
 
-    #[derive(Clone, Copy)]
-    #[repr(C, align(8))]
-    pub struct Raw24([u8; 24]);
-    #[derive(Clone, Copy)]
-    #[repr(C, align(4))]
-    pub struct Raw16([u8; 16]);
-    #[derive(Clone, Copy)]
-    #[repr(C, align(4))]
-    pub struct Raw4([u8; 4]);
-    #[derive(Clone, Copy)]
-    #[repr(C, align(4))]
-    pub struct Raw8([u8; 8]);
-    #[derive(Clone, Copy)]
-    #[repr(C, align(8))]
-    pub struct RawU64([u8; 8]);
-
+    /// A struct of the schema as raw bytes of its size and alignment.
     macro_rules! raw_struct {
-        ($t:ty) => {
+        ($t:ident, $size:literal, $align:literal) => {
+            #[derive(Clone, Copy)]
+            #[repr(C, align($align))]
+            pub struct $t([u8; $size]);
+
             impl<'a> Follow<'a> for $t {
                 type Inner = &'a $t;
                 unsafe fn follow(buf: &'a [u8], loc: usize) -> Self::Inner {
@@ -531,11 +520,11 @@ mod reference_flatbuffers {
             impl SimpleToVerifyInSlice for $t {}
         };
     }
-    raw_struct!(Raw24);
-    raw_struct!(Raw16);
-    raw_struct!(Raw4);
-    raw_struct!(Raw8);
-    raw_struct!(RawU64);
+    raw_struct!(Raw24, 24, 8);
+    raw_struct!(Raw16, 16, 4);
+    raw_struct!(Raw4, 4, 4);
+    raw_struct!(Raw8, 8, 4);
+    raw_struct!(RawU64, 8, 8);
 
     pub struct StationDb<'a>(pub Table<'a>);
 

@@ -19,13 +19,12 @@ const SHIFT_BYTES: usize = 4;
 /// A site pooling left alone.
 const NO_SHIFT: i16 = i16::MIN;
 
-/// One network's run of sites in the spill (a network split across shards has one per part).
+/// One network's run of sites in the spill (each site records its own shard).
 #[derive(Clone, Copy, Debug)]
 struct Segment {
     radio: Radio,
     mcc: u16,
     mnc: u16,
-    shard: u32,
     first: u64,
     count: u64,
 }
@@ -93,13 +92,12 @@ impl MastSpill {
         let same = self
             .segments
             .last()
-            .is_some_and(|s| (s.radio, s.mcc, s.mnc, s.shard) == (radio, mcc, mnc, shard));
+            .is_some_and(|s| (s.radio, s.mcc, s.mnc) == (radio, mcc, mnc));
         if !same {
             self.segments.push(Segment {
                 radio,
                 mcc,
                 mnc,
-                shard,
                 first: self.count,
                 count: 0,
             });

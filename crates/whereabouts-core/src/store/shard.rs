@@ -226,10 +226,7 @@ impl Shard {
     /// its mast: searched among the masts of its block of cells. Entries are bounds-checked
     /// here rather than all at open: a bad one reads as no mast, never as a panic.
     pub fn mast(&self, first: usize) -> Option<&Mast> {
-        let blocks = self.mast_blocks();
-        let b = first / FENCE_STRIDE;
-        let (&lo, &hi) = (blocks.get(b)?, blocks.get(b + 1)?);
-        let masts = self.masts().get(lo as usize..hi as usize)?;
+        let masts = self.masts_of_block(first)?;
         let i = masts
             .binary_search_by_key(&(first as u64), |m| m.cell as u64)
             .ok()?;
@@ -263,14 +260,19 @@ impl Shard {
         prefetch_search(&c[block.clone()]);
         // The masts of the block too: the cell's site starts in it but for a site cut by the
         // block's start, and its mast is read next ([`Shard::mast`]).
-        let blocks = self.mast_blocks();
-        let b = block.start / FENCE_STRIDE;
-        if let (Some(&lo), Some(&hi)) = (blocks.get(b), blocks.get(b + 1)) {
-            if let Some(masts) = self.masts().get(lo as usize..hi as usize) {
-                prefetch_lines(masts);
-            }
+        if let Some(masts) = self.masts_of_block(block.start) {
+            prefetch_lines(masts);
         }
         block
+    }
+
+    /// The masts of the sites that start in the block of `FENCE_STRIDE` cells holding
+    /// `cells[cell]`; None where the index points outside the masts.
+    fn masts_of_block(&self, cell: usize) -> Option<&[Mast]> {
+        let blocks = self.mast_blocks();
+        let b = cell / FENCE_STRIDE;
+        let (&lo, &hi) = (blocks.get(b)?, blocks.get(b + 1)?);
+        self.masts().get(lo as usize..hi as usize)
     }
 
     /// The position of the cell with `key` in `block` (from `cell_block`).
