@@ -40,10 +40,13 @@ pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
 /// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
 const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
 
-fn averaged(siblings: &[Station]) -> impl Iterator<Item = &Station> {
+/// The averaged stations among `siblings`: in-memory ones at import, the file's records at
+/// lookup.
+fn averaged<S: Copy + Into<Station>>(siblings: &[S]) -> impl Iterator<Item = Station> + '_ {
     siblings
         .iter()
-        .filter(|s| s.estimated() == Estimated::Averaged)
+        .map(|&s| s.into())
+        .filter(|s: &Station| s.estimated() == Estimated::Averaged)
 }
 
 /// A site's mast, with what pooling and the solver need to know of it.
@@ -65,7 +68,7 @@ impl SiteMast {
     /// is 220 m off). None for fewer than two (an omni site, or ids that do not name sites).
     /// Only averaged siblings count: learned positions are not pulled out along their
     /// azimuths, and their pulls would not cancel.
-    pub fn of(radio: Radio, siblings: &[Station]) -> Option<SiteMast> {
+    pub fn of<S: Copy + Into<Station>>(radio: Radio, siblings: &[S]) -> Option<SiteMast> {
         if siblings.len() < 2 {
             return None;
         }

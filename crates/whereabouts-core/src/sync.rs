@@ -111,7 +111,7 @@ fn push_e7(out: &mut String, v: i32) {
 }
 
 /// One row in the import format of its kind, newline included.
-fn csv_line(s: &Scanned<'_>, out: &mut String) {
+fn csv_line(s: &Scanned, out: &mut String) {
     use std::fmt::Write as _;
     match *s {
         Scanned::Cell {

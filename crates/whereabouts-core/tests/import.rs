@@ -58,12 +58,7 @@ fn stored(
 type Contents = (Vec<(Radio, u16, u16, Station)>, Vec<Station>);
 
 fn all_stations(db: &Database) -> Contents {
-    (
-        db.iter_cells()
-            .map(|(r, mcc, mnc, s)| (r, mcc, mnc, *s))
-            .collect(),
-        db.iter_wifi().copied().collect(),
-    )
+    (db.iter_cells().collect(), db.iter_wifi().collect())
 }
 
 /// Nothing of an import may linger in the database directory.

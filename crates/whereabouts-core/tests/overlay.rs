@@ -230,9 +230,7 @@ fn compaction_writes_database_plus_overlay_and_then_folds() {
         let StationKey::Cell { key: k, .. } = key else {
             unreachable!()
         };
-        let got = db
-            .cell(Radio::Gsm, 262, 1, 10, k & ((1 << 36) - 1))
-            .copied();
+        let got = db.cell(Radio::Gsm, 262, 1, 10, k & ((1 << 36) - 1));
         assert_eq!(got, *station, "{}", key.label());
     }
     assert_eq!((db.stats().cells, db.stats().wifi), (2, 2));
@@ -290,11 +288,7 @@ fn a_crash_loses_nothing() {
     let again = compact(&l).unwrap();
     assert_eq!(again.folded, 1);
     assert_eq!(locate_cell(&l, 7).unwrap(), answer);
-    let s = l
-        .database()
-        .cell(Radio::Gsm, 262, 1, 10, 7)
-        .copied()
-        .unwrap();
+    let s = l.database().cell(Radio::Gsm, 262, 1, 10, 7).unwrap();
     assert_eq!(s.samples(), 5);
 }
 

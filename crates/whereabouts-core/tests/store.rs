@@ -98,41 +98,67 @@ fn build_open_and_look_up() {
 }
 
 #[test]
-fn bytes_per_cell_stay_at_24() {
+fn short_cids_are_found_by_a_scan_of_their_lac_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
-    let n = 100_000u64;
-    for i in 0..n {
-        // GSM ids keep the short-CID index out of the figure.
-        let s = Station::new(
-            cell_key((i / 1000) as u32, i % 1000),
-            &info(50.0 + i as f64 * 1e-5, 8.0, 1000, 3),
-        );
-        b.push_cell(Radio::Gsm, 262, 1, s).unwrap();
+    let short = 0x1234u64;
+    // LAC 7: two long ids ending in the short one (two RNCs), a long id ending otherwise, and
+    // a 16-bit id equal to the short one (found by its full id, never by the fallback);
+    // LACs 6 and 8 hold long ids ending in it too.
+    let cells = [
+        (6, 0x5_0000 | short, 40.0),
+        (7, short, 41.0),
+        (7, 0x1_0000 | 0x1235, 42.0),
+        (7, 0x3_0000 | short, 43.0),
+        (7, 0xfff_0000 | short, 44.0),
+        (8, 0x1_0000 | short, 45.0),
+    ];
+    for (lac, cid, lat) in cells {
+        let s = Station::new(cell_key(lac, cid), &info(lat, 8.0, 1000, 3));
+        b.push_cell(Radio::Lte, 262, 1, s).unwrap();
     }
-    let (_, stats) = b.commit().unwrap();
-    let per_cell = stats.bytes as f64 / n as f64;
-    assert!(per_cell < 25.0, "{per_cell} bytes per cell");
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let lats = |lac: u32| -> Vec<f64> {
+        db.cells_by_short_cid(Radio::Lte, 262, 1, lac, short as u16)
+            .iter()
+            .map(|s| s.lat())
+            .collect()
+    };
+    assert_eq!(lats(7), [43.0, 44.0]);
+    assert_eq!(lats(6), [40.0]);
+    assert_eq!(lats(8), [45.0]);
+    assert!(lats(9).is_empty());
+    assert!(db
+        .cells_by_short_cid(Radio::Umts, 262, 1, 7, short as u16)
+        .is_empty());
 }
 
 #[test]
-fn lte_cells_with_their_short_cid_index_and_fences_cost_28_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
-    let n = 100_000u64;
-    for i in 0..n {
-        // 28-bit ids: each cell also gets a 4-byte short-CID entry.
-        let s = Station::new(
-            cell_key((i / 1000) as u32, 0x100_0000 + i % 1000),
-            &info(50.0 + i as f64 * 1e-5, 8.0, 1000, 3),
-        );
-        b.push_cell(Radio::Lte, 262, 1, s).unwrap();
+fn a_database_stays_within_24_bytes_a_cell() {
+    // Whole files: the 23-byte records, fences, areas, the masts' index and headers. LTE and
+    // NR ids are the widest; format 6 spent 28 bytes a cell on LTE with its short-CID index.
+    for (radio, lac_bits, cid_base) in [
+        (Radio::Gsm, 16, 0),
+        (Radio::Lte, 16, 0x100_0000),
+        (Radio::Nr, 24, 0xf_0000_0000),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+        let n = 100_000u64;
+        for i in 0..n {
+            let lac = ((1u64 << lac_bits) - 1000 + i / 1000) as u32;
+            let s = Station::new(
+                cell_key(lac, cid_base + i % 1000),
+                &info(50.0 + i as f64 * 1e-5, 8.0, 1000, 3),
+            );
+            b.push_cell(radio, 262, 1, s).unwrap();
+        }
+        let (_, stats) = b.commit().unwrap();
+        let per_cell = stats.bytes as f64 / n as f64;
+        // 23 (record) + 8/64 (fence) + 4/64 (mast index) + 24/1000 (area) + headers
+        assert!(per_cell < 23.25, "{radio}: {per_cell} bytes per cell");
     }
-    let (_, stats) = b.commit().unwrap();
-    assert_eq!(stats.short_cids, n);
-    let per_cell = stats.bytes as f64 / n as f64;
-    // 24 (cell) + 4 (short-CID entry) + 8/64 (fence) + 4/64 (mast index) + headers
-    assert!(per_cell < 28.25, "{per_cell} bytes per cell");
 }
 
 #[test]
@@ -402,6 +428,12 @@ fn out_of_order_input_is_refused() {
         )
         .unwrap_err();
     assert!(matches!(e, StoreError::Invalid(_)));
+    // A key wider than a record's 60 bits (no importer makes one) is refused, not cut.
+    let wide = Station::new(1 << 60, &info(0.0, 0.0, 1, 1));
+    let e = b.push_cell(Radio::Nr, 1, 1, wide).unwrap_err();
+    assert!(e.to_string().contains("passes 60 bits"), "{e}");
+    let e = b.push_wifi(wide).unwrap_err();
+    assert!(e.to_string().contains("passes 60 bits"), "{e}");
 }
 
 #[test]
@@ -520,6 +552,7 @@ mod reference_flatbuffers {
             impl SimpleToVerifyInSlice for $t {}
         };
     }
+    raw_struct!(Raw23, 23, 1);
     raw_struct!(Raw24, 24, 8);
     raw_struct!(Raw16, 16, 4);
     raw_struct!(Raw4, 4, 4);
@@ -541,10 +574,10 @@ mod reference_flatbuffers {
                 .visit_field::<u32>("format_version", 4, false)?
                 .visit_field::<u64>("created", 6, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw16>>>("networks", 8, false)?
-                .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("cells", 10, false)?
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw23>>>("cells", 10, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("areas", 12, false)?
-                .visit_field::<ForwardsUOffset<Vector<'_, Raw4>>>("short_cids", 14, false)?
-                .visit_field::<ForwardsUOffset<Vector<'_, Raw24>>>("wifi", 16, false)?
+                // Field 5 (slot 14), `short_cids` up to format 6, is deprecated.
+                .visit_field::<ForwardsUOffset<Vector<'_, Raw23>>>("wifi", 16, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, RawU64>>>("cell_fences", 18, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, RawU64>>>("wifi_fences", 20, false)?
                 .visit_field::<ForwardsUOffset<Vector<'_, Raw8>>>("masts", 22, false)?

@@ -330,12 +330,12 @@ pub fn import_files(
             };
             (
                 full_key(radio as u8, mcc, mnc, s.key),
-                Rec::from_station(net, s),
+                Rec::from_station(net, &s),
             )
         });
         let wifi = db
             .iter_wifi()
-            .map(|s| (wifi_full_key(s.key), Rec::from_station(rec::WIFI_NET, s)));
+            .map(|s| (wifi_full_key(s.key), Rec::from_station(rec::WIFI_NET, &s)));
         sources.push(Source::Keyed(Box::new(cells.chain(wifi))));
     }
 

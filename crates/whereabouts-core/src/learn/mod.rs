@@ -445,7 +445,7 @@ fn refine(key: StationKey, old: &Station, e: &Estimate, now: i64) -> Station {
 }
 
 /// The database's record of a station.
-fn database_station(db: &Database, key: StationKey) -> Option<&Station> {
+fn database_station(db: &Database, key: StationKey) -> Option<Station> {
     match key {
         StationKey::Cell {
             radio,
@@ -507,10 +507,10 @@ fn write_merged(
                             mnc,
                             key: s.key,
                         },
-                        *s,
+                        s,
                     )
                 })
-                .chain(db.iter_wifi().map(|s| (StationKey::Wifi(s.key), *s))),
+                .chain(db.iter_wifi().map(|s| (StationKey::Wifi(s.key), s))),
         ),
         None => Box::new(std::iter::empty()),
     };
@@ -639,7 +639,7 @@ pub fn learn_files(
         let Some(outcome) = decide(
             key,
             g,
-            existing,
+            existing.as_ref(),
             &mut block,
             opts,
             &mut report,
@@ -653,7 +653,7 @@ pub fn learn_files(
         if matches!(outcome, Outcome::Keep) {
             continue;
         }
-        let station = settle(key, outcome, existing, now, &mut report);
+        let station = settle(key, outcome, existing.as_ref(), now, &mut report);
         learned.insert(key, station);
     }
 

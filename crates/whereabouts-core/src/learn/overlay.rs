@@ -496,7 +496,7 @@ impl Overlay {
             };
             let existing = match st.entries.get(&key) {
                 Some(e) => e.station,
-                None => super::database_station(db, key).copied(),
+                None => super::database_station(db, key),
             };
             let mut suspects = Vec::new();
             let Some(outcome) = decide(

@@ -120,7 +120,7 @@ pub fn resolve(
     }
     for (obs, &block) in wifi.iter().zip(blocks.iter()) {
         let found = match overlay.map(|o| o.get(&StationKey::Wifi(obs.bssid))) {
-            None | Some(Lookup::Unknown) => block.and_then(|b| db.wifi_in(b, obs.bssid)).copied(),
+            None | Some(Lookup::Unknown) => block.and_then(|b| db.wifi_in(b, obs.bssid)),
             Some(Lookup::Learned(st)) => Some(st),
             Some(Lookup::Blocked) => None,
         };
@@ -216,7 +216,7 @@ fn find_cell(
                     }),
                     Estimated::Learned => None,
                 };
-                return Some((radio, Some((*m.cell, tower))));
+                return Some((radio, Some((m.cell, tower))));
             }
         }
     }
@@ -244,7 +244,7 @@ fn find_by_short_cid(db: &Database, obs: &CellObs, serving: bool) -> Option<Seen
             let n = found.len() as f64;
             let lat = found.iter().map(|s| s.lat()).sum::<f64>() / n;
             let lon = found.iter().map(|s| s.lon()).sum::<f64>() / n;
-            let mut c = seen_cell(radio, obs, first, serving, true);
+            let mut c = seen_cell(radio, obs, &first, serving, true);
             c.lat = lat;
             c.lon = lon;
             c.range_m = found

@@ -1,19 +1,19 @@
 //! Builds a database directory from station streams that arrive sorted: cells by
 //! (radio, mcc, mnc, lac, cid), then WiFi by BSSID. Memory stays bounded by one
-//! LAC group plus the per-shard network and area tables; short-CID entries and site
-//! masts are staged in side files. Shards stay open until the commit, which writes their
+//! LAC group plus the per-shard network and area tables; site masts are staged in a side
+//! file. Shards stay open until the commit, which writes their
 //! pooled masts (`store::masts`) last. Nothing is visible to readers until [`DbBuilder::commit`]
 //! renames the shards into place and replaces the manifest.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{BufWriter, Read, Write};
+use std::fs::{self, OpenOptions};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::masts::MastSpill;
-use super::record::{key_cid, key_lac, short_cid_order, Area, Network, ShortCid, Station};
-use super::writer::{record_bytes, ShardWriter};
+use super::record::{key_cid, key_lac, Area, Network, Station, StationRecord, KEY_BITS};
+use super::writer::ShardWriter;
 use super::StoreError;
 use crate::geo;
 use crate::radio::Radio;
@@ -50,7 +50,6 @@ pub struct BuildStats {
     pub cells: u64,
     pub wifi: u64,
     pub areas: u64,
-    pub short_cids: u64,
     pub shards: u64,
     pub bytes: u64,
 }
@@ -60,9 +59,6 @@ struct OpenShard {
     file: String,
     networks: Vec<Network>,
     areas: Vec<Area>,
-    short_path: PathBuf,
-    short_out: BufWriter<File>,
-    short_count: u64,
     cells: u64,
     wifi: u64,
     cell_fences: Vec<u64>,
@@ -178,17 +174,11 @@ impl DbBuilder {
         let path = self.staging.join(&file);
         let writer =
             ShardWriter::create(&path, self.opts.created).map_err(|e| StoreError::io(&path, e))?;
-        let short_path = self.staging.join(format!("short-{i}.tmp"));
-        let short_out =
-            BufWriter::new(File::create(&short_path).map_err(|e| StoreError::io(&short_path, e))?);
         let mut shard = OpenShard {
             writer,
             file,
             networks: Vec::new(),
             areas: Vec::new(),
-            short_path,
-            short_out,
-            short_count: 0,
             cells: 0,
             wifi: 0,
             cell_fences: Vec::new(),
@@ -237,19 +227,6 @@ impl DbBuilder {
         if !self.in_wifi {
             s.writer.begin(VectorField::Wifi).map_err(io)?;
         }
-        s.writer.begin(VectorField::ShortCids).map_err(io)?;
-        s.short_out.flush().map_err(io)?;
-        drop(s.short_out);
-        let mut staged = File::open(&s.short_path).map_err(io)?;
-        let mut buf = vec![0u8; 4 * 262_144];
-        loop {
-            let n = read_full(&mut staged, &mut buf).map_err(io)?;
-            if n == 0 {
-                break;
-            }
-            s.writer.push_raw(&buf[..n], (n / 4) as u32).map_err(io)?;
-        }
-        let _ = fs::remove_file(&s.short_path);
         s.writer.begin(VectorField::Areas).map_err(io)?;
         for a in &s.areas {
             s.writer.push(a).map_err(io)?;
@@ -268,7 +245,6 @@ impl DbBuilder {
         }
         s.writer.begin(VectorField::Masts).map_err(io)?;
         self.stats.areas += s.areas.len() as u64;
-        self.stats.short_cids += s.short_count;
         self.pending.push(PendingShard {
             writer: s.writer,
             file: s.file,
@@ -335,6 +311,9 @@ impl DbBuilder {
                 key_cid(station.key)
             )));
         }
+        let record = record_of(&station)?;
+        // What lookups will read: the area and the site's mast are derived from it too.
+        let station = record.station();
         self.last_cell = Some(k);
         let net = (radio as u8, mcc, mnc);
         let same_group = self.net_key == Some(net)
@@ -363,7 +342,7 @@ impl DbBuilder {
         }
         shard
             .writer
-            .push(&station)
+            .push(&record)
             .map_err(|e| StoreError::io(path, e))?;
         shard.cells += 1;
         if let Some(n) = shard.networks.last_mut() {
@@ -374,7 +353,7 @@ impl DbBuilder {
         Ok(())
     }
 
-    /// Closes the current LAC group: derives its area and short-CID entries.
+    /// Closes the current LAC group: derives its area and spills its sites' masts.
     fn flush_group(&mut self) -> Result<(), StoreError> {
         if self.group.is_empty() {
             return Ok(());
@@ -406,29 +385,6 @@ impl DbBuilder {
                 at += site.len() as u32;
             }
         }
-        if net.radio().is_some_and(|r| r.has_short_cid()) {
-            let mut entries: Vec<(u16, u32)> = self
-                .group
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| key_cid(s.key) > 0xffff)
-                .map(|(i, s)| (short_cid_order(s).1, first_cell + i as u32))
-                .collect();
-            // One LAC group at a time, in network and LAC order: sorting by the short
-            // id within the group sorts the whole index.
-            entries.sort_unstable();
-            let entries: Vec<ShortCid> = entries
-                .into_iter()
-                .map(|(_, cell)| ShortCid { cell })
-                .collect();
-            for e in &entries {
-                shard
-                    .short_out
-                    .write_all(record_bytes(e))
-                    .map_err(|err| StoreError::io(&shard.short_path, err))?;
-            }
-            shard.short_count += entries.len() as u64;
-        }
         self.group.clear();
         Ok(())
     }
@@ -446,6 +402,7 @@ impl DbBuilder {
             self.close_shard()?;
             self.in_wifi = true;
         }
+        let record = record_of(&station)?;
         self.last_wifi = Some(station.key);
         self.next_shard_if_full()?;
         let shard = self.shard.as_mut().expect("shard is open");
@@ -454,7 +411,7 @@ impl DbBuilder {
         }
         shard
             .writer
-            .push(&station)
+            .push(&record)
             .map_err(|e| StoreError::io(&self.staging, e))?;
         shard.wifi += 1;
         self.stats.wifi += 1;
@@ -507,17 +464,6 @@ impl Drop for DbBuilder {
     }
 }
 
-fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
-}
-
 /// Takes an import lock file holding our pid; a lock whose process is gone is taken over.
 pub(crate) fn take_lock(lock: &Path) -> Result<(), StoreError> {
     for _ in 0..2 {
@@ -559,6 +505,18 @@ pub(crate) fn take_lock(lock: &Path) -> Result<(), StoreError> {
 /// test's farthest sighting), and a radius built on them held 70% of unknown cells'
 /// devices in the simulator but 9% on the Cork drive tests; positions held both
 /// (docs/positioning.md).
+/// The record of `station`, refused where its key passes the record's 60 bits (no importer
+/// lets one through: an NR cell's key, the widest, takes 60).
+fn record_of(station: &Station) -> Result<StationRecord, StoreError> {
+    if station.key >> KEY_BITS != 0 {
+        return Err(StoreError::Invalid(format!(
+            "station key {:#x} passes {KEY_BITS} bits",
+            station.key
+        )));
+    }
+    Ok(StationRecord::pack(station))
+}
+
 fn derive_area(network: u32, lac: u32, cells: &[Station]) -> Option<Area> {
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);

@@ -76,17 +76,17 @@ impl Window {
 
 /// A station met by the scan, with its network for cells.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Scanned<'a> {
+pub enum Scanned {
     Cell {
         radio: Radio,
         mcc: u16,
         mnc: u16,
-        station: &'a Station,
+        station: Station,
     },
-    Wifi(&'a Station),
+    Wifi(Station),
 }
 
-impl Scanned<'_> {
+impl Scanned {
     pub fn station(&self) -> &Station {
         match self {
             Scanned::Cell { station, .. } | Scanned::Wifi(station) => station,
@@ -100,7 +100,7 @@ impl Database {
     pub fn scan_from(
         &self,
         after: Option<StationKey>,
-    ) -> impl Iterator<Item = (StationKey, Scanned<'_>)> + '_ {
+    ) -> impl Iterator<Item = (StationKey, Scanned)> + '_ {
         let (cells_after, skip_cells, wifi_after) = match after {
             None => (None, false, None),
             Some(StationKey::Cell {
@@ -128,7 +128,7 @@ impl Database {
                     };
                     let from = match cells_after {
                         Some((net, key)) if net == n.sort_key() => {
-                            cells.partition_point(|c| c.key <= key)
+                            cells.partition_point(|c| c.key() <= key)
                         }
                         _ => 0,
                     };
@@ -139,13 +139,13 @@ impl Database {
                                 radio: n.radio,
                                 mcc: n.mcc,
                                 mnc: n.mnc,
-                                key: c.key,
+                                key: c.key(),
                             },
                             Scanned::Cell {
                                 radio,
                                 mcc: n.mcc,
                                 mnc: n.mnc,
-                                station: c,
+                                station: c.station(),
                             },
                         )
                     })
@@ -153,10 +153,10 @@ impl Database {
             });
         let wifi = self.shards().iter().flat_map(move |s| {
             let w = s.wifi();
-            let from = wifi_after.map_or(0, |b| w.partition_point(|x| x.key <= b));
+            let from = wifi_after.map_or(0, |b| w.partition_point(|x| x.key() <= b));
             w[from..]
                 .iter()
-                .map(|x| (StationKey::Wifi(x.key), Scanned::Wifi(x)))
+                .map(|x| (StationKey::Wifi(x.key()), Scanned::Wifi(x.station())))
         });
         cells.chain(wifi)
     }
@@ -166,7 +166,7 @@ impl Database {
         &self,
         window: Window,
         after: Option<StationKey>,
-    ) -> impl Iterator<Item = (StationKey, Scanned<'_>)> + '_ {
+    ) -> impl Iterator<Item = (StationKey, Scanned)> + '_ {
         self.scan_from(after)
             .filter(move |(_, s)| window.contains(s.station()))
     }
@@ -225,7 +225,7 @@ mod tests {
         (dir, db)
     }
 
-    fn keys<'a>(it: impl Iterator<Item = (StationKey, Scanned<'a>)>) -> Vec<StationKey> {
+    fn keys(it: impl Iterator<Item = (StationKey, Scanned)>) -> Vec<StationKey> {
         it.map(|(k, _)| k).collect()
     }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::record::{cell_key, short_cid_order, Area, Mast, Station};
+use super::record::{cell_key, key_cid, Area, Mast, Station, StationRecord, CID_MASK};
 use super::shard::Shard;
 use super::StoreError;
 use crate::radio::Radio;
@@ -53,9 +53,9 @@ impl NetPart {
 /// A cell found, with the neighbours asked for (its site's sectors, say).
 #[derive(Clone, Copy)]
 pub struct CellMatch<'a> {
-    pub cell: &'a Station,
+    pub cell: Station,
     /// The cells whose ids lie in the range asked for, in id order, the cell among them.
-    pub neighbours: &'a [Station],
+    pub neighbours: &'a [StationRecord],
     shard: &'a Shard,
     /// The position of `neighbours[0]` in the shard's cells.
     first: usize,
@@ -167,7 +167,7 @@ impl Database {
                 }
             }
             if let (Some(first), Some(last)) = (s.wifi().first(), s.wifi().last()) {
-                wifi_shards.push((first.key, last.key, si as u32));
+                wifi_shards.push((first.key(), last.key(), si as u32));
             }
         }
         // The parts' order above is then the networks' order: the table needs no sort.
@@ -183,7 +183,7 @@ impl Database {
             for p in split {
                 let cells = &shards[p.shard as usize].cells()[p.cells()];
                 (p.lo, p.hi) = match (cells.first(), cells.last()) {
-                    (Some(a), Some(b)) => (a.key, b.key),
+                    (Some(a), Some(b)) => (a.key(), b.key()),
                     _ => (u64::MAX, 0),
                 };
             }
@@ -248,7 +248,7 @@ impl Database {
     }
 
     /// The cell of this id ([`Database::cell_among`] without neighbours).
-    pub fn cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) -> Option<&Station> {
+    pub fn cell(&self, radio: Radio, mcc: u16, mnc: u16, lac: u32, cid: u64) -> Option<Station> {
         self.cell_among(radio, mcc, mnc, lac, cid, (cid, cid))
             .map(|m| m.cell)
     }
@@ -346,21 +346,25 @@ impl Database {
         let shard = &self.shards[p.shard as usize];
         let cells = shard.cells();
         let (mut a, mut b) = (i, i + 1);
-        while a > range.start && cells[a - 1].key >= lo {
+        while a > range.start && cells[a - 1].key() >= lo {
             a -= 1;
         }
-        while b < range.end && cells[b].key <= hi {
+        while b < range.end && cells[b].key() <= hi {
             b += 1;
         }
         CellMatch {
-            cell: &cells[i],
+            cell: cells[i].station(),
             neighbours: &cells[a..b],
             shard,
             first: a,
         }
     }
 
-    /// Cells of the LAC whose cell id ends in the 16 bits `short`.
+    /// Cells of the LAC whose 28-bit or longer id ends in the 16 bits `short`: a scan of
+    /// the LAC's cells with longer ids, which lie together in the file (a cell key is
+    /// `lac << 36 | cid`). There is no index for this fallback (format 6 had one, 4 bytes a
+    /// UMTS or LTE cell): a LAC holds tens to a few thousand cells, 23 bytes each, read in
+    /// order, where a short id is asked for only once the full one is not found.
     pub fn cells_by_short_cid(
         &self,
         radio: Radio,
@@ -368,27 +372,20 @@ impl Database {
         mnc: u16,
         lac: u32,
         short: u16,
-    ) -> Vec<&Station> {
+    ) -> Vec<Station> {
+        let (lo, hi) = (cell_key(lac, 0x1_0000), cell_key(lac, CID_MASK));
         let mut out = Vec::new();
-        let key = (lac, short);
-        for net in self.nets(radio, mcc, mnc) {
-            let shard = &self.shards[net.shard as usize];
-            let cells = shard.cells();
-            let index = shard.short_cids();
-            // Cell positions grow with network order, so one network's entries are contiguous.
-            let lo = index.partition_point(|e| e.cell < net.first);
-            let hi = index.partition_point(|e| e.cell < net.first + net.count);
-            let entries = &index[lo..hi];
-            // Entries are bounds-checked here rather than all at open: a bad one reads as
-            // no cell, never as a panic.
-            let order =
-                |e: &super::record::ShortCid| cells.get(e.cell as usize).map(short_cid_order);
-            let start = entries.partition_point(|e| order(e) < Some(key));
+        for p in self.nets(radio, mcc, mnc) {
+            let Some(cells) = self.shards[p.shard as usize].cells().get(p.cells()) else {
+                continue;
+            };
+            let start = cells.partition_point(|c| c.key() < lo);
             out.extend(
-                entries[start..]
+                cells[start..]
                     .iter()
-                    .take_while(|e| order(e) == Some(key))
-                    .filter_map(|e| cells.get(e.cell as usize)),
+                    .take_while(|c| c.key() <= hi)
+                    .filter(|c| key_cid(c.key()) as u16 == short)
+                    .map(StationRecord::station),
             );
         }
         out
@@ -405,7 +402,7 @@ impl Database {
     }
 
     /// The access point with this BSSID (see `wifi_block`).
-    pub fn wifi(&self, bssid: u64) -> Option<&Station> {
+    pub fn wifi(&self, bssid: u64) -> Option<Station> {
         self.wifi_in(self.wifi_block(bssid)?, bssid)
     }
 
@@ -428,32 +425,32 @@ impl Database {
     }
 
     /// The second half of a WiFi lookup: the station with `bssid` in `block`.
-    pub fn wifi_in(&self, block: WifiBlock, bssid: u64) -> Option<&Station> {
+    pub fn wifi_in(&self, block: WifiBlock, bssid: u64) -> Option<Station> {
         let shard = self.shards.get(block.shard as usize)?;
         shard
             .find_wifi_in(block.start..block.end, bssid)
-            .map(|i| &shard.wifi()[i])
+            .map(|i| shard.wifi()[i].station())
     }
 
     /// Every cell, in stored order, with its network: the input of a merge into a new database.
-    pub fn iter_cells(&self) -> impl Iterator<Item = (Radio, u16, u16, &Station)> + '_ {
+    pub fn iter_cells(&self) -> impl Iterator<Item = (Radio, u16, u16, Station)> + '_ {
         self.shards.iter().flat_map(|s| {
             s.expect_sequential_reads();
             s.networks().iter().flat_map(move |n| {
                 let radio = n.radio().unwrap_or(Radio::Gsm);
                 s.network_cells(n)
                     .iter()
-                    .map(move |c| (radio, n.mcc, n.mnc, c))
+                    .map(move |c| (radio, n.mcc, n.mnc, c.station()))
             })
         })
     }
 
     /// Every access point, in stored order: the other input of a merge.
-    pub fn iter_wifi(&self) -> impl Iterator<Item = &Station> + '_ {
+    pub fn iter_wifi(&self) -> impl Iterator<Item = Station> + '_ {
         self.wifi_shards.iter().flat_map(|&(_, _, si)| {
             let shard = &self.shards[si as usize];
             shard.expect_sequential_reads();
-            shard.wifi().iter()
+            shard.wifi().iter().map(StationRecord::station)
         })
     }
 }

@@ -3,27 +3,30 @@
 //!
 //! ```text
 //! 0   u32 root offset (= TABLE_POS)      4  "WHRB"
-//! 8   vtable: u16 vtable size, u16 table size, 11 x u16 field offsets, 6 bytes of padding
+//! 8   vtable: u16 vtable size, u16 table size, 11 x u16 field offsets (field 5, the
+//!     short-CID index of formats up to 6, absent), 6 bytes of padding
 //! 40  table: i32 soffset to vtable, u32 format_version, u64 created,
-//!            9 x u32 offsets to the vectors that follow, in the order written
-//! 92  vectors, each a u32 length followed by 8-aligned struct data
+//!            8 x u32 offsets to the vectors that follow, in the order written
+//! 88  vectors, each a u32 length followed by 8-aligned struct data
 //! ```
 
 use std::mem::size_of;
 
-use super::record::{Area, Mast, Network, ShortCid, Station};
+use super::record::{Area, Mast, Network, StationRecord};
 
 pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
 /// 4: an area's radius is the spread of its cells' positions, no longer their coverage.
 /// 5: a station's record says how its position was estimated (`record::Estimated`).
 /// 6: masts pooled across radios (`record::Mast`), found through `mast_blocks`.
-pub const FORMAT_VERSION: u32 = 6;
+/// 7: 23-byte station records (`record::StationRecord`); no short-CID index (a short id is
+/// found by a scan of its LAC's cells).
+pub const FORMAT_VERSION: u32 = 7;
 
 pub const VTABLE_POS: usize = 8;
 pub const FIELD_COUNT: usize = 11;
 pub const VTABLE_SIZE: usize = 4 + 2 * FIELD_COUNT;
 pub const TABLE_POS: usize = 40;
-pub const TABLE_SIZE: usize = 52;
+pub const TABLE_SIZE: usize = 48;
 pub const HEADER_END: usize = TABLE_POS + TABLE_SIZE;
 
 /// Field offsets inside the table, in schema order (FlatBuffers field ids 0..10).
@@ -32,19 +35,19 @@ pub const F_CREATED: usize = 8;
 pub const F_NETWORKS: usize = 16;
 pub const F_CELLS: usize = 20;
 pub const F_AREAS: usize = 24;
-pub const F_SHORT_CIDS: usize = 28;
-pub const F_WIFI: usize = 32;
-pub const F_CELL_FENCES: usize = 36;
-pub const F_WIFI_FENCES: usize = 40;
-pub const F_MASTS: usize = 44;
-pub const F_MAST_BLOCKS: usize = 48;
+pub const F_WIFI: usize = 28;
+pub const F_CELL_FENCES: usize = 32;
+pub const F_WIFI_FENCES: usize = 36;
+pub const F_MASTS: usize = 40;
+pub const F_MAST_BLOCKS: usize = 44;
 pub const FIELD_OFFSETS: [usize; FIELD_COUNT] = [
     F_VERSION,
     F_CREATED,
     F_NETWORKS,
     F_CELLS,
     F_AREAS,
-    F_SHORT_CIDS,
+    // Field 5, `short_cids` up to format 6: deprecated, so absent (offset 0).
+    0,
     F_WIFI,
     F_CELL_FENCES,
     F_WIFI_FENCES,
@@ -65,7 +68,6 @@ pub const MAX_SHARD_BYTES: u64 = (1 << 31) - 1;
 pub enum VectorField {
     Cells,
     Wifi,
-    ShortCids,
     Areas,
     Networks,
     CellFences,
@@ -80,10 +82,9 @@ pub enum VectorField {
 }
 
 impl VectorField {
-    pub const ALL: [VectorField; 9] = [
+    pub const ALL: [VectorField; 8] = [
         VectorField::Cells,
         VectorField::Wifi,
-        VectorField::ShortCids,
         VectorField::Areas,
         VectorField::Networks,
         VectorField::CellFences,
@@ -97,7 +98,6 @@ impl VectorField {
             VectorField::Networks => F_NETWORKS,
             VectorField::Cells => F_CELLS,
             VectorField::Areas => F_AREAS,
-            VectorField::ShortCids => F_SHORT_CIDS,
             VectorField::Wifi => F_WIFI,
             VectorField::CellFences => F_CELL_FENCES,
             VectorField::WifiFences => F_WIFI_FENCES,
@@ -109,9 +109,8 @@ impl VectorField {
     pub fn element_size(self) -> usize {
         match self {
             VectorField::Networks => size_of::<Network>(),
-            VectorField::Cells | VectorField::Wifi => size_of::<Station>(),
+            VectorField::Cells | VectorField::Wifi => size_of::<StationRecord>(),
             VectorField::Areas => size_of::<Area>(),
-            VectorField::ShortCids => size_of::<ShortCid>(),
             VectorField::CellFences | VectorField::WifiFences => size_of::<u64>(),
             VectorField::Masts => size_of::<Mast>(),
             VectorField::MastBlocks => size_of::<u32>(),
@@ -123,7 +122,6 @@ impl VectorField {
             VectorField::Networks => "networks",
             VectorField::Cells => "cells",
             VectorField::Areas => "areas",
-            VectorField::ShortCids => "short_cids",
             VectorField::Wifi => "wifi",
             VectorField::CellFences => "cell_fences",
             VectorField::WifiFences => "wifi_fences",
@@ -133,7 +131,7 @@ impl VectorField {
     }
 }
 
-/// The fixed 92-byte head of a shard, with vector offsets filled in once known.
+/// The fixed 88-byte head of a shard, with vector offsets filled in once known.
 pub fn header_bytes(created: u64, vector_pos: &[(VectorField, usize)]) -> Vec<u8> {
     let mut b = vec![0u8; HEADER_END];
     b[0..4].copy_from_slice(&(TABLE_POS as u32).to_le_bytes());

@@ -1,8 +1,8 @@
 //! Fixed-size records of the station file. Each is a FlatBuffers struct (see
 //! `schema/stations.fbs`), stored little-endian and read in place from the mmap.
 //!
-//! A cell costs exactly 24 bytes: radio, mcc and mnc live once per network in
-//! [`Network`], and the per-cell fields are packed into one `u64` of metadata.
+//! A cell costs exactly 23 bytes ([`StationRecord`]): radio, mcc and mnc live once per
+//! network in [`Network`], and the per-cell fields are packed into 181 bits.
 
 #[cfg(target_endian = "big")]
 compile_error!("station files are read in place and assume a little-endian host");
@@ -122,6 +122,101 @@ const _: () = {
 
 const _: () = assert!(std::mem::size_of::<Station>() == 24);
 
+/// A [`Station`] as the file stores it: 23 bytes, where the in-memory value takes 24. With
+/// the derived tables on top (areas, fences, the masts' index, short CIDs found by a scan of
+/// the LAC rather than an index of their own), a database stays within 24 bytes a cell
+/// (format 7; format 6 took 24 for the record and 27 in all). The bits, little-endian from
+/// byte 0:
+///
+/// ```text
+/// key:60 | lat:28 | lon:29 | meta:64    (181 of 184 bits; the last 3 are zero)
+/// ```
+///
+/// The key needs 60 bits for an NR cell (a 24-bit TAC over a 36-bit cid), 48 for WiFi.
+/// Positions are kept to a microdegree (0.11 m), the precision of the OpenCelliD and MLS
+/// exports, offset to be unsigned (`lat + 90`, `lon + 180` degrees). The record has no
+/// alignment: its fields are read as unaligned words, which x86 and ARM load at full speed.
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct StationRecord([u8; 23]);
+
+const _: () = assert!(std::mem::size_of::<StationRecord>() == 23);
+const _: () = assert!(std::mem::align_of::<StationRecord>() == 1);
+
+/// Bits of the key in [`StationRecord`]: a 24-bit TAC over a 36-bit cid.
+pub const KEY_BITS: u32 = 60;
+const KEY_MASK: u64 = (1 << KEY_BITS) - 1;
+const LAT_BITS: u32 = 28;
+const LON_BITS: u32 = 29;
+const LAT_OFFSET_E6: i64 = 90_000_000;
+const LON_OFFSET_E6: i64 = 180_000_000;
+/// Meta bits in the second word, after the latitude's high bits and the longitude.
+const META_LOW_BITS: u32 = 64 - (LAT_BITS - (64 - KEY_BITS)) - LON_BITS;
+
+impl StationRecord {
+    fn word(&self, at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.0[at..at + 8]);
+        u64::from_le_bytes(w)
+    }
+
+    /// The station's key: what lookups search by, without unpacking the rest.
+    #[inline]
+    pub fn key(&self) -> u64 {
+        self.word(0) & KEY_MASK
+    }
+
+    /// Packs `s`; its position is rounded to a microdegree. Keys wider than 60 bits do not
+    /// occur (every importer checks each radio's LAC and cid ranges) and are masked.
+    pub fn pack(s: &Station) -> StationRecord {
+        debug_assert!(s.key <= KEY_MASK, "a station key passes 60 bits");
+        let e6 = |e7: i32, offset: i64, bits: u32| {
+            ((e7 as i64 + 5).div_euclid(10) + offset).clamp(0, (1 << bits) - 1) as u64
+        };
+        let lat = e6(s.lat_e7, LAT_OFFSET_E6, LAT_BITS);
+        let lon = e6(s.lon_e7, LON_OFFSET_E6, LON_BITS);
+        let lat_low = 64 - KEY_BITS;
+        let w0 = (s.key & KEY_MASK) | (lat << KEY_BITS);
+        let w1 =
+            (lat >> lat_low) | (lon << (LAT_BITS - lat_low)) | (s.meta << (64 - META_LOW_BITS));
+        let w2 = s.meta >> META_LOW_BITS;
+        let mut b = [0u8; 23];
+        b[0..8].copy_from_slice(&w0.to_le_bytes());
+        b[8..16].copy_from_slice(&w1.to_le_bytes());
+        b[16..23].copy_from_slice(&w2.to_le_bytes()[..7]);
+        StationRecord(b)
+    }
+
+    /// The station, unpacked.
+    #[inline]
+    pub fn station(&self) -> Station {
+        let (w0, w1) = (self.word(0), self.word(8));
+        // The last 7 bytes, read as the word ending at the record's end.
+        let w2 = self.word(15) >> 8;
+        let lat_low = 64 - KEY_BITS;
+        let lat = (w0 >> KEY_BITS) | ((w1 & ((1 << (LAT_BITS - lat_low)) - 1)) << lat_low);
+        let lon = (w1 >> (LAT_BITS - lat_low)) & ((1 << LON_BITS) - 1);
+        Station {
+            key: w0 & KEY_MASK,
+            lat_e7: ((lat as i64 - LAT_OFFSET_E6) * 10) as i32,
+            lon_e7: ((lon as i64 - LON_OFFSET_E6) * 10) as i32,
+            meta: (w1 >> (64 - META_LOW_BITS)) | (w2 << META_LOW_BITS),
+        }
+    }
+}
+
+impl From<StationRecord> for Station {
+    fn from(r: StationRecord) -> Station {
+        r.station()
+    }
+}
+
+impl std::fmt::Debug for StationRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.station().fmt(f)
+    }
+}
+
 fn days_since_2000(unix: i64) -> i64 {
     (unix - EPOCH_2000_UNIX).div_euclid(DAY_S)
 }
@@ -139,8 +234,10 @@ impl Station {
         let learned = (info.estimated == Estimated::Learned) as u64;
         Station {
             key,
-            lat_e7: (info.lat * 1e7).round() as i32,
-            lon_e7: (info.lon * 1e7).round() as i32,
+            // To the microdegree a record keeps ([`StationRecord`]): a station answers the
+            // same from the learner's overlay as from the file its compaction writes.
+            lat_e7: (info.lat * 1e6).round() as i32 * 10,
+            lon_e7: (info.lon * 1e6).round() as i32 * 10,
             meta: meta::pack(meta::PSC, psc)
                 | meta::pack(meta::RANGE, range)
                 | meta::pack(meta::SAMPLES, samples)
@@ -256,17 +353,6 @@ impl Area {
     }
 }
 
-/// Short-CID index entry: the position in `cells` of a UMTS or LTE cell whose id
-/// passes 16 bits. Entries are sorted by (network, lac, cid & 0xffff), a key read back
-/// from the cell itself, so an entry costs 4 bytes rather than carrying its key.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct ShortCid {
-    pub cell: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<ShortCid>() == 4);
-
 /// A site whose mast pooling moved ([`crate::sites::pool`]): `cell` is the position in the
 /// shard's cells of the site's first sector, the shift is from the mast its own sectors
 /// give ([`crate::sites::SiteMast::of`]) to the pooled one, in 1e-5 degrees (1.1 m of latitude).
@@ -296,11 +382,6 @@ impl Mast {
 
 const _: () = assert!(std::mem::size_of::<Mast>() == 8);
 
-/// The short-CID sort key of a cell within its network.
-pub fn short_cid_order(cell: &Station) -> (u32, u16) {
-    (key_lac(cell.key), key_cid(cell.key) as u16)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,7 +400,8 @@ mod tests {
         };
         let s = Station::new(cell_key(65533, 268_435_455), &info);
         let back = s.info();
-        assert!((back.lat - info.lat).abs() < 1e-7 && (back.lon - info.lon).abs() < 1e-7);
+        // To the microdegree.
+        assert!((back.lat - 51.897912).abs() < 1e-9 && (back.lon + 8.470599).abs() < 1e-9);
         assert_eq!(back.range_m, 1236); // rounded up to 4 m
         assert_eq!(back.samples, 17);
         assert_eq!(back.psc, Some(503));
@@ -328,6 +410,56 @@ mod tests {
         assert!(info.updated - back.updated < 86_400 && back.updated <= info.updated);
         assert_eq!(key_lac(s.key), 65533);
         assert_eq!(key_cid(s.key), 268_435_455);
+    }
+
+    #[test]
+    fn records_keep_every_field_to_the_microdegree() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut stations = vec![
+            Station {
+                key: (1 << KEY_BITS) - 1,
+                lat_e7: 900_000_000,
+                lon_e7: 1_800_000_000,
+                meta: u64::MAX,
+            },
+            Station {
+                key: 0,
+                lat_e7: -900_000_000,
+                lon_e7: -1_800_000_000,
+                meta: 0,
+            },
+            Station {
+                key: cell_key(16_777_215, 68_719_476_735),
+                lat_e7: -5,
+                lon_e7: 4,
+                meta: 1 << 63,
+            },
+        ];
+        for _ in 0..10_000 {
+            stations.push(Station {
+                key: next() >> 4,
+                lat_e7: (next() % 1_800_000_001) as i32 - 900_000_000,
+                lon_e7: ((next() % 3_600_000_001) as i64 - 1_800_000_000) as i32,
+                meta: next(),
+            });
+        }
+        for s in stations {
+            let r = StationRecord::pack(&s);
+            let back = r.station();
+            assert_eq!(r.key(), s.key);
+            assert_eq!((back.key, back.meta), (s.key, s.meta), "{s:?}");
+            assert!((back.lat_e7 - s.lat_e7).abs() <= 5, "{s:?} -> {back:?}");
+            assert!((back.lon_e7 - s.lon_e7).abs() <= 5, "{s:?} -> {back:?}");
+            assert_eq!(back.lat_e7 % 10, 0);
+            // Packing what unpacking gave changes nothing.
+            assert_eq!(StationRecord::pack(&back), r);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::layout::{self, VectorField, FENCE_STRIDE};
-use super::record::{Area, Mast, Network, ShortCid, Station};
+use super::record::{Area, Mast, Network, StationRecord};
 use super::writer::Record;
 use super::StoreError;
 
@@ -17,7 +17,7 @@ pub struct Shard {
     path: PathBuf,
     map: Mmap,
     created: u64,
-    vectors: [Range<usize>; 9],
+    vectors: [Range<usize>; 8],
 }
 
 fn read_u16(b: &[u8], at: usize) -> Option<u16> {
@@ -82,13 +82,13 @@ impl Shard {
             )));
         }
         let created = field(1).and_then(|p| read_u64(b, p)).unwrap_or(0);
-        let mut vectors: [Range<usize>; 9] = Default::default();
-        // FlatBuffers field ids 2..=10: networks, cells, areas, short_cids, wifi, fences, masts.
+        let mut vectors: [Range<usize>; 8] = Default::default();
+        // FlatBuffers field ids 2..=10: networks, cells, areas, wifi, fences, masts (5, the
+        // short-CID index up to format 6, is deprecated).
         let ids = [
             (2, VectorField::Networks),
             (3, VectorField::Cells),
             (4, VectorField::Areas),
-            (5, VectorField::ShortCids),
             (6, VectorField::Wifi),
             (7, VectorField::CellFences),
             (8, VectorField::WifiFences),
@@ -124,8 +124,8 @@ impl Shard {
     }
 
     /// Checks what lookups trust, in time proportional to the networks only: opening a
-    /// shard must not read its stations. Areas and short-CID entries are bounds-checked
-    /// where they are used instead.
+    /// shard must not read its stations. Areas and masts are bounds-checked where they are
+    /// used instead.
     fn check_references(&self) -> Result<(), String> {
         let cells = self.cells().len();
         let networks = self.networks();
@@ -158,7 +158,8 @@ impl Shard {
     fn slice<T: Record>(&self, field: VectorField) -> &[T] {
         let r = &self.vectors[field_slot(field)];
         let bytes = &self.map[r.clone()];
-        // SAFETY: open() checked bounds and 8-byte alignment; Record types accept any bits.
+        // SAFETY: open() checked bounds and 8-byte alignment (more than any Record needs);
+        // Record types accept any bits.
         unsafe {
             std::slice::from_raw_parts(
                 bytes.as_ptr() as *const T,
@@ -190,7 +191,7 @@ impl Shard {
         self.slice(VectorField::Networks)
     }
 
-    pub fn cells(&self) -> &[Station] {
+    pub fn cells(&self) -> &[StationRecord] {
         self.slice(VectorField::Cells)
     }
 
@@ -198,11 +199,7 @@ impl Shard {
         self.slice(VectorField::Areas)
     }
 
-    pub fn short_cids(&self) -> &[ShortCid] {
-        self.slice(VectorField::ShortCids)
-    }
-
-    pub fn wifi(&self) -> &[Station] {
+    pub fn wifi(&self) -> &[StationRecord] {
         self.slice(VectorField::Wifi)
     }
 
@@ -281,7 +278,7 @@ impl Shard {
     }
 
     /// The cells of network `n`, sorted by key.
-    pub fn network_cells(&self, n: &Network) -> &[Station] {
+    pub fn network_cells(&self, n: &Network) -> &[StationRecord] {
         let c = self.cells();
         &c[n.first as usize..(n.first + n.count) as usize]
     }
@@ -289,7 +286,7 @@ impl Shard {
 
 /// Finds `key` in `stations[range]` (sorted), inside the block `fences` point to.
 fn find_with_fences(
-    stations: &[Station],
+    stations: &[StationRecord],
     fences: &[u64],
     range: Range<usize>,
     key: u64,
@@ -303,11 +300,11 @@ fn find_with_fences(
 
 /// The position of the station with `key` in `stations[block]` (sorted); None for a block
 /// out of bounds.
-fn search_block(stations: &[Station], block: Range<usize>, key: u64) -> Option<usize> {
+fn search_block(stations: &[StationRecord], block: Range<usize>, key: u64) -> Option<usize> {
     let lo = block.start;
     stations
         .get(block)?
-        .binary_search_by_key(&key, |s| s.key)
+        .binary_search_by_key(&key, |s| s.key())
         .ok()
         .map(|i| lo + i)
 }
@@ -335,12 +332,12 @@ fn block_with_fences(len: usize, fences: &[u64], range: Range<usize>, key: u64) 
     }
 }
 
-/// Asks the CPU for every cache line of `block` (24 or 25 lines for 64 stations) without
+/// Asks the CPU for every cache line of `block` (23 or 24 lines for 64 stations) without
 /// waiting for them. A binary search of a block not in cache waits for 4 or 5 misses one
 /// after another; fetched together they cost about one, and the lookups of a request,
 /// prefetched first, overlap too (callgrind cannot see this: measured with the profile
 /// driver's thread CPU time in benches/locate.rs, 1.5x for mixed requests and for single cells).
-fn prefetch_search(block: &[Station]) {
+fn prefetch_search(block: &[StationRecord]) {
     prefetch_lines(block)
 }
 

@@ -15,10 +15,9 @@ use super::layout::{self, VectorField, MAX_SHARD_BYTES};
 /// uninitialised (every pad is an explicit field), and any bit pattern is valid.
 pub unsafe trait Record: Copy + 'static {}
 
-unsafe impl Record for super::record::Station {}
+unsafe impl Record for super::record::StationRecord {}
 unsafe impl Record for super::record::Network {}
 unsafe impl Record for super::record::Area {}
-unsafe impl Record for super::record::ShortCid {}
 unsafe impl Record for super::record::Mast {}
 unsafe impl Record for u64 {}
 unsafe impl Record for u32 {}
