@@ -163,7 +163,7 @@ impl Grid {
         (lac, (gy % TILE) * TILE + gx % TILE)
     }
     /// Cell ids shaped like each radio's: 16-bit GSM CIs, RNC<<16 | CI for UMTS,
-    /// eNB<<8 | sector for LTE (the latter two exercise the short-CID index).
+    /// eNB<<8 | sector for LTE (the latter two exercise the short-CID fallback).
     fn cid(radio: Radio, lac: u32, local: u32) -> u64 {
         let local = local as u64;
         match radio {

@@ -31,7 +31,7 @@ pub struct SeenCell {
     /// spread around their own mast.
     pub tower: Option<SiteMast>,
     pub serving: bool,
-    /// Found through the short-CID index rather than by its full id.
+    /// Found by its short id among its LAC's cells rather than by its full id.
     pub via_short_cid: bool,
     /// Placed by our learner (the mode of GPS-tagged sightings), not a crowd average: its
     /// range and samples mean something else, and its radius has its own calibration.

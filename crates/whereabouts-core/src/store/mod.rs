@@ -1,9 +1,9 @@
 //! The station database: immutable FlatBuffers shards, memory-mapped, behind a manifest.
 //!
-//! - [`record`]: the fixed-size records (24 bytes a station).
+//! - [`record`]: the fixed-size records (23 bytes a station).
 //! - [`layout`] / [`writer`] / [`shard`]: the shard file, written streaming and read in place.
-//! - [`builder`]: turns sorted station streams into shards, derived areas, a short-CID index
-//!   and masts pooled across radios.
+//! - [`builder`]: turns sorted station streams into shards, derived areas and masts pooled
+//!   across radios.
 //! - [`database`]: opens a directory and answers lookups across its shards.
 //! - [`changes`]: stations changed in a time window, streamed from a cursor (sync).
 
