@@ -363,8 +363,9 @@ impl Database {
     /// Cells of the LAC whose 28-bit or longer id ends in the 16 bits `short`: a scan of
     /// the LAC's cells with longer ids, which lie together in the file (a cell key is
     /// `lac << 36 | cid`). There is no index for this fallback (format 6 had one, 4 bytes a
-    /// UMTS or LTE cell): a LAC holds tens to a few thousand cells, 23 bytes each, read in
-    /// order, where a short id is asked for only once the full one is not found.
+    /// UMTS or LTE cell, an eighth of a cell's whole cost): it runs only once the full id is
+    /// not found, and reads the LAC's 23-byte records in order, about 0.5 us for a LAC of
+    /// 1,000 cells and 66 us for one of 100,000 (`benches/short_cid.rs`).
     pub fn cells_by_short_cid(
         &self,
         radio: Radio,
