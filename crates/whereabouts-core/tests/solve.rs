@@ -273,6 +273,35 @@ fn wifi_wins_when_it_agrees_with_the_cells() {
 }
 
 #[test]
+fn a_5_ghz_ap_heard_as_strongly_as_a_2_4_ghz_one_is_the_nearer() {
+    // APs 1 and 2, 33 m apart, heard at the same level: the same weight without a band; with
+    // AP 2 on 5 GHz, its 7 dB of extra free-space loss say it is the nearer one.
+    let (_d, l) = locator();
+    let at = |frequency: Option<f64>| {
+        let wifi = [
+            ap(1, -70.0),
+            WifiObs {
+                frequency,
+                ..ap(2, -70.0)
+            },
+        ];
+        let a = l.locate(&q(&[], &wifi)).unwrap();
+        (
+            distance_m(a.lat, a.lon, 52.5001, 13.4001),
+            distance_m(a.lat, a.lon, 52.5003, 13.4003),
+        )
+    };
+    for plain in [None, Some(2437.0), Some(60_480.0)] {
+        let (to_1, to_2) = at(plain);
+        assert!((to_1 - to_2).abs() < 1.0, "{plain:?}: {to_1} {to_2}");
+    }
+    for band5 in [5180.0, 5955.0] {
+        let (to_1, to_2) = at(Some(band5));
+        assert!(to_2 < 0.5 * to_1, "{band5}: {to_1} {to_2}");
+    }
+}
+
+#[test]
 fn one_known_ap_never_answers_on_its_own() {
     let (_d, l) = locator();
     // AP 1 is known, 0x77 is not: a cluster of one; without cells there is no answer.

@@ -5,6 +5,7 @@
 use smallvec::SmallVec;
 
 use super::query::{CellObs, WifiObs};
+use super::weights::wifi_band_loss_db;
 use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
@@ -45,6 +46,7 @@ pub struct SeenAp {
     pub range_m: f64,
     pub samples: u32,
     pub updated: i64,
+    /// The level as a 2.4 GHz AP as far away would read it (`wifi_band_loss_db`).
     pub signal: Option<f64>,
 }
 
@@ -131,7 +133,7 @@ pub fn resolve(
                 range_m: st.range_m() as f64,
                 samples: st.samples(),
                 updated: st.updated(),
-                signal: obs.signal,
+                signal: obs.signal.map(|s| s + wifi_band_loss_db(obs.frequency)),
             });
         }
     }
