@@ -236,8 +236,10 @@ impl Station {
             key,
             // To the microdegree a record keeps ([`StationRecord`]): a station answers the
             // same from the learner's overlay as from the file its compaction writes.
-            lat_e7: (info.lat * 1e6).round() as i32 * 10,
-            lon_e7: (info.lon * 1e6).round() as i32 * 10,
+            // Rounded, then scaled as floats: the cast saturates where an integer product
+            // could overflow (importers check ranges; this must not panic if one did not).
+            lat_e7: ((info.lat * 1e6).round() * 10.0) as i32,
+            lon_e7: ((info.lon * 1e6).round() * 10.0) as i32,
             meta: meta::pack(meta::PSC, psc)
                 | meta::pack(meta::RANGE, range)
                 | meta::pack(meta::SAMPLES, samples)
@@ -476,6 +478,15 @@ mod tests {
         };
         let s = Station::new(cell_key(16_777_215, 68_719_476_735), &info);
         assert_eq!(s.range_m(), MAX_RANGE_M);
+        let wild = Station::new(
+            1,
+            &StationInfo {
+                lat: 1e9,
+                lon: -1e9,
+                ..info
+            },
+        );
+        assert_eq!((wild.lat_e7, wild.lon_e7), (i32::MAX, i32::MIN));
         assert_eq!(s.samples(), MAX_SAMPLES);
         assert_eq!(s.psc(), None);
         assert_eq!(s.created(), EPOCH_2000_UNIX);
