@@ -1,9 +1,9 @@
 //! Builds a database directory from station streams that arrive sorted: cells by
 //! (radio, mcc, mnc, lac, cid), then WiFi by BSSID. Memory stays bounded by one
 //! LAC group plus the per-shard network and area tables; site masts are staged in a side
-//! file. Shards stay open until the commit, which writes their
-//! pooled masts (`store::masts`) last. Nothing is visible to readers until [`DbBuilder::commit`]
-//! renames the shards into place and replaces the manifest.
+//! file. Shards stay open until the commit, which writes their pooled masts
+//! (`store::masts`) last. Nothing is visible to readers until [`DbBuilder::commit`] renames
+//! the shards into place and replaces the manifest.
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;

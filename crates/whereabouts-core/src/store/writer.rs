@@ -87,19 +87,6 @@ impl ShardWriter {
         Ok(())
     }
 
-    /// Appends already-encoded records (for vectors staged in a side file).
-    pub fn push_raw(&mut self, bytes: &[u8], count: u32) -> io::Result<()> {
-        let (field, _, c) = self.open.as_mut().expect("push outside a vector");
-        debug_assert_eq!(bytes.len(), field.element_size() * count as usize);
-        *c += count;
-        self.out.write_all(bytes)?;
-        self.pos += bytes.len();
-        if self.pos as u64 > MAX_SHARD_BYTES {
-            return Err(io::Error::other("station shard would pass 2 GiB"));
-        }
-        Ok(())
-    }
-
     fn end(&mut self) -> io::Result<()> {
         if let Some(v) = self.open.take() {
             self.done.push(v);
