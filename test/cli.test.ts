@@ -74,6 +74,46 @@ describe('whereabouts locate', () => {
   });
 });
 
+describe('whereabouts upgrade', () => {
+  it('writes a format 6 database again in the current format, then leaves it alone', () => {
+    // The core's fixture: a format 6 database written by that format's build.
+    const src = join(root, 'crates/whereabouts-core/tests/fixtures/format6');
+    const dir = tempDir('wb-upgrade-');
+    for (const f of readdirSync(src).filter((f) => f !== 'README.md'))
+      writeFileSync(join(dir, f), readFileSync(join(src, f)));
+    const gsm = JSON.stringify({
+      token: 't',
+      radio: 'gsm',
+      mcc: 262,
+      mnc: 1,
+      cells: [{ lac: 100, cid: 10 }],
+    });
+    const refused = cli(['locate', '--db', dir], gsm);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `format version 6, this build reads 7: convert it with \`whereabouts upgrade --db ${dir}\``,
+    );
+
+    const up = cli(['upgrade', '--db', dir, '--quiet']);
+    expect(up.code).toBe(0);
+    expect(up.stderr).toContain('store format 6 written again in the current one: 8 cells, 3 WiFi APs');
+    const answer = JSON.parse(cli(['locate', '--db', dir], gsm).stdout);
+    expect(answer).toMatchObject({ status: 'ok' });
+    expect(answer.lat).toBeCloseTo(52.501235, 6);
+
+    const again = cli(['upgrade', '--db', dir]);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('already store format 7, left as it is');
+  });
+
+  it('needs --db, and fails clearly without a database', () => {
+    expect(cli(['upgrade']).code).toBe(2);
+    const empty = cli(['upgrade', '--db', tempDir('wb-upgrade-empty-')]);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain('manifest.json missing');
+  });
+});
+
 describe('whereabouts import', () => {
   it('reports rejected rows with their line numbers and reasons', () => {
     const out = join(tempDir('wb-imp-'), 'db');

@@ -18,6 +18,10 @@ Usage:
       apart by content, go to DIR/addresses.bin instead (see docs/geocoding.md).
       FILE - is standard input, and a named pipe is read as a file: both are taken
       for station data (for example: zcat cells.csv.gz | whereabouts import --db DIR -).
+  whereabouts upgrade --db DIR
+      Writes a station database of an older store format (5 or 6) again in the
+      current one, from its own stations: learned and synced ones included, which
+      re-importing the sources would lose. A current database is left as it is.
   whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...
       Learns station positions from GPS-tagged observations: OpenCelliD measurement
       CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs
@@ -103,6 +107,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./learn.js')).runLearn(rest);
       case 'compact':
         return await (await import('./compact.js')).runCompact(rest);
+      case 'upgrade':
+        return await (await import('./upgrade.js')).runUpgrade(rest);
       case 'token':
         return await (await import('./token.js')).runToken(rest);
       case 'serve':

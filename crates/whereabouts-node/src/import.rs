@@ -8,7 +8,10 @@ use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
 use crate::progress::{bad_lines, forward, ProgressFn};
-use whereabouts_core::import::{import_files as core_import, ImportOptions, ImportReport};
+use whereabouts_core::import::{
+    import_files as core_import, upgrade as core_upgrade, ImportOptions, ImportReport,
+    UpgradeReport,
+};
 use whereabouts_core::radio::Radio;
 
 #[napi(object)]
@@ -126,4 +129,54 @@ pub fn import_files(
         options,
         progress,
     }))
+}
+
+#[napi(object)]
+pub struct UpgradeSummary {
+    /// The store format the database was in (the current one: nothing was written).
+    pub from_format: u32,
+    pub cells: f64,
+    pub wifi: f64,
+    pub shards: f64,
+    pub bytes: f64,
+    pub seconds: f64,
+}
+
+pub struct UpgradeTask {
+    db: PathBuf,
+    progress: Option<ProgressFn>,
+}
+
+impl Task for UpgradeTask {
+    type Output = UpgradeReport;
+    type JsValue = UpgradeSummary;
+
+    fn compute(&mut self) -> Result<UpgradeReport> {
+        let mut report = forward(self.progress.as_ref());
+        let db = &self.db;
+        crate::guarded("upgrade", move || {
+            core_upgrade(db, &mut report).map_err(crate::err)
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, r: UpgradeReport) -> Result<UpgradeSummary> {
+        Ok(UpgradeSummary {
+            from_format: r.from_format,
+            cells: r.build.cells as f64,
+            wifi: r.build.wifi as f64,
+            shards: r.build.shards as f64,
+            bytes: r.build.bytes as f64,
+            seconds: r.build.seconds,
+        })
+    }
+}
+
+/// Writes a database of an older store format again in the current one, from its own
+/// stations (see `whereabouts upgrade`).
+#[napi(ts_return_type = "Promise<UpgradeSummary>")]
+pub fn upgrade_database(db: String, progress: Option<ProgressFn>) -> AsyncTask<UpgradeTask> {
+    AsyncTask::new(UpgradeTask {
+        db: PathBuf::from(db),
+        progress,
+    })
 }

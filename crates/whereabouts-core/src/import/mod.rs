@@ -14,6 +14,7 @@ pub(crate) mod parse;
 mod rec;
 mod runs;
 pub(crate) mod source;
+mod upgrade;
 
 use std::fmt;
 use std::fs;
@@ -29,6 +30,7 @@ use rec::{full_key, wifi_full_key, Acc, Rec};
 use runs::Runs;
 
 pub use parse::{default_range_m, CELL_HEADER, WIFI_HEADER};
+pub use upgrade::{upgrade, UpgradeReport};
 
 /// How an import runs. `Default` gives a merging import with 4M-row runs.
 #[derive(Clone, Debug)]

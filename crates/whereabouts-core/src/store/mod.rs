@@ -11,10 +11,12 @@ pub mod builder;
 pub mod changes;
 pub mod database;
 pub mod layout;
+pub mod legacy;
 pub mod manifest;
 mod masts;
 pub mod record;
 pub mod shard;
+mod table;
 pub mod writer;
 
 use std::fmt;

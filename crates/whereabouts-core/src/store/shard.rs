@@ -10,6 +10,7 @@ use memmap2::Mmap;
 
 use super::layout::{self, VectorField, FENCE_STRIDE};
 use super::record::{Area, Mast, Network, StationRecord};
+use super::table::RootTable;
 use super::writer::Record;
 use super::StoreError;
 
@@ -18,18 +19,6 @@ pub struct Shard {
     map: Mmap,
     created: u64,
     vectors: [Range<usize>; 8],
-}
-
-fn read_u16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn read_u32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn read_u64(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
 fn field_slot(field: VectorField) -> usize {
@@ -52,36 +41,27 @@ impl Shard {
         // refuses it leaves the default, which is slower but answers the same.
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Random);
-        let b: &[u8] = &map;
-        if b.len() < layout::HEADER_END || &b[4..8] != layout::FILE_IDENTIFIER {
-            return Err(corrupt("not a Whereabouts station file"));
-        }
-        if !(map.as_ptr() as usize).is_multiple_of(8) {
-            return Err(corrupt("mapping is not 8-byte aligned"));
-        }
-        let table = read_u32(b, 0).ok_or_else(|| corrupt("truncated"))? as usize;
-        let soff = read_u32(b, table).ok_or_else(|| corrupt("root table out of bounds"))? as i32;
-        let vtable = (table as i64 - soff as i64) as usize;
-        let vt_size = read_u16(b, vtable).ok_or_else(|| corrupt("vtable out of bounds"))? as usize;
-        let field = |i: usize| -> Option<usize> {
-            if 4 + 2 * i >= vt_size {
-                return None;
-            }
-            match read_u16(b, vtable + 4 + 2 * i)? {
-                0 => None,
-                o => Some(table + o as usize),
-            }
-        };
-        let version = field(0).and_then(|p| read_u32(b, p)).unwrap_or(0);
+        let root = RootTable::read(&map).map_err(|why| corrupt(&why))?;
+        let version = root.u32_field(0).unwrap_or(0);
         if version != layout::FORMAT_VERSION {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let what_to_do = if super::legacy::FORMATS.contains(&version) {
+                format!(
+                    "convert it with `whereabouts upgrade --db {}`, or import the sources again \
+                     (`whereabouts import --replace`)",
+                    dir.display()
+                )
+            } else {
+                "import the sources again (`whereabouts import --replace`)".to_string()
+            };
             return Err(StoreError::Version(format!(
                 "{}: a station database of format version {version}, this build reads {}: \
-                 import the sources again (`whereabouts import --replace`)",
+                 {what_to_do}",
                 path.display(),
                 layout::FORMAT_VERSION
             )));
         }
-        let created = field(1).and_then(|p| read_u64(b, p)).unwrap_or(0);
+        let created = root.u64_field(1).unwrap_or(0);
         let mut vectors: [Range<usize>; 8] = Default::default();
         // FlatBuffers field ids 2..=10: networks, cells, areas, wifi, fences, masts (5, the
         // short-CID index up to format 6, is deprecated).
@@ -96,22 +76,12 @@ impl Shard {
             (10, VectorField::MastBlocks),
         ];
         for (id, vf) in ids {
-            let Some(fpos) = field(id) else { continue };
-            let rel = read_u32(b, fpos).ok_or_else(|| corrupt("field out of bounds"))? as usize;
-            let len_pos = fpos
-                .checked_add(rel)
-                .ok_or_else(|| corrupt("vector offset overflows"))?;
-            let n = read_u32(b, len_pos).ok_or_else(|| corrupt("vector out of bounds"))? as usize;
-            let start = len_pos + 4;
-            let end = n
-                .checked_mul(vf.element_size())
-                .and_then(|s| s.checked_add(start))
-                .filter(|&e| e <= b.len())
-                .ok_or_else(|| corrupt(&format!("{} vector runs past the end", vf.name())))?;
-            if !start.is_multiple_of(8) {
-                return Err(corrupt(&format!("{} vector is misaligned", vf.name())));
+            if let Some(range) = root
+                .vector(id, vf.element_size(), vf.name())
+                .map_err(|why| corrupt(&why))?
+            {
+                vectors[field_slot(vf)] = range;
             }
-            vectors[field_slot(vf)] = start..end;
         }
         let shard = Shard {
             path: path.to_path_buf(),

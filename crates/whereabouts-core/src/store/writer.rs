@@ -16,6 +16,8 @@ use super::layout::{self, VectorField, MAX_SHARD_BYTES};
 pub unsafe trait Record: Copy + 'static {}
 
 unsafe impl Record for super::record::StationRecord {}
+// The in-memory station is also formats 5 and 6's record, read by `store::legacy`.
+unsafe impl Record for super::record::Station {}
 unsafe impl Record for super::record::Network {}
 unsafe impl Record for super::record::Area {}
 unsafe impl Record for super::record::Mast {}

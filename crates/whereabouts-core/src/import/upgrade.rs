@@ -1,0 +1,131 @@
+//! Writing a database of an older store format again in the current one, from its own
+//! stations: what `whereabouts upgrade` runs. A database may hold what no source file
+//! holds any more (stations our learner placed and compaction folded in, a sync's pages), so
+//! a format change must not leave re-importing the sources as the only way forward.
+//!
+//! The stations are read in stored order, which is the order a build takes, and written
+//! through the builder as an import writes them: the derived tables (areas, fences, pooled
+//! masts) are built anew. Like an import, it writes aside and switches the manifest last: a
+//! failed or cancelled upgrade leaves the old database as it was.
+
+use std::path::Path;
+use std::time::Instant;
+
+use super::{peak_rss_bytes, ImportError, ImportReport, Phase, Progress};
+use crate::progress::Reporter;
+use crate::radio::Radio;
+use crate::store::layout::FORMAT_VERSION;
+use crate::store::legacy::LegacyShard;
+use crate::store::{BuildOptions, DbBuilder, Manifest, StoreError};
+
+/// What an upgrade did: the format it found, and the report of the build it wrote (no files;
+/// `shards: 0` when the database was current already and nothing was written).
+#[derive(Debug)]
+pub struct UpgradeReport {
+    pub from_format: u32,
+    pub build: ImportReport,
+}
+
+/// Writes the database in `dir` again in the current store format. A current database is
+/// left alone; one of a format [`crate::store::legacy`] does not read is refused with what to
+/// do instead.
+pub fn upgrade(
+    dir: &Path,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<UpgradeReport, ImportError> {
+    let started = Instant::now();
+    let manifest = Manifest::read(dir)?.ok_or_else(|| {
+        StoreError::NotFound(format!(
+            "no station database in {} (manifest.json missing)",
+            dir.display()
+        ))
+    })?;
+    let empty = |shards| ImportReport {
+        files: Vec::new(),
+        cells: 0,
+        wifi: 0,
+        merged_duplicates: 0,
+        shards,
+        bytes: 0,
+        seconds: started.elapsed().as_secs_f64(),
+        peak_rss_bytes: peak_rss_bytes(),
+    };
+    if manifest.format == FORMAT_VERSION {
+        return Ok(UpgradeReport {
+            from_format: manifest.format,
+            build: empty(0),
+        });
+    }
+    let shards = manifest
+        .shards
+        .iter()
+        .map(|e| {
+            if e.file.contains('/') || e.file.contains('\\') || e.file.starts_with('.') {
+                return Err(StoreError::Corrupt(format!(
+                    "manifest names an odd shard file {:?}",
+                    e.file
+                )));
+            }
+            LegacyShard::open(&dir.join(&e.file))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let total: u64 = shards
+        .iter()
+        .map(|s| (s.cells().len() + s.wifi().len()) as u64)
+        .sum();
+    let mut builder = DbBuilder::new(
+        dir,
+        BuildOptions {
+            simulated: manifest.simulated,
+            sources: manifest.sources.clone(),
+            created: manifest.created,
+            ..BuildOptions::default()
+        },
+    )?;
+    let label = dir.display().to_string();
+    let mut reporter = Reporter::<Phase, ImportError>::new(progress);
+    let at = |done: u64, phase| Progress {
+        file: label.clone(),
+        bytes_done: done,
+        bytes_total: total,
+        rows: done,
+        phase,
+    };
+    reporter.report(true, || at(0, Phase::Merging))?;
+    let mut done = 0u64;
+    // Cells of every shard first, then WiFi: shards hold consecutive networks, and the APs
+    // of the last ones follow all cells.
+    for s in &shards {
+        for n in s.networks() {
+            let radio = Radio::from_code(n.radio).unwrap_or(Radio::Gsm);
+            for c in &s.cells()[n.first as usize..(n.first + n.count) as usize] {
+                builder.push_cell(radio, n.mcc, n.mnc, *c)?;
+                done += 1;
+                if done.is_multiple_of(65_536) {
+                    reporter.report(false, || at(done, Phase::Merging))?;
+                }
+            }
+        }
+    }
+    for s in &shards {
+        for w in s.wifi() {
+            builder.push_wifi(*w)?;
+            done += 1;
+            if done.is_multiple_of(65_536) {
+                reporter.report(false, || at(done, Phase::Merging))?;
+            }
+        }
+    }
+    reporter.report(true, || at(done, Phase::Writing))?;
+    let (_, stats) = builder.commit()?;
+    Ok(UpgradeReport {
+        from_format: manifest.format,
+        build: ImportReport {
+            cells: stats.cells,
+            wifi: stats.wifi,
+            shards: stats.shards,
+            bytes: stats.bytes,
+            ..empty(stats.shards)
+        },
+    })
+}
