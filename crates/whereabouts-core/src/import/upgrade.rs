@@ -16,7 +16,7 @@ use crate::progress::Reporter;
 use crate::radio::Radio;
 use crate::store::layout::FORMAT_VERSION;
 use crate::store::legacy::LegacyShard;
-use crate::store::{BuildOptions, DbBuilder, Manifest, StoreError};
+use crate::store::{BuildOptions, DbBuilder, Manifest};
 
 /// What an upgrade did: the format it found, and the report of the build it wrote (no files;
 /// `shards: 0` when the database was current already and nothing was written).
@@ -34,12 +34,7 @@ pub fn upgrade(
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<UpgradeReport, ImportError> {
     let started = Instant::now();
-    let manifest = Manifest::read(dir)?.ok_or_else(|| {
-        StoreError::NotFound(format!(
-            "no station database in {} (manifest.json missing)",
-            dir.display()
-        ))
-    })?;
+    let manifest = Manifest::read_existing(dir)?;
     let empty = |shards| ImportReport {
         files: Vec::new(),
         cells: 0,
@@ -59,15 +54,7 @@ pub fn upgrade(
     let shards = manifest
         .shards
         .iter()
-        .map(|e| {
-            if e.file.contains('/') || e.file.contains('\\') || e.file.starts_with('.') {
-                return Err(StoreError::Corrupt(format!(
-                    "manifest names an odd shard file {:?}",
-                    e.file
-                )));
-            }
-            LegacyShard::open(&dir.join(&e.file))
-        })
+        .map(|e| LegacyShard::open(&e.path_in(dir)?))
         .collect::<Result<Vec<_>, _>>()?;
     let total: u64 = shards
         .iter()

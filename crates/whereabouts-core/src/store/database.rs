@@ -113,22 +113,10 @@ pub struct DbStats {
 
 impl Database {
     pub fn open(dir: &Path) -> Result<Database, StoreError> {
-        let manifest = Manifest::read(dir)?.ok_or_else(|| {
-            StoreError::NotFound(format!(
-                "no station database in {} (manifest.json missing; create one with `whereabouts import --db {} FILE...`)",
-                dir.display(),
-                dir.display()
-            ))
-        })?;
+        let manifest = Manifest::read_existing(dir)?;
         let mut shards = Vec::with_capacity(manifest.shards.len());
         for e in &manifest.shards {
-            if e.file.contains('/') || e.file.contains('\\') || e.file.starts_with('.') {
-                return Err(StoreError::Corrupt(format!(
-                    "manifest names an odd shard file {:?}",
-                    e.file
-                )));
-            }
-            let shard = Shard::open(&dir.join(&e.file))?;
+            let shard = Shard::open(&e.path_in(dir)?)?;
             if shard.cells().len() as u64 != e.cells || shard.wifi().len() as u64 != e.wifi {
                 return Err(StoreError::Corrupt(format!(
                     "{}: station counts differ from the manifest",

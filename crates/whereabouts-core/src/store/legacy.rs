@@ -11,7 +11,7 @@ use std::path::Path;
 use memmap2::Mmap;
 
 use super::record::{Network, Station};
-use super::table::RootTable;
+use super::table::{records, RootTable};
 use super::StoreError;
 
 /// The formats this module reads.
@@ -78,14 +78,8 @@ impl LegacyShard {
     }
 
     fn slice<T: super::writer::Record>(&self, r: &Range<usize>) -> &[T] {
-        let bytes = &self.map[r.clone()];
-        // SAFETY: open() checked bounds and 8-byte alignment; Record types accept any bits.
-        unsafe {
-            std::slice::from_raw_parts(
-                bytes.as_ptr() as *const T,
-                bytes.len() / std::mem::size_of::<T>(),
-            )
-        }
+        // SAFETY: open() took every range from RootTable::vector, which checks alignment.
+        unsafe { records(&self.map[r.clone()]) }
     }
 
     /// The shard's networks, each naming its cells.

@@ -3,7 +3,7 @@
 
 use std::fs::{self, File};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -35,7 +35,31 @@ pub struct Manifest {
     pub sources: Vec<String>,
 }
 
+impl ShardEntry {
+    /// The shard's file in `dir`; a name that would lead out of it is corrupt.
+    pub fn path_in(&self, dir: &Path) -> Result<PathBuf, StoreError> {
+        if self.file.contains('/') || self.file.contains('\\') || self.file.starts_with('.') {
+            return Err(StoreError::Corrupt(format!(
+                "manifest names an odd shard file {:?}",
+                self.file
+            )));
+        }
+        Ok(dir.join(&self.file))
+    }
+}
+
 impl Manifest {
+    /// The manifest of the database in `dir`, which must have one.
+    pub fn read_existing(dir: &Path) -> Result<Manifest, StoreError> {
+        Manifest::read(dir)?.ok_or_else(|| {
+            StoreError::NotFound(format!(
+                "no station database in {} (manifest.json missing; create one with `whereabouts import --db {} FILE...`)",
+                dir.display(),
+                dir.display()
+            ))
+        })
+    }
+
     pub fn read(dir: &Path) -> Result<Option<Manifest>, StoreError> {
         let path = dir.join(MANIFEST_FILE);
         let text = match fs::read_to_string(&path) {

@@ -10,7 +10,7 @@ use memmap2::Mmap;
 
 use super::layout::{self, VectorField, FENCE_STRIDE};
 use super::record::{Area, Mast, Network, StationRecord};
-use super::table::RootTable;
+use super::table::{records, RootTable};
 use super::writer::Record;
 use super::StoreError;
 
@@ -127,15 +127,8 @@ impl Shard {
 
     fn slice<T: Record>(&self, field: VectorField) -> &[T] {
         let r = &self.vectors[field_slot(field)];
-        let bytes = &self.map[r.clone()];
-        // SAFETY: open() checked bounds and 8-byte alignment (more than any Record needs);
-        // Record types accept any bits.
-        unsafe {
-            std::slice::from_raw_parts(
-                bytes.as_ptr() as *const T,
-                bytes.len() / std::mem::size_of::<T>(),
-            )
-        }
+        // SAFETY: open() took every range from RootTable::vector, which checks alignment.
+        unsafe { records(&self.map[r.clone()]) }
     }
 
     /// Tells the kernel that the whole shard is about to be read in order (a merge into a

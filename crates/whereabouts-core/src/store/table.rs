@@ -16,6 +16,22 @@ pub(crate) fn read_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// `bytes` (a vector's data, as [`RootTable::vector`] found it) as records of `T`.
+///
+/// # Safety
+/// `bytes` starts 8-aligned, as [`RootTable::vector`] checks of every vector it returns.
+pub(crate) unsafe fn records<T: super::writer::Record>(bytes: &[u8]) -> &[T] {
+    debug_assert!((bytes.as_ptr() as usize).is_multiple_of(std::mem::align_of::<T>()));
+    // SAFETY: aligned (the caller's promise), within `bytes`, and Record types accept any
+    // bits.
+    unsafe {
+        std::slice::from_raw_parts(
+            bytes.as_ptr() as *const T,
+            bytes.len() / std::mem::size_of::<T>(),
+        )
+    }
+}
+
 /// A shard's root table and its vtable.
 pub(crate) struct RootTable<'a> {
     bytes: &'a [u8],
