@@ -251,7 +251,7 @@ interface NativeBinding {
   ) => Promise<unknown>;
   /** `OpenAddressesCsv` or `OsmPbf` for an address file, null for any other file. */
   addressFileKind?: (path: string) => string | null;
-  /** Writes a database of store format 5 or 6 again in the current one (`whereabouts upgrade`). */
+  /** Writes a database of store format 5, 6 or 7 again in the current one (`whereabouts upgrade`). */
   upgradeDatabase?: (db: string, progress: (p: NativeImportProgress) => void) => Promise<unknown>;
 }
 

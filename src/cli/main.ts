@@ -19,7 +19,7 @@ Usage:
       FILE - is standard input, and a named pipe is read as a file: both are taken
       for station data (for example: zcat cells.csv.gz | whereabouts import --db DIR -).
   whereabouts upgrade --db DIR
-      Writes a station database of an older store format (5 or 6) again in the
+      Writes a station database of an older store format (5 to 7) again in the
       current one, from its own stations: learned and synced ones included, which
       re-importing the sources would lose. A current database is left as it is.
   whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...

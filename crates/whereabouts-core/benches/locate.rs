@@ -220,19 +220,25 @@ fn info(lat: f64, lon: f64, range_m: u32, x: u64, now: i64) -> StationInfo {
 fn build_db(dir: &Path, now: i64) -> (u64, u64) {
     let mut b = DbBuilder::new(dir, BuildOptions::default()).unwrap();
     for (net, &(radio, mcc, mnc)) in NETWORKS.iter().enumerate() {
-        // LACs in increasing order, cells within a LAC in increasing cid: the builder's order.
+        // LACs in increasing order, a LAC's cells sorted by key (which ranks the cid): the
+        // builder's order.
+        let mut lac_cells = Vec::with_capacity((TILE * TILE) as usize);
         for ty in 0..NY / TILE {
             for tx in 0..TILES_X {
+                lac_cells.clear();
                 for local in 0..TILE * TILE {
                     let (gx, gy) = (tx * TILE + local % TILE, ty * TILE + local / TILE);
                     let (lac, l) = Grid::lac_local(gx, gy);
                     debug_assert_eq!(l, local);
                     let (lat, lon) = Grid::position(net, gx, gy);
                     let x = h(net as u64 + 77, gx as u64, gy as u64);
-                    let st = Station::new(
-                        cell_key(lac, Grid::cid(radio, lac, local)),
+                    lac_cells.push(Station::new(
+                        cell_key(radio, lac, Grid::cid(radio, lac, local)),
                         &info(lat, lon, Grid::range_m(radio, x), x, now),
-                    );
+                    ));
+                }
+                lac_cells.sort_unstable_by_key(|s| s.key);
+                for &st in &lac_cells {
                     b.push_cell(radio, mcc, mnc, st).unwrap();
                 }
             }
@@ -295,7 +301,7 @@ impl Req {
                 radio: c.radio.unwrap(),
                 mcc: c.mcc.unwrap(),
                 mnc: c.mnc,
-                key: cell_key(c.lac, c.cid),
+                key: cell_key(c.radio.unwrap(), c.lac, c.cid),
             })
         });
         let aps = self.wifi.iter().map(|w| at(StationKey::Wifi(w.bssid)));
@@ -371,7 +377,7 @@ impl Baseline {
         for (radio, mcc, mnc, st) in db.iter_cells() {
             let (lac, cid) = (
                 whereabouts_core::store::record::key_lac(st.key),
-                whereabouts_core::store::record::key_cid(st.key),
+                whereabouts_core::store::record::key_cid(radio, st.key),
             );
             cells.insert((radio as u8, mcc, mnc, lac, cid), (st.lat(), st.lon()));
         }

@@ -125,7 +125,7 @@ fn csv_line(s: &Scanned, out: &mut String) {
                 "{},{mcc},{mnc},{},{},",
                 export_radio(radio),
                 key_lac(station.key),
-                key_cid(station.key)
+                key_cid(radio, station.key)
             );
             if let Some(p) = station.psc() {
                 let _ = write!(out, "{p}");
@@ -221,7 +221,7 @@ mod tests {
         let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
         for i in 0..5u64 {
             let s = station(
-                cell_key(3, 100 + i),
+                cell_key(Radio::Lte, 3, 100 + i),
                 -51.8979123,
                 D0 - (i as i64) * DAY,
                 Some(301),

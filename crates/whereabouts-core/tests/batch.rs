@@ -41,20 +41,25 @@ const APS: u64 = 2_000;
 fn fixture() -> (tempfile::TempDir, Locator) {
     let dir = tempfile::tempdir().unwrap();
     let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    // Built in id order; the builder takes them in key order, which ranks the ids.
+    let mut cells = Vec::new();
     for tac in 0..4u32 {
         for k in 0..CELLS / 4 {
             let x = mix(tac as u64 * 1000 + k);
-            let st = Station::new(
-                cell_key(tac, cid(k)),
+            cells.push(Station::new(
+                cell_key(Radio::Lte, tac, cid(k)),
                 &info(
                     52.4 + unit(x) * 0.2,
                     13.3 + unit(mix(x)) * 0.2,
                     300 + (x % 2000) as u32,
                     x,
                 ),
-            );
-            b.push_cell(Radio::Lte, 262, 1, st).unwrap();
+            ));
         }
+    }
+    cells.sort_unstable_by_key(|s| s.key);
+    for st in cells {
+        b.push_cell(Radio::Lte, 262, 1, st).unwrap();
     }
     let mut aps: Vec<Station> = (0..APS)
         .map(|k| {

@@ -35,7 +35,7 @@ fn cell_key_of(cid: u64) -> StationKey {
         radio: Radio::Gsm,
         mcc: 262,
         mnc: 1,
-        key: cell_key(10, cid),
+        key: cell_key(Radio::Gsm, 10, cid),
     }
 }
 
@@ -47,14 +47,14 @@ fn database(dir: &Path) {
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(10, 1), &info(52.50, 13.40, 20)),
+        Station::new(cell_key(Radio::Gsm, 10, 1), &info(52.50, 13.40, 20)),
     )
     .unwrap();
     b.push_cell(
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(10, 2), &info(52.60, 13.40, 20)),
+        Station::new(cell_key(Radio::Gsm, 10, 2), &info(52.60, 13.40, 20)),
     )
     .unwrap();
     b.push_wifi(Station::new(1, &info(52.5001, 13.4001, 5)))

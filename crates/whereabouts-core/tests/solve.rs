@@ -36,26 +36,31 @@ fn fixture() -> (tempfile::TempDir, Database) {
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(10, 1), &st(52.50, 13.40, 1000, 20)),
+        Station::new(cell_key(Radio::Gsm, 10, 1), &st(52.50, 13.40, 1000, 20)),
     )
     .unwrap();
     b.push_cell(
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(10, 12), &st(52.51, 13.40, 1000, 20)),
+        Station::new(cell_key(Radio::Gsm, 10, 12), &st(52.51, 13.40, 1000, 20)),
     )
     .unwrap();
     let mut old = st(52.60, 13.50, 2000, 1);
     old.updated = NOW - 200 * 86_400;
-    b.push_cell(Radio::Gsm, 262, 1, Station::new(cell_key(10, 99), &old))
-        .unwrap();
+    b.push_cell(
+        Radio::Gsm,
+        262,
+        1,
+        Station::new(cell_key(Radio::Gsm, 10, 99), &old),
+    )
+    .unwrap();
     for (cid, lat) in [(31, 52.30), (32, 52.31)] {
         b.push_cell(
             Radio::Gsm,
             262,
             1,
-            Station::new(cell_key(12, cid), &st(lat, 13.40, 1000, 20)),
+            Station::new(cell_key(Radio::Gsm, 12, cid), &st(lat, 13.40, 1000, 20)),
         )
         .unwrap();
     }
@@ -69,21 +74,29 @@ fn fixture() -> (tempfile::TempDir, Database) {
             estimated,
             ..st(lat, 13.40, 1000, 20)
         };
-        b.push_cell(Radio::Gsm, 262, 1, Station::new(cell_key(14, cid), &info))
-            .unwrap();
+        b.push_cell(
+            Radio::Gsm,
+            262,
+            1,
+            Station::new(cell_key(Radio::Gsm, 14, cid), &info),
+        )
+        .unwrap();
     }
     b.push_cell(
         Radio::Cdma,
         310,
         4000,
-        Station::new(cell_key(5, 6), &st(40.0, -75.0, 3000, 9)),
+        Station::new(cell_key(Radio::Cdma, 5, 6), &st(40.0, -75.0, 3000, 9)),
     )
     .unwrap();
     b.push_cell(
         Radio::Lte,
         262,
         1,
-        Station::new(cell_key(20, 0x1A2_B3C4), &st(48.14, 11.58, 800, 30)),
+        Station::new(
+            cell_key(Radio::Lte, 20, 0x1A2_B3C4),
+            &st(48.14, 11.58, 800, 30),
+        ),
     )
     .unwrap();
     // A sibling sector of the same eNB (0x1A2B3): the mast is inferred between them.
@@ -91,7 +104,10 @@ fn fixture() -> (tempfile::TempDir, Database) {
         Radio::Lte,
         262,
         1,
-        Station::new(cell_key(20, 0x1A2_B3C5), &st(48.15, 11.58, 800, 30)),
+        Station::new(
+            cell_key(Radio::Lte, 20, 0x1A2_B3C5),
+            &st(48.15, 11.58, 800, 30),
+        ),
     )
     .unwrap();
     b.push_wifi(Station::new(1, &st(52.5001, 13.4001, 60, 5)))

@@ -28,28 +28,31 @@ fn build_small(dir: &Path, opts: BuildOptions) {
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(100, 1), &info(52.50, 13.40, 1000, 10)),
+        Station::new(cell_key(Radio::Gsm, 100, 1), &info(52.50, 13.40, 1000, 10)),
     )
     .unwrap();
     b.push_cell(
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(100, 2), &info(52.52, 13.42, 800, 5)),
+        Station::new(cell_key(Radio::Gsm, 100, 2), &info(52.52, 13.42, 800, 5)),
     )
     .unwrap();
     b.push_cell(
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(101, 1), &info(52.60, 13.50, 2000, 1)),
+        Station::new(cell_key(Radio::Gsm, 101, 1), &info(52.60, 13.50, 2000, 1)),
     )
     .unwrap();
     b.push_cell(
         Radio::Umts,
         262,
         2,
-        Station::new(cell_key(7, (12 << 16) | 4321), &info(48.1, 11.5, 500, 3)),
+        Station::new(
+            cell_key(Radio::Umts, 7, (12 << 16) | 4321),
+            &info(48.1, 11.5, 500, 3),
+        ),
     )
     .unwrap();
     b.push_wifi(Station::new(
@@ -114,7 +117,7 @@ fn short_cids_are_found_by_a_scan_of_their_lac_alone() {
         (8, 0x1_0000 | short, 45.0),
     ];
     for (lac, cid, lat) in cells {
-        let s = Station::new(cell_key(lac, cid), &info(lat, 8.0, 1000, 3));
+        let s = Station::new(cell_key(Radio::Lte, lac, cid), &info(lat, 8.0, 1000, 3));
         b.push_cell(Radio::Lte, 262, 1, s).unwrap();
     }
     b.commit().unwrap();
@@ -149,7 +152,7 @@ fn a_database_stays_within_24_bytes_a_cell() {
         for i in 0..n {
             let lac = ((1u64 << lac_bits) - 1000 + i / 1000) as u32;
             let s = Station::new(
-                cell_key(lac, cid_base + i % 1000),
+                cell_key(Radio::Nr, lac, cid_base + i % 1000),
                 &info(50.0 + i as f64 * 1e-5, 8.0, 1000, 3),
             );
             b.push_cell(radio, 262, 1, s).unwrap();
@@ -172,7 +175,7 @@ fn fence_lookups_find_every_station_and_nothing_else() {
         for i in 0..n {
             let k = key_of(net as u64, i);
             let s = Station::new(
-                cell_key((k >> 20) as u32, k & 0xfffff),
+                cell_key(Radio::Gsm, (k >> 20) as u32, k & 0xfffff),
                 &info(10.0, 10.0, 100, 1),
             );
             b.push_cell(Radio::Gsm, 100 + net as u16, 1, s).unwrap();
@@ -218,7 +221,7 @@ fn shards_split_at_lac_groups_and_are_all_found() {
     for lac in 0..50u32 {
         for cid in 0..20u64 {
             let s = Station::new(
-                cell_key(lac, 70_000 + cid),
+                cell_key(Radio::Lte, lac, 70_000 + cid),
                 &info(40.0 + lac as f64 * 0.01, -3.0, 500, 2),
             );
             b.push_cell(Radio::Lte, 214, 7, s).unwrap();
@@ -288,7 +291,7 @@ fn build_masts(dir: &Path, opts: BuildOptions) {
             Radio::Gsm,
             262,
             1,
-            Station::new(cell_key(1, 11 + i as u64), s),
+            Station::new(cell_key(Radio::Gsm, 1, 11 + i as u64), s),
         )
         .unwrap();
     }
@@ -297,7 +300,7 @@ fn build_masts(dir: &Path, opts: BuildOptions) {
         Radio::Gsm,
         262,
         1,
-        Station::new(cell_key(1, 21), &info(52.0, 4.0, 800, 20)),
+        Station::new(cell_key(Radio::Gsm, 1, 21), &info(52.0, 4.0, 800, 20)),
     )
     .unwrap();
     for (i, s) in sectors(0.0, 5_000.0).iter().enumerate() {
@@ -305,15 +308,20 @@ fn build_masts(dir: &Path, opts: BuildOptions) {
             Radio::Umts,
             262,
             1,
-            Station::new(cell_key(2, (1 << 16) | (15 + i as u64)), s),
+            Station::new(cell_key(Radio::Umts, 2, (1 << 16) | (15 + i as u64)), s),
         )
         .unwrap();
     }
     for (mnc, east) in [(1, 100.0), (2, 0.0)] {
         for (i, s) in sectors(east, 0.0).iter().enumerate() {
             let cid = (4_000 << 8) | (1 + i as u64);
-            b.push_cell(Radio::Lte, 262, mnc, Station::new(cell_key(3, cid), s))
-                .unwrap();
+            b.push_cell(
+                Radio::Lte,
+                262,
+                mnc,
+                Station::new(cell_key(Radio::Lte, 3, cid), s),
+            )
+            .unwrap();
         }
     }
     b.commit().unwrap();
@@ -382,15 +390,27 @@ fn every_pooled_site_is_found_through_its_block_of_cells() {
     let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
     for mast in 0..700u64 {
         for k in 0..sectors(mast) {
-            let s = Station::new(cell_key(1, mast * 10 + k), &sector(mast, k, 0.0));
+            let s = Station::new(
+                cell_key(Radio::Gsm, 1, mast * 10 + k),
+                &sector(mast, k, 0.0),
+            );
             b.push_cell(Radio::Gsm, 262, 3, s).unwrap();
         }
     }
-    for mast in 0..700u64 {
-        for k in 0..sectors(mast) {
-            let s = Station::new(cell_key(2, (mast << 8) | k), &sector(mast, k, 100.0));
-            b.push_cell(Radio::Lte, 262, 3, s).unwrap();
-        }
+    let mut lte: Vec<Station> = (0..700u64)
+        .flat_map(|mast| {
+            (0..sectors(mast)).map(move |k| {
+                Station::new(
+                    cell_key(Radio::Lte, 2, (mast << 8) | k),
+                    &sector(mast, k, 100.0),
+                )
+            })
+        })
+        .collect();
+    // In key order, which ranks the ids.
+    lte.sort_unstable_by_key(|s| s.key);
+    for s in lte {
+        b.push_cell(Radio::Lte, 262, 3, s).unwrap();
     }
     b.commit().unwrap();
     let db = Database::open(dir.path()).unwrap();
@@ -416,7 +436,7 @@ fn out_of_order_input_is_refused() {
         Radio::Gsm,
         1,
         1,
-        Station::new(cell_key(1, 2), &info(0.0, 0.0, 1, 1)),
+        Station::new(cell_key(Radio::Gsm, 1, 2), &info(0.0, 0.0, 1, 1)),
     )
     .unwrap();
     let e = b
@@ -424,7 +444,7 @@ fn out_of_order_input_is_refused() {
             Radio::Gsm,
             1,
             1,
-            Station::new(cell_key(1, 2), &info(0.0, 0.0, 1, 1)),
+            Station::new(cell_key(Radio::Gsm, 1, 2), &info(0.0, 0.0, 1, 1)),
         )
         .unwrap_err();
     assert!(matches!(e, StoreError::Invalid(_)));
@@ -446,7 +466,7 @@ fn an_unfinished_build_leaves_the_previous_database() {
             Radio::Gsm,
             1,
             1,
-            Station::new(cell_key(1, 1), &info(0.0, 0.0, 1, 1)),
+            Station::new(cell_key(Radio::Gsm, 1, 1), &info(0.0, 0.0, 1, 1)),
         )
         .unwrap();
         // dropped without commit, as when an import is interrupted
@@ -722,7 +742,7 @@ fn opening_touches_no_share_of_the_cells() {
     // 1,000 networks of 2,000 cells: 48 MB of cells, a network every 48 KB.
     for mnc in 0..1_000u16 {
         for cid in 0..2_000u64 {
-            let s = Station::new(cell_key(1, cid), &info(50.0, 8.0, 1000, 3));
+            let s = Station::new(cell_key(Radio::Lte, 1, cid), &info(50.0, 8.0, 1000, 3));
             b.push_cell(Radio::Lte, 262, mnc, s).unwrap();
         }
     }
@@ -749,7 +769,7 @@ fn shards_are_mapped_for_lookups_and_read_ahead_for_merges() {
     let dir = tempfile::tempdir().unwrap();
     let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
     for cid in 0..1_000u64 {
-        let s = Station::new(cell_key(1, cid), &info(50.0, 8.0, 1000, 3));
+        let s = Station::new(cell_key(Radio::Lte, 1, cid), &info(50.0, 8.0, 1000, 3));
         b.push_cell(Radio::Lte, 262, 1, s).unwrap();
     }
     b.commit().unwrap();

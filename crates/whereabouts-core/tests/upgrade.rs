@@ -1,5 +1,6 @@
-//! `import::upgrade`: a database of store format 5 or 6 written again in the current format
-//! from its own stations (fixture: tests/fixtures/format6, see its README).
+//! `import::upgrade`: a database of store format 5, 6 or 7 written again in the current
+//! format from its own stations (fixtures: tests/fixtures/format6 and format7, see their
+//! READMEs).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,13 @@ use whereabouts_core::store::record::Estimated;
 use whereabouts_core::store::{Database, Manifest, StoreError};
 
 fn fixture_copy() -> (tempfile::TempDir, PathBuf) {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/format6");
+    copy_of("format6")
+}
+
+fn copy_of(fixture: &str) -> (tempfile::TempDir, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(fixture);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
     fs::create_dir(&dir).unwrap();
@@ -114,6 +121,86 @@ fn a_format_6_database_is_refused_with_the_upgrade_named_then_upgraded_with_ever
     let again = upgrade(&dir, &mut quiet()).unwrap();
     assert_eq!((again.from_format, again.build.shards), (FORMAT_VERSION, 0));
     assert_eq!(Manifest::read(&dir).unwrap().unwrap(), manifest);
+}
+
+#[test]
+fn a_format_7_database_is_upgraded_with_its_cells_in_the_order_of_their_ranks() {
+    let (_tmp, dir) = copy_of("format7");
+    let e = Database::open(&dir).err().expect("refused").to_string();
+    assert!(
+        e.contains("format version 7") && e.contains("whereabouts upgrade"),
+        "{e}"
+    );
+
+    let report = upgrade(&dir, &mut quiet()).unwrap();
+    assert_eq!(report.from_format, 7);
+    assert_eq!((report.build.cells, report.build.wifi), (13, 2));
+    let db = Database::open(&dir).unwrap();
+    // The whole database in stored order: keys increase within each network.
+    let cells: Vec<_> = db.iter_cells().collect();
+    assert_eq!(cells.len(), 13);
+    for w in cells.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        assert!((a.0 as u8, a.1, a.2) < (b.0 as u8, b.1, b.2) || a.3.key < b.3.key);
+    }
+    let near = |a: f64, b: f64| (a - b).abs() < 0.6e-6;
+    for (enb, lat) in [(257u64, 52.50), (300, 52.52), (513, 52.54)] {
+        let site = ((enb << 8), (enb << 8) | 0xff);
+        for sector in 1..=3 {
+            let m = db
+                .cell_among(Radio::Lte, 262, 1, 300, (enb << 8) | sector, site)
+                .unwrap_or_else(|| panic!("eNB {enb} sector {sector}"));
+            assert_eq!(m.neighbours.len(), 3, "eNB {enb}: its three sectors");
+            if sector == 1 {
+                assert!(near(m.cell.lat(), lat + 0.0010), "{:?}", m.cell);
+            }
+        }
+    }
+    // eNBs 257 and 513 share their low byte: both sector 1 cells answer the short id.
+    let mut short: Vec<_> = db
+        .cells_by_short_cid(Radio::Lte, 262, 1, 300, 0x0101)
+        .iter()
+        .map(|c| c.lat())
+        .collect();
+    short.sort_by(f64::total_cmp);
+    assert_eq!(short.len(), 2);
+    assert!(
+        near(short[0], 52.501) && near(short[1], 52.541),
+        "{short:?}"
+    );
+    for (rnc, ci, lat) in [
+        (1u64, 1001u64, 48.10),
+        (1, 1002, 48.11),
+        (2, 11, 48.12),
+        (3, 1001, 48.13),
+    ] {
+        let c = db.cell(Radio::Umts, 262, 2, 400, (rnc << 16) | ci).unwrap();
+        assert!(near(c.lat(), lat), "{rnc}/{ci}: {c:?}");
+    }
+    let by_ci: Vec<_> = db
+        .cells_by_short_cid(Radio::Umts, 262, 2, 400, 1001)
+        .iter()
+        .map(|c| c.lat())
+        .collect();
+    assert_eq!(by_ci.len(), 2, "{by_ci:?}");
+    let site = db
+        .cell_among(
+            Radio::Umts,
+            262,
+            2,
+            400,
+            (1 << 16) | 1001,
+            ((1 << 16) | 1000, (1 << 16) | 1009),
+        )
+        .unwrap();
+    assert_eq!(
+        site.neighbours.len(),
+        2,
+        "RNC 1's C-IDs 1001 and 1002, not RNC 3's 1001"
+    );
+    for bssid in [0x0011_2233_4455, 0x0011_2233_4466] {
+        assert!(db.wifi(bssid).is_some(), "{bssid:x}");
+    }
 }
 
 #[test]

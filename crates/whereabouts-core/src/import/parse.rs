@@ -246,7 +246,7 @@ pub fn validate_cell(radio: Radio, c: &RawCell) -> Result<Rec, Reject> {
             Estimated::Learned => REC_LEARNED,
         };
     Ok(Rec {
-        key: cell_key(c.lac as u32, c.cid as u64),
+        key: cell_key(radio, c.lac as u32, c.cid as u64),
         net: pack_net(radio, c.mcc as u16, c.mnc as u16),
         lat_e7: c.lat_e7 as i32,
         lon_e7: c.lon_e7 as i32,

@@ -3,9 +3,10 @@
 //! holds any more (stations our learner placed and compaction folded in, a sync's pages), so
 //! a format change must not leave re-importing the sources as the only way forward.
 //!
-//! The stations are read in stored order, which is the order a build takes, and written
-//! through the builder as an import writes them: the derived tables (areas, fences, pooled
-//! masts) are built anew. Like an import, it writes aside and switches the manifest last: a
+//! The stations are read in stored order, which is the order a build takes but for the cells
+//! of one LAC (format 8 ranks their ids, `store::record::cid_rank`): each LAC's are sorted
+//! again. They are written through the builder as an import writes them: the derived tables
+//! (areas, fences, pooled masts) are built anew. Like an import, it writes aside and switches the manifest last: a
 //! failed or cancelled upgrade leaves the old database as it was.
 
 use std::path::Path;
@@ -16,6 +17,7 @@ use crate::progress::Reporter;
 use crate::radio::Radio;
 use crate::store::layout::FORMAT_VERSION;
 use crate::store::legacy::LegacyShard;
+use crate::store::record::key_lac;
 use crate::store::{BuildOptions, DbBuilder, Manifest};
 
 /// What an upgrade did: the format it found, and the report of the build it wrote (no files;
@@ -56,10 +58,7 @@ pub fn upgrade(
         .iter()
         .map(|e| LegacyShard::open(&e.path_in(dir)?))
         .collect::<Result<Vec<_>, _>>()?;
-    let total: u64 = shards
-        .iter()
-        .map(|s| (s.cells().len() + s.wifi().len()) as u64)
-        .sum();
+    let total: u64 = shards.iter().map(|s| s.stations() as u64).sum();
     let mut builder = DbBuilder::new(
         dir,
         BuildOptions {
@@ -81,22 +80,43 @@ pub fn upgrade(
     reporter.report(true, || at(0, Phase::Merging))?;
     let mut done = 0u64;
     // Cells of every shard first, then WiFi: shards hold consecutive networks, and the APs
-    // of the last ones follow all cells.
-    for s in &shards {
-        for n in s.networks() {
-            let radio = Radio::from_code(n.radio).unwrap_or(Radio::Gsm);
-            for c in &s.cells()[n.first as usize..(n.first + n.count) as usize] {
-                builder.push_cell(radio, n.mcc, n.mnc, *c)?;
-                done += 1;
-                if done.is_multiple_of(65_536) {
-                    reporter.report(false, || at(done, Phase::Merging))?;
-                }
+    // of the last ones follow all cells. A LAC is gathered across shards, in case one was
+    // split.
+    let mut cells = shards
+        .iter()
+        .flat_map(|s| {
+            s.networks().iter().flat_map(move |n| {
+                let net = (
+                    Radio::from_code(n.radio).unwrap_or(Radio::Gsm),
+                    n.mcc,
+                    n.mnc,
+                );
+                s.cells(n).map(move |c| (net, c))
+            })
+        })
+        .peekable();
+    let mut lac = Vec::new();
+    while let Some((net, first)) = cells.next() {
+        lac.clear();
+        lac.push(first);
+        while let Some((_, c)) =
+            cells.next_if(|&(n, c)| n == net && key_lac(c.key) == key_lac(first.key))
+        {
+            lac.push(c);
+        }
+        lac.sort_unstable_by_key(|c| c.key);
+        let (radio, mcc, mnc) = net;
+        for c in &lac {
+            builder.push_cell(radio, mcc, mnc, *c)?;
+            done += 1;
+            if done.is_multiple_of(65_536) {
+                reporter.report(false, || at(done, Phase::Merging))?;
             }
         }
     }
     for s in &shards {
         for w in s.wifi() {
-            builder.push_wifi(*w)?;
+            builder.push_wifi(w)?;
             done += 1;
             if done.is_multiple_of(65_536) {
                 reporter.report(false, || at(done, Phase::Merging))?;

@@ -41,7 +41,7 @@ pub enum StationKey {
         radio: Radio,
         mcc: u16,
         mnc: u16,
-        /// `store::record::cell_key(lac, cid)`.
+        /// `store::record::cell_key(radio, lac, cid)`.
         key: u64,
     },
     Wifi(u64),
@@ -56,7 +56,11 @@ impl StationKey {
                 mcc,
                 mnc,
                 key,
-            } => format!("{radio}/{mcc}/{mnc}/{}/{}", key_lac(key), key_cid(key)),
+            } => format!(
+                "{radio}/{mcc}/{mnc}/{}/{}",
+                key_lac(key),
+                key_cid(radio, key)
+            ),
             StationKey::Wifi(b) => format!("wifi/{b:012x}"),
         }
     }
@@ -65,12 +69,19 @@ impl StationKey {
         let p: Vec<&str> = s.split('/').collect();
         match p.as_slice() {
             ["wifi", b] => u64::from_str_radix(b, 16).ok().map(StationKey::Wifi),
-            [r, mcc, mnc, lac, cid] => Some(StationKey::Cell {
-                radio: Radio::parse(r)?,
-                mcc: mcc.parse().ok()?,
-                mnc: mnc.parse().ok()?,
-                key: crate::store::record::cell_key(lac.parse().ok()?, cid.parse().ok()?),
-            }),
+            [r, mcc, mnc, lac, cid] => {
+                let radio = Radio::parse(r)?;
+                Some(StationKey::Cell {
+                    radio,
+                    mcc: mcc.parse().ok()?,
+                    mnc: mnc.parse().ok()?,
+                    key: crate::store::record::cell_key(
+                        radio,
+                        lac.parse().ok()?,
+                        cid.parse().ok()?,
+                    ),
+                })
+            }
             _ => None,
         }
     }
@@ -452,7 +463,7 @@ fn database_station(db: &Database, key: StationKey) -> Option<Station> {
             mcc,
             mnc,
             key,
-        } => db.cell(radio, mcc, mnc, key_lac(key), key_cid(key)),
+        } => db.cell(radio, mcc, mnc, key_lac(key), key_cid(radio, key)),
         StationKey::Wifi(b) => db.wifi(b),
     }
 }

@@ -222,7 +222,7 @@ fn cell(radio: Radio, mcc: i64, mnc: i64, lac: i64, cid: i64) -> Result<StationK
         radio,
         mcc: mcc as u16,
         mnc: mnc as u16,
-        key: cell_key(lac as u32, cid as u64),
+        key: cell_key(radio, lac as u32, cid as u64),
     })
 }
 

@@ -175,7 +175,7 @@ pub fn observations(
             radio,
             mcc,
             mnc,
-            key: cell_key(lac, cid),
+            key: cell_key(radio, lac, cid),
         };
         out.push(at(key, c.signal, ta_m, c.psc.map(|p| p as u16)));
     }

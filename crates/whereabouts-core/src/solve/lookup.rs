@@ -186,7 +186,7 @@ fn find_cell(
     for &radio in candidate_radios(obs) {
         for &mcc in candidate_mccs(db, radio, obs) {
             if let Some(o) = overlay {
-                let key = cell_key(obs.lac, obs.cid);
+                let key = cell_key(radio, obs.lac, obs.cid);
                 match o.get(&StationKey::Cell {
                     radio,
                     mcc,

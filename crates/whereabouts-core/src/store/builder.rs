@@ -308,7 +308,7 @@ impl DbBuilder {
             return Err(StoreError::Invalid(format!(
                 "cells out of order or duplicated at {radio} {mcc} {mnc} lac {} cid {}",
                 key_lac(station.key),
-                key_cid(station.key)
+                key_cid(radio, station.key)
             )));
         }
         let record = record_of(&station)?;
@@ -368,7 +368,7 @@ impl DbBuilder {
         let first_cell = shard.cells as u32 - self.group.len() as u32;
         if let Some(radio) = net.radio() {
             let shard_index = self.pending.len() as u32;
-            let site_of = |s: &Station| sites::site_cids(radio, key_cid(s.key)).map(|r| r.0);
+            let site_of = |s: &Station| sites::site_cids(radio, key_cid(radio, s.key)).map(|r| r.0);
             let mut at = 0;
             for site in self.group.chunk_by(|a, b| site_of(a) == site_of(b)) {
                 let mast = site_of(&site[0]).and_then(|_| SiteMast::of(radio, site));

@@ -209,13 +209,23 @@ mod tests {
             },
         )
         .unwrap();
-        b.push_cell(Radio::Gsm, 262, 1, station(cell_key(1, 1), D0 - DAY))
+        b.push_cell(
+            Radio::Gsm,
+            262,
+            1,
+            station(cell_key(Radio::Gsm, 1, 1), D0 - DAY),
+        )
+        .unwrap();
+        b.push_cell(Radio::Gsm, 262, 1, station(cell_key(Radio::Gsm, 1, 2), D0))
             .unwrap();
-        b.push_cell(Radio::Gsm, 262, 1, station(cell_key(1, 2), D0))
-            .unwrap();
-        b.push_cell(Radio::Gsm, 262, 1, station(cell_key(2, 1), D0 + DAY))
-            .unwrap();
-        b.push_cell(Radio::Lte, 204, 8, station(cell_key(7, 99), D0))
+        b.push_cell(
+            Radio::Gsm,
+            262,
+            1,
+            station(cell_key(Radio::Gsm, 2, 1), D0 + DAY),
+        )
+        .unwrap();
+        b.push_cell(Radio::Lte, 204, 8, station(cell_key(Radio::Lte, 7, 99), D0))
             .unwrap();
         b.push_wifi(station(0x10, D0)).unwrap();
         b.push_wifi(station(0x20, D0 - 5 * DAY)).unwrap();
@@ -255,13 +265,13 @@ mod tests {
                     radio: Radio::Gsm as u8,
                     mcc: 262,
                     mnc: 1,
-                    key: cell_key(1, 2)
+                    key: cell_key(Radio::Gsm, 1, 2)
                 },
                 StationKey::Cell {
                     radio: Radio::Lte as u8,
                     mcc: 204,
                     mnc: 8,
-                    key: cell_key(7, 99)
+                    key: cell_key(Radio::Lte, 7, 99)
                 },
                 StationKey::Wifi(0x10),
             ]
@@ -289,7 +299,7 @@ mod tests {
             radio: Radio::Gsm as u8,
             mcc: 262,
             mnc: 1,
-            key: cell_key(1, 3),
+            key: cell_key(Radio::Gsm, 1, 3),
         };
         assert_eq!(keys(db.scan_from(Some(between))), all[2..].to_vec());
         assert_eq!(

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::record::{cell_key, key_cid, Area, Mast, Station, StationRecord, CID_MASK};
+use super::record::CID_BITS;
+use super::record::{cell_key, key_cid, short_cid_ranks, Area, Mast, Station, StationRecord};
+
 use super::shard::Shard;
 use super::StoreError;
 use crate::radio::Radio;
@@ -96,9 +98,20 @@ pub struct WifiBlock {
 /// Where a cell lookup will search: a block of one network part (`Database::cell_block`).
 #[derive(Clone, Copy, Debug)]
 pub struct CellBlock {
+    radio: Radio,
+    key: u64,
     part: u32,
     start: usize,
     end: usize,
+}
+
+/// The keys of the cells whose ids lie in `around`, a site's id range or one id.
+#[inline]
+fn key_span(radio: Radio, lac: u32, around: (u64, u64)) -> (u64, u64) {
+    (
+        cell_key(radio, lac, around.0),
+        cell_key(radio, lac, around.1),
+    )
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -241,9 +254,10 @@ impl Database {
             .map(|m| m.cell)
     }
 
-    /// The cell with its neighbours in id order whose ids lie in `around` (inclusive, holding
-    /// `cid`): for example its site's sibling sectors. The neighbours follow the cell in the
-    /// file, so they cost no search of their own.
+    /// The cell with its neighbours whose ids lie in `around` (inclusive, holding `cid`): the
+    /// cell alone, or its site's sibling sectors as [`crate::sites::site_cids`] gives them.
+    /// The neighbours follow the cell in the file ([`cid_rank`](super::record::cid_rank) keeps a site together), so
+    /// they cost no search of their own.
     pub fn cell_among(
         &self,
         radio: Radio,
@@ -253,10 +267,11 @@ impl Database {
         cid: u64,
         around: (u64, u64),
     ) -> Option<CellMatch<'_>> {
-        let key = cell_key(lac, cid);
+        let key = cell_key(radio, lac, cid);
+        let span = key_span(radio, lac, around);
         self.nets(radio, mcc, mnc)
             .iter()
-            .find_map(|p| self.cell_in_part(p, key, lac, around))
+            .find_map(|p| self.cell_in_part(p, key, span))
     }
 
     /// The first half of a cell lookup, as `wifi_block`: the block of the first part of the
@@ -272,12 +287,14 @@ impl Database {
         lac: u32,
         cid: u64,
     ) -> Option<CellBlock> {
-        let key = cell_key(lac, cid);
+        let key = cell_key(radio, lac, cid);
         let parts = self.net_range(radio, mcc, mnc);
         let pi = parts.clone().find(|&i| self.networks[i].may_hold(key))?;
         let p = &self.networks[pi];
         let block = self.shards[p.shard as usize].cell_block(p.cells(), key);
         Some(CellBlock {
+            radio,
+            key,
             part: pi as u32,
             start: block.start,
             end: block.end,
@@ -293,43 +310,32 @@ impl Database {
         cid: u64,
         around: (u64, u64),
     ) -> Option<CellMatch<'_>> {
-        let key = cell_key(lac, cid);
+        let key = block.key;
+        debug_assert_eq!(key, cell_key(block.radio, lac, cid));
+        let span = key_span(block.radio, lac, around);
         let p = self.networks.get(block.part as usize)?;
         let shard = &self.shards[p.shard as usize];
         if let Some(i) = shard.find_cell_in(block.start..block.end, key) {
-            return Some(self.with_neighbours(p, i, lac, around));
+            return Some(self.with_neighbours(p, i, span));
         }
         // The network's later parts, as `cell_among` would search them (their keys follow
         // this part's, so none holds the key in a database the builder wrote).
         self.networks[block.part as usize + 1..]
             .iter()
             .take_while(|q| q.key == p.key)
-            .find_map(|q| self.cell_in_part(q, key, lac, around))
+            .find_map(|q| self.cell_in_part(q, key, span))
     }
 
-    fn cell_in_part(
-        &self,
-        p: &NetPart,
-        key: u64,
-        lac: u32,
-        around: (u64, u64),
-    ) -> Option<CellMatch<'_>> {
+    fn cell_in_part(&self, p: &NetPart, key: u64, span: (u64, u64)) -> Option<CellMatch<'_>> {
         if !p.may_hold(key) {
             return None;
         }
         let i = self.shards[p.shard as usize].find_cell(p.cells(), key)?;
-        Some(self.with_neighbours(p, i, lac, around))
+        Some(self.with_neighbours(p, i, span))
     }
 
-    /// Cell `i` of part `p` with the neighbours whose ids lie in `around`.
-    fn with_neighbours(
-        &self,
-        p: &NetPart,
-        i: usize,
-        lac: u32,
-        around: (u64, u64),
-    ) -> CellMatch<'_> {
-        let (lo, hi) = (cell_key(lac, around.0), cell_key(lac, around.1));
+    /// Cell `i` of part `p` with the neighbours whose keys lie in `(lo, hi)`.
+    fn with_neighbours(&self, p: &NetPart, i: usize, (lo, hi): (u64, u64)) -> CellMatch<'_> {
         let range = p.cells();
         let shard = &self.shards[p.shard as usize];
         let cells = shard.cells();
@@ -348,12 +354,9 @@ impl Database {
         }
     }
 
-    /// Cells of the LAC whose 28-bit or longer id ends in the 16 bits `short`: a scan of
-    /// the LAC's cells with longer ids, which lie together in the file (a cell key is
-    /// `lac << 36 | cid`). There is no index for this fallback (format 6 had one, 4 bytes a
-    /// UMTS or LTE cell, an eighth of a cell's whole cost): it runs only once the full id is
-    /// not found, and reads the LAC's 23-byte records in order, about 0.5 us for a LAC of
-    /// 1,000 cells and 66 us for one of 100,000 (`benches/short_cid.rs`).
+    /// Cells of the LAC whose 28-bit id ends in the 16 bits `short`. Cells are stored in
+    /// the order of [`cid_rank`](super::record::cid_rank), which puts such cells among a 256th (LTE) or a 6,554th
+    /// (UMTS) of their LAC's: a binary search finds that run, and only it is read.
     pub fn cells_by_short_cid(
         &self,
         radio: Radio,
@@ -362,7 +365,11 @@ impl Database {
         lac: u32,
         short: u16,
     ) -> Vec<Station> {
-        let (lo, hi) = (cell_key(lac, 0x1_0000), cell_key(lac, CID_MASK));
+        let Some((lo, hi)) = short_cid_ranks(radio, short) else {
+            return Vec::new();
+        };
+        let at_lac = (lac as u64) << CID_BITS;
+        let (lo, hi) = (at_lac | lo, at_lac | hi);
         let mut out = Vec::new();
         for p in self.nets(radio, mcc, mnc) {
             let Some(cells) = self.shards[p.shard as usize].cells().get(p.cells()) else {
@@ -373,7 +380,10 @@ impl Database {
                 cells[start..]
                     .iter()
                     .take_while(|c| c.key() <= hi)
-                    .filter(|c| key_cid(c.key()) as u16 == short)
+                    .filter(|c| {
+                        let cid = key_cid(radio, c.key());
+                        cid > 0xffff && cid as u16 == short
+                    })
                     .map(StationRecord::station),
             );
         }

@@ -20,7 +20,9 @@ pub const FILE_IDENTIFIER: &[u8; 4] = b"WHRB";
 /// 6: masts pooled across radios (`record::Mast`), found through `mast_blocks`.
 /// 7: 23-byte station records (`record::StationRecord`); no short-CID index (a short id is
 /// found by a scan of its LAC's cells).
-pub const FORMAT_VERSION: u32 = 7;
+/// 8: a cell's key ranks its id (`record::cid_rank`), so that the cells of a short id lie
+/// together and are found by a binary search.
+pub const FORMAT_VERSION: u32 = 8;
 
 pub const VTABLE_POS: usize = 8;
 pub const FIELD_COUNT: usize = 11;

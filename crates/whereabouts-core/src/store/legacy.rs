@@ -1,8 +1,9 @@
-//! Reading the shards of store formats 5 and 6, whose stations are 24-byte records laid out
-//! as the in-memory [`Station`] is, so that [`crate::import::upgrade`] can write them again
-//! in the current format. Only what the stations need is read (networks, cells, WiFi); the
-//! derived tables are built anew. Formats before 5 packed a station's metadata otherwise
-//! and are not read.
+//! Reading the shards of store formats 5 to 7 so that [`crate::import::upgrade`] can write
+//! their stations again in the current format. Formats 5 and 6 hold 24-byte records laid
+//! out as the in-memory [`Station`] is, format 7 the 23-byte [`StationRecord`]; all three
+//! key a cell by `lac << 36 | cid`, where format 8 ranks the id ([`super::record::cid_rank`]).
+//! Only what the stations need is read (networks, cells, WiFi); the derived tables are built
+//! anew. Formats before 5 packed a station's metadata otherwise and are not read.
 
 use std::fs::File;
 use std::ops::Range;
@@ -10,21 +11,25 @@ use std::path::Path;
 
 use memmap2::Mmap;
 
-use super::record::{Network, Station};
+use super::record::{cell_key, key_lac, Network, Station, StationRecord, CID_MASK};
 use super::table::{records, RootTable};
 use super::StoreError;
 
 /// The formats this module reads.
-pub const FORMATS: Range<u32> = 5..7;
+pub const FORMATS: Range<u32> = 5..8;
 
-/// FlatBuffers field ids of the vectors read, the same in formats 5 and 6.
+/// The first format of 23-byte records.
+const PACKED_FROM: u32 = 7;
+
+/// FlatBuffers field ids of the vectors read, the same in formats 5 to 7.
 const NETWORKS: usize = 2;
 const CELLS: usize = 3;
 const WIFI: usize = 6;
 
-/// One shard of format 5 or 6, mapped.
+/// One shard of format 5, 6 or 7, mapped.
 pub struct LegacyShard {
     map: Mmap,
+    format: u32,
     networks: Range<usize>,
     cells: Range<usize>,
     wifi: Range<usize>,
@@ -55,18 +60,24 @@ impl LegacyShard {
                 .map(Option::unwrap_or_default)
                 .map_err(|why| corrupt(&why))
         };
+        let record = if version >= PACKED_FROM {
+            std::mem::size_of::<StationRecord>()
+        } else {
+            std::mem::size_of::<Station>()
+        };
         let (networks, cells, wifi) = (
             vector(NETWORKS, std::mem::size_of::<Network>(), "networks")?,
-            vector(CELLS, std::mem::size_of::<Station>(), "cells")?,
-            vector(WIFI, std::mem::size_of::<Station>(), "wifi")?,
+            vector(CELLS, record, "cells")?,
+            vector(WIFI, record, "wifi")?,
         );
         let shard = LegacyShard {
+            format: version,
             networks,
             cells,
             wifi,
             map,
         };
-        let cells = shard.cells().len();
+        let cells = shard.records(&shard.cells).len();
         if shard
             .networks()
             .iter()
@@ -87,13 +98,59 @@ impl LegacyShard {
         self.slice(&self.networks)
     }
 
-    /// Every cell, by network, sorted by key within one.
-    pub fn cells(&self) -> &[Station] {
-        self.slice(&self.cells)
+    fn records(&self, r: &Range<usize>) -> Records<'_> {
+        if self.format >= PACKED_FROM {
+            Records::Packed(self.slice(r))
+        } else {
+            Records::Wide(self.slice(r))
+        }
+    }
+
+    /// How many cells and access points the shard holds.
+    pub fn stations(&self) -> usize {
+        self.records(&self.cells).len() + self.records(&self.wifi).len()
+    }
+
+    /// The cells of network `n`, keyed as the current format keys them ([`cell_key`] for the
+    /// network's radio), in stored order: sorted by LAC, and within one by id, not by key.
+    pub fn cells(&self, n: &Network) -> impl Iterator<Item = Station> + '_ {
+        let radio = n.radio();
+        let records = self.records(&self.cells);
+        (n.first as usize..(n.first + n.count) as usize).map(move |i| {
+            let mut s = records.get(i);
+            if let Some(radio) = radio {
+                s.key = cell_key(radio, key_lac(s.key), s.key & CID_MASK);
+            }
+            s
+        })
     }
 
     /// Every access point, sorted by BSSID.
-    pub fn wifi(&self) -> &[Station] {
-        self.slice(&self.wifi)
+    pub fn wifi(&self) -> impl Iterator<Item = Station> + '_ {
+        let records = self.records(&self.wifi);
+        (0..records.len()).map(move |i| records.get(i))
+    }
+}
+
+/// A vector of either record layout.
+#[derive(Clone, Copy)]
+enum Records<'a> {
+    Wide(&'a [Station]),
+    Packed(&'a [StationRecord]),
+}
+
+impl Records<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Records::Wide(r) => r.len(),
+            Records::Packed(r) => r.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Station {
+        match self {
+            Records::Wide(r) => r[i],
+            Records::Packed(r) => r[i].station(),
+        }
     }
 }

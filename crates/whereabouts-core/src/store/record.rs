@@ -17,20 +17,91 @@ pub const PSC_UNKNOWN: u16 = 1023;
 pub const MAX_RANGE_M: u32 = 65_532;
 pub const MAX_SAMPLES: u32 = 8_191;
 
-/// Where a cell key splits: `lac << CID_BITS | cid`, sortable as one integer.
+/// Where a cell key splits: `lac << CID_BITS | rank`, sortable as one integer, where the
+/// rank is the cell id reordered ([`cid_rank`]) so that a short id's cells lie together.
 pub const CID_BITS: u32 = 36;
 pub const CID_MASK: u64 = (1 << CID_BITS) - 1;
 
-pub fn cell_key(lac: u32, cid: u64) -> u64 {
-    ((lac as u64) << CID_BITS) | (cid & CID_MASK)
+/// UMTS C-IDs (16 bits) from here on form the one decade short of ten ids (65,530 to
+/// 65,535), ranked after all full decades.
+const UMTS_LAST_DECADE: u64 = 65_530;
+/// The first rank of that decade, after 6,553 full decades of 4,096 RNCs.
+const UMTS_LAST_DECADE_RANK: u64 = UMTS_LAST_DECADE * 4096;
+const LOW_28: u64 = (1 << 28) - 1;
+
+/// The key of cell `cid` in `lac` for `radio`.
+pub fn cell_key(radio: Radio, lac: u32, cid: u64) -> u64 {
+    ((lac as u64) << CID_BITS) | cid_rank(radio, cid & CID_MASK)
 }
 
 pub fn key_lac(key: u64) -> u32 {
     (key >> CID_BITS) as u32
 }
 
-pub fn key_cid(key: u64) -> u64 {
-    key & CID_MASK
+/// The cell id of a key made by [`cell_key`] for the same radio.
+pub fn key_cid(radio: Radio, key: u64) -> u64 {
+    rank_cid(radio, key & CID_MASK)
+}
+
+/// Where a cell lies among its LAC's cells: a bijection of the 36-bit ids that keeps a
+/// site's sectors together (they share a mast, [`crate::sites::site_cids`]) and puts the
+/// ids that share their low 16 bits near each other, for the short-id fallback (`scf`):
+/// - LTE, `eNB << 8 | sector`: the eNB's low byte first, then its other bits, then the
+///   sector. A short id's cells lie among 1/256 of the LAC's.
+/// - UMTS, `rnc << 16 | ci`: the C-ID's decade first (a site's sectors share it), then
+///   the RNC, then the C-ID's last digit. A short id's cells lie among 1/6,554. The last,
+///   short decade (65,530 to 65,535) follows the full ones, so that 28-bit ids keep 28-bit
+///   ranks.
+/// - Every other radio: the id itself (GSM and CDMA ids have 16 bits, NB-IoT and NR have no
+///   short ids).
+pub fn cid_rank(radio: Radio, cid: u64) -> u64 {
+    match radio {
+        Radio::Lte => ((cid >> 8) & 0xff) << 28 | (cid >> 16) << 8 | (cid & 0xff),
+        // A 28-bit id is ranked within 28 bits; the bits above (no valid id has them) stay.
+        Radio::Umts => {
+            let (rnc, ci) = ((cid >> 16) & 0xfff, cid & 0xffff);
+            let rank = if ci < UMTS_LAST_DECADE {
+                ((ci / 10) << 12 | rnc) * 10 + ci % 10
+            } else {
+                UMTS_LAST_DECADE_RANK + rnc * 6 + (ci - UMTS_LAST_DECADE)
+            };
+            (cid & !LOW_28) | rank
+        }
+        _ => cid,
+    }
+}
+
+fn rank_cid(radio: Radio, rank: u64) -> u64 {
+    match radio {
+        Radio::Lte => ((rank >> 8) & 0xf_ffff) << 16 | (rank >> 28) << 8 | (rank & 0xff),
+        Radio::Umts => {
+            let low = rank & LOW_28;
+            let (rnc, ci) = if low < UMTS_LAST_DECADE_RANK {
+                let (q, digit) = (low / 10, low % 10);
+                (q & 0xfff, (q >> 12) * 10 + digit)
+            } else {
+                let k = low - UMTS_LAST_DECADE_RANK;
+                (k / 6, UMTS_LAST_DECADE + k % 6)
+            };
+            (rank & !LOW_28) | rnc << 16 | ci
+        }
+        _ => rank,
+    }
+}
+
+/// The ranks, inclusive, among which lie all cells of `radio` whose id ends in the 16 bits
+/// `short` (with others, which the caller filters out). None: the radio has no short ids.
+pub fn short_cid_ranks(radio: Radio, short: u16) -> Option<(u64, u64)> {
+    let s = short as u64;
+    match radio {
+        Radio::Lte => Some(((s >> 8) << 28, (s >> 8) << 28 | LOW_28)),
+        Radio::Umts if s < UMTS_LAST_DECADE => {
+            let decade = s / 10;
+            Some(((decade << 12) * 10, ((decade << 12 | 0xfff) * 10 + 9)))
+        }
+        Radio::Umts => Some((UMTS_LAST_DECADE_RANK, LOW_28)),
+        _ => None,
+    }
 }
 
 /// How a station's position was estimated, which says where the device hearing it is
@@ -400,7 +471,7 @@ mod tests {
             updated: 1_700_000_000,
             estimated: Estimated::Learned,
         };
-        let s = Station::new(cell_key(65533, 268_435_455), &info);
+        let s = Station::new(cell_key(Radio::Lte, 65533, 268_435_455), &info);
         let back = s.info();
         // To the microdegree.
         assert!((back.lat - 51.897912).abs() < 1e-9 && (back.lon + 8.470599).abs() < 1e-9);
@@ -411,7 +482,83 @@ mod tests {
         assert!(info.created - back.created < 31 * 86_400 && back.created <= info.created);
         assert!(info.updated - back.updated < 86_400 && back.updated <= info.updated);
         assert_eq!(key_lac(s.key), 65533);
-        assert_eq!(key_cid(s.key), 268_435_455);
+        assert_eq!(key_cid(Radio::Lte, s.key), 268_435_455);
+    }
+
+    const RADIOS: [Radio; 6] = [
+        Radio::Gsm,
+        Radio::Cdma,
+        Radio::Umts,
+        Radio::Lte,
+        Radio::Nbiot,
+        Radio::Nr,
+    ];
+
+    /// The 36-bit ids a test draws: random ones of 36, 28 and 16 bits, and each radio's edges.
+    fn ids() -> Vec<u64> {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut ids: Vec<u64> = (0..10_000)
+            .flat_map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                [x & CID_MASK, x & LOW_28, x & 0xffff]
+            })
+            .collect();
+        for r in RADIOS {
+            ids.extend([0, 1, 9, 10, 0xff, 0x100, 0xffff, 0x1_0000, r.max_cid()]);
+            ids.extend([r.max_cid() - 1, (r.max_cid() + 1) & CID_MASK, CID_MASK]);
+        }
+        ids.extend([
+            (1 << 28) - 1,
+            1 << 28,
+            (4095 << 16) | 65535,
+            (4095 << 16) | 65529,
+        ]);
+        ids
+    }
+
+    #[test]
+    fn a_rank_is_a_bijection_of_36_bit_ids() {
+        for r in RADIOS {
+            let mut ranks = std::collections::HashSet::new();
+            for cid in ids() {
+                let key = cell_key(r, 513, cid);
+                assert_eq!(key_lac(key), 513);
+                assert_eq!(key_cid(r, key), cid, "{r} {cid:#x}");
+                assert!(key & CID_MASK == cid_rank(r, cid) && cid_rank(r, cid) <= CID_MASK);
+                ranks.insert((cid_rank(r, cid), cid));
+            }
+            let distinct: std::collections::HashSet<_> = ranks.iter().map(|p| p.0).collect();
+            let ids: std::collections::HashSet<_> = ranks.iter().map(|p| p.1).collect();
+            assert_eq!(distinct.len(), ids.len(), "{r}: two ids share a rank");
+        }
+    }
+
+    #[test]
+    fn a_site_is_one_run_of_ranks_and_a_short_id_lies_in_its_span() {
+        for r in RADIOS {
+            for cid in ids().into_iter().filter(|&c| c <= r.max_cid()) {
+                let rank = cid_rank(r, cid);
+                if let Some((lo, hi)) = crate::sites::site_cids(r, cid) {
+                    let (a, b) = (cid_rank(r, lo), cid_rank(r, hi));
+                    assert!(a <= rank && rank <= b, "{r} {cid:#x}");
+                    // Exactly the site's ids rank between its ends.
+                    assert!(b - a <= hi - lo, "{r} {cid:#x}: {a}..{b} holds other ids");
+                }
+                if r.has_short_cid() {
+                    let (lo, hi) = short_cid_ranks(r, cid as u16).unwrap();
+                    assert!(lo <= rank && rank <= hi, "{r} {cid:#x}");
+                } else {
+                    assert_eq!(short_cid_ranks(r, cid as u16), None);
+                }
+            }
+        }
+        // A short id's span is a small share of the ranks.
+        let (lo, hi) = short_cid_ranks(Radio::Lte, 0x1234).unwrap();
+        assert_eq!(hi - lo + 1, 1 << 28);
+        let (lo, hi) = short_cid_ranks(Radio::Umts, 1234).unwrap();
+        assert_eq!(hi - lo + 1, 4096 * 10);
     }
 
     #[test]
@@ -437,7 +584,7 @@ mod tests {
                 meta: 0,
             },
             Station {
-                key: cell_key(16_777_215, 68_719_476_735),
+                key: cell_key(Radio::Nr, 16_777_215, 68_719_476_735),
                 lat_e7: -5,
                 lon_e7: 4,
                 meta: 1 << 63,
@@ -476,7 +623,7 @@ mod tests {
             updated: 10_000_000_000,
             estimated: Estimated::Averaged,
         };
-        let s = Station::new(cell_key(16_777_215, 68_719_476_735), &info);
+        let s = Station::new(cell_key(Radio::Nr, 16_777_215, 68_719_476_735), &info);
         assert_eq!(s.range_m(), MAX_RANGE_M);
         let wild = Station::new(
             1,
@@ -507,6 +654,6 @@ mod tests {
         );
         assert_eq!(late.updated(), s.updated());
         assert_eq!(key_lac(s.key), 16_777_215);
-        assert_eq!(key_cid(s.key), 68_719_476_735);
+        assert_eq!(key_cid(Radio::Nr, s.key), 68_719_476_735);
     }
 }
