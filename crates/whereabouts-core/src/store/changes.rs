@@ -9,6 +9,7 @@
 use std::fmt;
 
 use super::database::Database;
+use super::layout::FORMAT_VERSION;
 use super::record::Station;
 use crate::radio::Radio;
 
@@ -20,14 +21,17 @@ pub enum StationKey {
         radio: u8,
         mcc: u16,
         mnc: u16,
-        /// `lac << 36 | cid`, see [`super::record::cell_key`].
+        /// [`super::record::cell_key`], whose order is the store format's.
         key: u64,
     },
     Wifi(u64),
 }
 
 impl fmt::Display for StationKey {
-    /// The cursor text: `c.<radio>.<mcc>.<mnc>.<key hex>` or `w.<bssid hex>`.
+    /// The cursor text: `c<format>.<radio>.<mcc>.<mnc>.<key hex>` or `w.<bssid hex>`. A
+    /// cell key's order is the store format's (format 8 ranks the ids), so the cursor names
+    /// the format: one from another (a server upgraded between two pages) is no cursor,
+    /// where read in this format's order it would resume at another place in its LAC.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StationKey::Cell {
@@ -35,7 +39,7 @@ impl fmt::Display for StationKey {
                 mcc,
                 mnc,
                 key,
-            } => write!(f, "c.{radio}.{mcc}.{mnc}.{key:x}"),
+            } => write!(f, "c{FORMAT_VERSION}.{radio}.{mcc}.{mnc}.{key:x}"),
             StationKey::Wifi(b) => write!(f, "w.{b:x}"),
         }
     }
@@ -46,12 +50,14 @@ impl StationKey {
     pub fn parse(text: &str) -> Option<StationKey> {
         let parts: Vec<&str> = text.split('.').collect();
         match parts.as_slice() {
-            ["c", radio, mcc, mnc, key] => Some(StationKey::Cell {
-                radio: radio.parse().ok()?,
-                mcc: mcc.parse().ok()?,
-                mnc: mnc.parse().ok()?,
-                key: u64::from_str_radix(key, 16).ok()?,
-            }),
+            [c, radio, mcc, mnc, key] if *c == format!("c{FORMAT_VERSION}") => {
+                Some(StationKey::Cell {
+                    radio: radio.parse().ok()?,
+                    mcc: mcc.parse().ok()?,
+                    mnc: mnc.parse().ok()?,
+                    key: u64::from_str_radix(key, 16).ok()?,
+                })
+            }
             ["w", bssid] => Some(StationKey::Wifi(u64::from_str_radix(bssid, 16).ok()?)),
             _ => None,
         }
@@ -321,8 +327,24 @@ mod tests {
         ] {
             assert_eq!(StationKey::parse(&k.to_string()), Some(k));
         }
-        for bad in ["", "c.1.2.3", "w.xyz", "x.1", "c.300.1.1.1", "w.1.2"] {
+        let current = format!("c{FORMAT_VERSION}.3.262.1.12345");
+        assert!(StationKey::parse(&current).is_some());
+        // Up to format 7 cursors were `c.`: their keys order a LAC's cells otherwise.
+        let older = format!("c{}.3.262.1.12345", FORMAT_VERSION - 1);
+        for bad in [
+            "",
+            "c.1.2.3",
+            "w.xyz",
+            "x.1",
+            "c.3.262.1.12345",
+            &older,
+            "w.1.2",
+        ] {
             assert_eq!(StationKey::parse(bad), None, "{bad}");
+        }
+        for tail in [".1.2.3", ".300.1.1.1"] {
+            let bad = format!("c{FORMAT_VERSION}{tail}");
+            assert_eq!(StationKey::parse(&bad), None, "{bad}");
         }
     }
 }
