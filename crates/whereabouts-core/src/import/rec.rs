@@ -16,7 +16,7 @@ const DAY_S: i64 = 86_400;
 /// One parsed station; 32 bytes so that a 4M-row run costs 128 MB.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rec {
-    /// Cell: `lac << 36 | cid`; WiFi: the 48-bit BSSID.
+    /// Cell: `store::record::cell_key`, `lac << 36 | rank`; WiFi: the 48-bit BSSID.
     pub key: u64,
     /// Cell: `radio << 25 | mcc << 15 | mnc` (orders like the tuple, as mcc < 1024
     /// and mnc < 32768 after validation); WiFi: [`WIFI_NET`].

@@ -34,7 +34,7 @@ pub use read::{accepted_formats, FileReport, ObservationFormat};
 pub use submissions::observations as submission_observations;
 
 /// A station's identity, ordered as the database stores stations: cells by
-/// (radio, mcc, mnc, lac << 36 | cid), then WiFi by BSSID.
+/// (radio, mcc, mnc, `store::record::cell_key`), then WiFi by BSSID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum StationKey {
     Cell {

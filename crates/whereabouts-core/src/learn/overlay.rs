@@ -2,7 +2,7 @@
 //! decided since the last compaction, visible to the very next lookup.
 //!
 //! Each entry replaces the database's station of the same key (cells by
-//! radio, mcc, mnc and `lac << 36 | cid`, WiFi by BSSID) with a complete
+//! radio, mcc, mnc and `store::record::cell_key`, WiFi by BSSID) with a complete
 //! estimate (the database's station refined by the new observations), or
 //! withdraws it (a moved station, blocklisted). Because entries replace rather
 //! than add, folding them into a new generation and dropping them afterwards

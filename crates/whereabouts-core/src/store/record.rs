@@ -134,7 +134,7 @@ pub struct StationInfo {
     pub estimated: Estimated,
 }
 
-/// A cell (key = `lac << 36 | cid`) or a WiFi access point (key = 48-bit BSSID).
+/// A cell (key = [`cell_key`], `lac << 36 | rank`) or a WiFi access point (key = 48-bit BSSID).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Station {
