@@ -485,15 +485,6 @@ mod tests {
         assert_eq!(key_cid(Radio::Lte, s.key), 268_435_455);
     }
 
-    const RADIOS: [Radio; 6] = [
-        Radio::Gsm,
-        Radio::Cdma,
-        Radio::Umts,
-        Radio::Lte,
-        Radio::Nbiot,
-        Radio::Nr,
-    ];
-
     /// The 36-bit ids a test draws: random ones of 36, 28 and 16 bits, and each radio's edges.
     fn ids() -> Vec<u64> {
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
@@ -505,7 +496,7 @@ mod tests {
                 [x & CID_MASK, x & LOW_28, x & 0xffff]
             })
             .collect();
-        for r in RADIOS {
+        for r in Radio::ALL {
             ids.extend([0, 1, 9, 10, 0xff, 0x100, 0xffff, 0x1_0000, r.max_cid()]);
             ids.extend([r.max_cid() - 1, (r.max_cid() + 1) & CID_MASK, CID_MASK]);
         }
@@ -520,7 +511,7 @@ mod tests {
 
     #[test]
     fn a_rank_is_a_bijection_of_36_bit_ids() {
-        for r in RADIOS {
+        for r in Radio::ALL {
             let mut ranks = std::collections::HashSet::new();
             for cid in ids() {
                 let key = cell_key(r, 513, cid);
@@ -537,7 +528,7 @@ mod tests {
 
     #[test]
     fn a_site_is_one_run_of_ranks_and_a_short_id_lies_in_its_span() {
-        for r in RADIOS {
+        for r in Radio::ALL {
             for cid in ids().into_iter().filter(|&c| c <= r.max_cid()) {
                 let rank = cid_rank(r, cid);
                 if let Some((lo, hi)) = crate::sites::site_cids(r, cid) {
