@@ -486,3 +486,65 @@ fn a_held_outlier_survives_a_restart_and_a_compaction_and_expires() {
     );
     assert!(locate_cell(&l, 2).is_some(), "an expired sighting counted");
 }
+
+/// LTE cells whose stored order (ranked ids, store format 8) is not their id order: eNBs
+/// 257 and 513 share their low byte and sort before eNB 300.
+#[test]
+fn compaction_merges_learned_lte_cells_in_the_stored_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lte = |cid| StationKey::Cell {
+        radio: Radio::Lte,
+        mcc: 262,
+        mnc: 1,
+        key: cell_key(Radio::Lte, 20, cid),
+    };
+    let imported = [(257u64 << 8) | 1, (300 << 8) | 1, (513 << 8) | 1];
+    let mut cells: Vec<Station> = imported
+        .iter()
+        .enumerate()
+        .map(|(i, &cid)| {
+            Station::new(
+                cell_key(Radio::Lte, 20, cid),
+                &info(52.50 + i as f64 * 0.01, 13.40, 20),
+            )
+        })
+        .collect();
+    cells.sort_unstable_by_key(|s| s.key);
+    let mut b = DbBuilder::new(tmp.path(), BuildOptions::default()).unwrap();
+    for s in cells {
+        b.push_cell(Radio::Lte, 262, 1, s).unwrap();
+    }
+    b.commit().unwrap();
+    let l = open(tmp.path());
+    // New cells on either side of the imported ones in key order, and between them.
+    let learned = [
+        (1u64 << 8) | 2,
+        (257 << 8) | 2,
+        (300 << 8) | 2,
+        (769 << 8) | 1,
+    ];
+    for (i, &cid) in learned.iter().enumerate() {
+        learn(&l, ring(lte(cid), 52.60 + i as f64 * 0.01, 13.50, 5, NOW));
+    }
+    let r = compact(&l).unwrap();
+    assert_eq!(r.folded, learned.len() as u64);
+    let db = l.database();
+    assert_eq!(db.stats().cells, 7);
+    for cid in imported.iter().chain(&learned) {
+        assert!(db.cell(Radio::Lte, 262, 1, 20, *cid).is_some(), "{cid:#x}");
+    }
+    // Keys increase in the file, and eNB 257's two sectors are one site.
+    let keys: Vec<u64> = db.iter_cells().map(|c| c.3.key).collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:x?}");
+    let site = db
+        .cell_among(
+            Radio::Lte,
+            262,
+            1,
+            20,
+            (257 << 8) | 1,
+            (257 << 8, (257 << 8) | 0xff),
+        )
+        .unwrap();
+    assert_eq!(site.neighbours.len(), 2);
+}
