@@ -56,3 +56,9 @@ export {
   type TimezoneQuery,
   type TimezoneResponse,
 } from './timezone.js';
+export {
+  type UpgradeOptions,
+  type UpgradeOutcome,
+  type UpgradeProgress,
+  upgradeDatabase,
+} from './upgrade.js';

@@ -4,20 +4,9 @@
  * hold stations no source file holds any more (learned ones folded in by compaction, a sync's
  * pages), so re-importing the sources is not the only way past a format change.
  */
-import { existsSync } from 'node:fs';
-import { native } from '../native.js';
+import { upgradeDatabase } from '../upgrade.js';
 import { progressReporter } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
-
-/** The upgrade report (from the core). */
-interface UpgradeSummary {
-  fromFormat: number;
-  cells: number;
-  wifi: number;
-  shards: number;
-  bytes: number;
-  seconds: number;
-}
 
 /** Runs `whereabouts upgrade`; resolves to the exit code. */
 export async function runUpgrade(argv: string[]): Promise<number> {
@@ -27,19 +16,21 @@ export async function runUpgrade(argv: string[]): Promise<number> {
   });
   if (values.db === undefined) throw new UsageError('upgrade needs --db DIR');
   if (positionals.length > 0) throw new UsageError(`upgrade takes no files (got ${positionals.join(' ')})`);
-  if (!existsSync(values.db)) throw new Error(`${values.db}: no such directory`);
-  const { upgradeDatabase } = native();
-  if (!upgradeDatabase) throw new Error('this build of the native addon cannot upgrade databases');
+  const db = values.db;
   const progress = progressReporter(Boolean(values.quiet));
-  const r = (await upgradeDatabase(values.db, progress.onProgress)) as UpgradeSummary;
+  const r = await upgradeDatabase({
+    db,
+    onProgress: (p) =>
+      progress.onProgress({ file: db, bytesDone: p.done, bytesTotal: p.total, rows: p.done, phase: p.phase }),
+  });
   progress.done();
-  if (r.shards === 0) {
-    process.stderr.write(`database ${values.db}: already store format ${r.fromFormat}, left as it is\n`);
+  if (!r.upgraded) {
+    process.stderr.write(`database ${db}: already store format ${r.fromFormat}, left as it is\n`);
     return 0;
   }
   const n = (x: number) => x.toLocaleString('en');
   process.stderr.write(
-    `database ${values.db}: store format ${r.fromFormat} written again in the current one: ` +
+    `database ${db}: store format ${r.fromFormat} written again in the current one: ` +
       `${n(r.cells)} cells, ${n(r.wifi)} WiFi APs, ${r.shards} shard(s), ` +
       `${(r.bytes / 1e6).toFixed(1)} MB, ${r.seconds.toFixed(1)} s\n`,
   );
