@@ -26,7 +26,10 @@ fn opt(v: f64) -> Option<f64> {
 }
 
 fn int(v: f64, max: f64, what: &str) -> Result<u64, String> {
-    if v.is_finite() && v >= 0.0 && v <= max && v.fract() == 0.0 {
+    // Whole when the truncated value converts back to it (every `max` is under 2^53, and NaN
+    // fails the range): `fract` is a call of libm's `trunc` on the baseline x86-64 target,
+    // 1.5% of a request's native time with 9 to 30 numbers read per request.
+    if v >= 0.0 && v <= max && (v as u64) as f64 == v {
         Ok(v as u64)
     } else {
         Err(format!("malformed request batch: {what} = {v}"))
@@ -262,5 +265,37 @@ fn locate_parallel(
     match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::int;
+
+    #[test]
+    fn a_number_is_read_only_when_whole_and_in_range() {
+        for (v, want) in [
+            (0.0, Some(0)),
+            (-0.0, Some(0)),
+            (7.0, Some(7)),
+            (1024.0, Some(1024)),
+        ] {
+            assert_eq!(int(v, 1024.0, "x").ok(), want, "{v}");
+        }
+        for v in [
+            -1.0,
+            0.5,
+            1023.999,
+            1025.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let e = int(v, 1024.0, "x").unwrap_err();
+            assert!(e.starts_with("malformed request batch: x = "), "{e}");
+        }
+        let widest = 281_474_976_710_655.0;
+        assert_eq!(int(widest, widest, "bssid"), Ok(281_474_976_710_655));
+        assert!(int(widest - 0.5, widest, "bssid").is_err());
     }
 }
