@@ -6,8 +6,8 @@
 //! The stations are read in stored order, which is the order a build takes but for the cells
 //! of one LAC (format 8 ranks their ids, `store::record::cid_rank`): each LAC's are sorted
 //! again. They are written through the builder as an import writes them: the derived tables
-//! (areas, fences, pooled masts) are built anew. Like an import, it writes aside and switches the manifest last: a
-//! failed or cancelled upgrade leaves the old database as it was.
+//! (areas, fences, pooled masts) are built anew. Like an import, it writes aside and switches
+//! the manifest last: a failed or cancelled upgrade leaves the old database as it was.
 
 use std::path::Path;
 use std::time::Instant;

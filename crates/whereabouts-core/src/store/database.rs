@@ -256,8 +256,8 @@ impl Database {
 
     /// The cell with its neighbours whose ids lie in `around` (inclusive, holding `cid`): the
     /// cell alone, or its site's sibling sectors as [`crate::sites::site_cids`] gives them.
-    /// The neighbours follow the cell in the file ([`cid_rank`](super::record::cid_rank) keeps a site together), so
-    /// they cost no search of their own.
+    /// The neighbours follow the cell in the file ([`cid_rank`](super::record::cid_rank)
+    /// keeps a site together), so they cost no search of their own.
     pub fn cell_among(
         &self,
         radio: Radio,
@@ -354,9 +354,10 @@ impl Database {
         }
     }
 
-    /// Cells of the LAC whose 28-bit id ends in the 16 bits `short`. Cells are stored in
-    /// the order of [`cid_rank`](super::record::cid_rank), which puts such cells among a 256th (LTE) or a 6,554th
-    /// (UMTS) of their LAC's: a binary search finds that run, and only it is read.
+    /// Cells of the LAC whose 28-bit id ends in the 16 bits `short`. Cells are stored in the
+    /// order of [`cid_rank`](super::record::cid_rank), which puts such cells among a 256th
+    /// (LTE) or a 6,554th (UMTS) of their LAC's: a binary search finds that run, and only it
+    /// is read.
     pub fn cells_by_short_cid(
         &self,
         radio: Radio,
