@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use super::{peak_rss_bytes, ImportError, ImportReport, Phase, Progress};
 use crate::progress::Reporter;
-use crate::radio::Radio;
 use crate::store::layout::FORMAT_VERSION;
 use crate::store::legacy::LegacyShard;
 use crate::store::record::key_lac;
@@ -86,12 +85,8 @@ pub fn upgrade(
         .iter()
         .flat_map(|s| {
             s.networks().iter().flat_map(move |n| {
-                let net = (
-                    Radio::from_code(n.radio).unwrap_or(Radio::Gsm),
-                    n.mcc,
-                    n.mnc,
-                );
-                s.cells(n).map(move |c| (net, c))
+                let (radio, cells) = s.cells(n);
+                cells.map(move |c| ((radio, n.mcc, n.mnc), c))
             })
         })
         .peekable();

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::record::CID_BITS;
-use super::record::{cell_key, key_cid, short_cid_ranks, Area, Mast, Station, StationRecord};
+use super::record::{cell_key, key_cid, rank_key, short_cid_ranks};
+use super::record::{Area, Mast, Station, StationRecord};
 
 use super::shard::Shard;
 use super::StoreError;
@@ -369,8 +369,7 @@ impl Database {
         let Some((lo, hi)) = short_cid_ranks(radio, short) else {
             return Vec::new();
         };
-        let at_lac = (lac as u64) << CID_BITS;
-        let (lo, hi) = (at_lac | lo, at_lac | hi);
+        let (lo, hi) = (rank_key(lac, lo), rank_key(lac, hi));
         let mut out = Vec::new();
         for p in self.nets(radio, mcc, mnc) {
             let Some(cells) = self.shards[p.shard as usize].cells().get(p.cells()) else {

@@ -14,6 +14,7 @@ use memmap2::Mmap;
 use super::record::{cell_key, key_lac, Network, Station, StationRecord, CID_MASK};
 use super::table::{records, RootTable};
 use super::StoreError;
+use crate::radio::Radio;
 
 /// The formats this module reads.
 pub const FORMATS: Range<u32> = 5..8;
@@ -111,18 +112,18 @@ impl LegacyShard {
         self.records(&self.cells).len() + self.records(&self.wifi).len()
     }
 
-    /// The cells of network `n`, keyed as the current format keys them ([`cell_key`] for the
-    /// network's radio), in stored order: sorted by LAC, and within one by id, not by key.
-    pub fn cells(&self, n: &Network) -> impl Iterator<Item = Station> + '_ {
-        let radio = n.radio();
+    /// The radio of network `n` (`open` refused networks without one) and its cells, keyed
+    /// as the current format keys them ([`cell_key`]), in stored order: sorted by LAC, and
+    /// within one by id, not by key.
+    pub fn cells(&self, n: &Network) -> (Radio, impl Iterator<Item = Station> + '_) {
+        let radio = n.radio().unwrap_or(Radio::Gsm);
         let records = self.records(&self.cells);
-        (n.first as usize..(n.first + n.count) as usize).map(move |i| {
+        let cells = (n.first as usize..(n.first + n.count) as usize).map(move |i| {
             let mut s = records.get(i);
-            if let Some(radio) = radio {
-                s.key = cell_key(radio, key_lac(s.key), s.key & CID_MASK);
-            }
+            s.key = cell_key(radio, key_lac(s.key), s.key & CID_MASK);
             s
-        })
+        });
+        (radio, cells)
     }
 
     /// Every access point, sorted by BSSID.

@@ -31,7 +31,12 @@ const LOW_28: u64 = (1 << 28) - 1;
 
 /// The key of cell `cid` in `lac` for `radio`.
 pub fn cell_key(radio: Radio, lac: u32, cid: u64) -> u64 {
-    ((lac as u64) << CID_BITS) | cid_rank(radio, cid & CID_MASK)
+    rank_key(lac, cid_rank(radio, cid & CID_MASK))
+}
+
+/// The key of the cell of rank `rank` ([`cid_rank`]) in `lac`.
+pub fn rank_key(lac: u32, rank: u64) -> u64 {
+    ((lac as u64) << CID_BITS) | rank
 }
 
 pub fn key_lac(key: u64) -> u32 {
