@@ -41,11 +41,16 @@ pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
 const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
 
 /// The averaged stations among `siblings`: in-memory ones at import, the file's records at
-/// lookup.
-fn averaged<S: Copy + Into<Station>>(siblings: &[S]) -> impl Iterator<Item = Station> + '_ {
+/// lookup. A record is unpacked where it lies: copied out first, its 23 bytes went through
+/// two overlapping stores that the unpacking's loads could not forward from (a stall of a
+/// tenth of the solver's time, by `perf`).
+fn averaged<S>(siblings: &[S]) -> impl Iterator<Item = Station> + '_
+where
+    for<'a> &'a S: Into<Station>,
+{
     siblings
         .iter()
-        .map(|&s| s.into())
+        .map(|s| s.into())
         .filter(|s: &Station| s.estimated() == Estimated::Averaged)
 }
 
@@ -68,7 +73,10 @@ impl SiteMast {
     /// is 220 m off). None for fewer than two (an omni site, or ids that do not name sites).
     /// Only averaged siblings count: learned positions are not pulled out along their
     /// azimuths, and their pulls would not cancel.
-    pub fn of<S: Copy + Into<Station>>(radio: Radio, siblings: &[S]) -> Option<SiteMast> {
+    pub fn of<S>(radio: Radio, siblings: &[S]) -> Option<SiteMast>
+    where
+        for<'a> &'a S: Into<Station>,
+    {
         if siblings.len() < 2 {
             return None;
         }

@@ -279,6 +279,7 @@ impl Database {
     /// may hold it (`cell_among` finds none either). A request takes the blocks of all its
     /// cells first, then searches them (`cell_among_in`): the network and fence searches are
     /// done once, and the cache misses of its cells overlap.
+    #[inline]
     pub fn cell_block(
         &self,
         radio: Radio,
@@ -410,6 +411,7 @@ impl Database {
     /// (8-byte keys whose upper levels stay cached), and the block's lines asked for
     /// without waiting. A request takes the blocks of all its APs first, then searches
     /// them (`wifi_in`): their cache misses overlap instead of following each other.
+    #[inline]
     pub fn wifi_block(&self, bssid: u64) -> Option<WifiBlock> {
         let &(_, _, si) = self
             .wifi_shards

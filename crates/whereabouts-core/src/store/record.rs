@@ -281,9 +281,15 @@ impl StationRecord {
     }
 }
 
-impl From<StationRecord> for Station {
-    fn from(r: StationRecord) -> Station {
+impl From<&StationRecord> for Station {
+    fn from(r: &StationRecord) -> Station {
         r.station()
+    }
+}
+
+impl From<&Station> for Station {
+    fn from(s: &Station) -> Station {
+        *s
     }
 }
 
