@@ -104,20 +104,15 @@ pub fn resolve(
     }
     for (i, (obs, &first)) in cells.iter().zip(firsts.iter()).enumerate() {
         let serving = i == 0;
-        match find_cell(db, overlay, obs, first) {
-            Some((radio, Some((st, tower)))) => {
-                let mut c = seen_cell(radio, obs, &st, serving, false);
-                c.tower = tower;
-                seen.cells.push(c);
-            }
+        match find_cell(db, overlay, obs, first, serving, &mut seen.cells) {
             // Withdrawn as moved: no evidence, not even through its short id.
-            Some((_, None)) => {}
-            None if scf && obs.cid <= 0xffff => {
+            Found::Seen | Found::Withdrawn => {}
+            Found::Unknown if scf && obs.cid <= 0xffff => {
                 if let Some(c) = find_by_short_cid(db, obs, serving) {
                     seen.cells.push(c);
                 }
             }
-            None => {}
+            Found::Unknown => {}
         }
     }
     for (obs, &block) in wifi.iter().zip(blocks.iter()) {
@@ -163,8 +158,14 @@ fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [
     }
 }
 
-/// A cell found: its record and its site's mast when the database's sibling sectors show it.
-type FoundCell = (Station, Option<SiteMast>);
+/// What [`find_cell`] made of a cell.
+enum Found {
+    /// Added to the seen cells.
+    Seen,
+    /// Withdrawn as moved (learned overlay).
+    Withdrawn,
+    Unknown,
+}
 
 /// A cell's first candidate network (the radio and mcc it names) and the block of it where
 /// the cell would be ([`Database::cell_block`]), found before any cell is searched.
@@ -175,13 +176,17 @@ struct FirstNetwork {
     block: Option<CellBlock>,
 }
 
-/// The cell and the radio it was found under; `Some((radio, None))`: withdrawn.
+/// Finds the cell and adds it, with the radio it was found under, to `seen`. Pushed here
+/// rather than returned: the cell, its record and its mast made a return value the caller
+/// read back with wider loads than the stores that wrote it, a store-forwarding stall.
 fn find_cell(
     db: &Database,
     overlay: Option<&OverlayView<'_>>,
     obs: &CellObs,
     first: Option<FirstNetwork>,
-) -> Option<(Radio, Option<FoundCell>)> {
+    serving: bool,
+    seen: &mut SeenCells,
+) -> Found {
     let mnc = obs.mnc;
     for &radio in candidate_radios(obs) {
         for &mcc in candidate_mccs(db, radio, obs) {
@@ -194,8 +199,11 @@ fn find_cell(
                     key,
                 }) {
                     // A learned cell's siblings may be learned or not: no mast.
-                    Lookup::Learned(st) => return Some((radio, Some((st, None)))),
-                    Lookup::Blocked => return Some((radio, None)),
+                    Lookup::Learned(st) => {
+                        seen.push(seen_cell(radio, obs, &st, serving, false, None));
+                        return Found::Seen;
+                    }
+                    Lookup::Blocked => return Found::Withdrawn,
                     Lookup::Unknown => {}
                 }
             }
@@ -218,11 +226,12 @@ fn find_cell(
                     }),
                     Estimated::Learned => None,
                 };
-                return Some((radio, Some((m.cell, tower))));
+                seen.push(seen_cell(radio, obs, &m.cell, serving, false, tower));
+                return Found::Seen;
             }
         }
     }
-    None
+    Found::Unknown
 }
 
 fn find_by_short_cid(db: &Database, obs: &CellObs, serving: bool) -> Option<SeenCell> {
@@ -246,7 +255,7 @@ fn find_by_short_cid(db: &Database, obs: &CellObs, serving: bool) -> Option<Seen
             let n = found.len() as f64;
             let lat = found.iter().map(|s| s.lat()).sum::<f64>() / n;
             let lon = found.iter().map(|s| s.lon()).sum::<f64>() / n;
-            let mut c = seen_cell(radio, obs, &first, serving, true);
+            let mut c = seen_cell(radio, obs, &first, serving, true, None);
             c.lat = lat;
             c.lon = lon;
             c.range_m = found
@@ -260,12 +269,14 @@ fn find_by_short_cid(db: &Database, obs: &CellObs, serving: bool) -> Option<Seen
     None
 }
 
+#[inline]
 fn seen_cell(
     radio: Radio,
     obs: &CellObs,
     st: &Station,
     serving: bool,
     via_short_cid: bool,
+    tower: Option<SiteMast>,
 ) -> SeenCell {
     let signal = obs
         .signal
@@ -290,7 +301,7 @@ fn seen_cell(
         ta_m,
         serving,
         via_short_cid,
-        tower: None,
+        tower,
         learned: st.estimated() == Estimated::Learned,
     }
 }
