@@ -170,6 +170,19 @@ export interface NativeEngine {
    * requests, so smaller batches stay on the calling thread. After `close` it throws.
    */
   locateFunction(): LocateFunction;
+  /**
+   * Starts locating the requests encoded in `buffer[0 .. length)` on up to `threads - 1` of
+   * the process's batch threads (0: the machine's parallelism) and returns at once with a
+   * ticket for {@link NativeEngine.locateJoin}. The requests are copied: the caller may
+   * encode its next batch into the same buffer meanwhile. Throws for a malformed batch.
+   */
+  locateStart(buffer: Float64Array, length: number, ips: string[] | undefined, threads: number): number;
+  /**
+   * Waits for the batch of a `locateStart` ticket, solving what no batch thread has taken yet
+   * on the calling thread, and writes {@link ANSWER} numbers per request from `answers[0]`
+   * on; returns the request count. Throws for an unknown ticket.
+   */
+  locateJoin(ticket: number, answers: Float64Array): number;
   /** Every zone name {@link NativeEngine.timezoneIndexAt} answers, by index. */
   timezoneNames(): string[];
   /** The zones that need no geometry, as a grid at `topDepth` split down to `maxDepth`: see {@link TimezoneCells}. Built on each call. */

@@ -190,10 +190,13 @@ describe('processBatch on several threads', () => {
     const threaded = await Engine.open({ db, now: NOW, batchThreads: 3 });
     const single = await Engine.open({ db, now: NOW, batchThreads: 1 });
     try {
-      // 5,000 requests: a threaded chunk is 1,536 of them, so several full chunks and a short
-      // one; invalid and unanswerable requests among them, and different answers throughout
+      // 5,000 requests: a threaded batch reads 256 at a time while the batch threads solve the
+      // chunk before, so many chunks in flight and a short last one; invalid and unanswerable
+      // requests among them, a chunk with no valid request at all (512 to 767), requests with
+      // an IP (the wire's list of them differs from chunk to chunk), different answers
       const requests = Array.from({ length: 5000 }, (_, k) => {
-        if (k % 17 === 0) return { bad: k };
+        if (k % 17 === 0 || (k >= 512 && k < 768)) return { bad: k };
+        if (k % 13 === 0) return { ip: '8.8.8.8', fallbacks: { ipf: 1 } };
         return { cells: [fixtureCell(1 + (k % 9)), fixtureCell(1 + ((k * 7) % 11))], address: 0 };
       });
       const alone = requests.map((r) => single.process(r));
@@ -304,7 +307,7 @@ describe('Engine.open', () => {
 });
 
 describe('the native locate function', () => {
-  it('locates a batch in one buffer, refuses bad arguments and malformed batches, and stops at close', () => {
+  it('locates a batch in one buffer or on the batch threads, refuses bad arguments and malformed batches, and stops at close', () => {
     const handle = native().NativeEngine.open({ db, now: NOW });
     const locate = handle.locateFunction();
     const wire = new WireBuffers();
@@ -331,7 +334,24 @@ describe('the native locate function', () => {
     expect(locate(wire.buffer, wire.length, undefined, 1)).toBe(many.length);
     expect(Array.from(wire.buffer.subarray(wire.length, wire.length + 6 * many.length))).toEqual(threaded);
     expect(() => call(wire.buffer, wire.length, undefined, 'two')).toThrow(/locate takes/);
+    // started on the batch threads, the same batch answers the same, whatever the buffer
+    // holds by the join (the batch was copied)
+    const ticket = handle.locateStart(wire.buffer, wire.length, undefined, 2);
+    const second = handle.locateStart(wire.buffer, wire.length, undefined, 0);
+    wire.buffer.fill(Number.NaN);
+    const answers = new Float64Array(6 * many.length);
+    expect(handle.locateJoin(ticket, answers)).toBe(many.length);
+    expect(Array.from(answers)).toEqual(threaded);
+    expect(() => handle.locateJoin(ticket, answers)).toThrow(/no batch is pending under ticket/);
+    expect(() => handle.locateJoin(second, new Float64Array(6))).toThrow(/answer buffer is too small/);
+    expect(() => handle.locateStart(new Float64Array([1, 0, 1, 1, 0, 1, -1]), 7, undefined, 2)).toThrow(
+      /truncated body/,
+    );
+    expect(() => handle.locateStart(wire.buffer, wire.buffer.length + 1, undefined, 2)).toThrow(
+      /beyond the buffer/,
+    );
     handle.close();
+    expect(() => handle.locateStart(wire.buffer, 7, undefined, 2)).toThrow(/the engine is closed/);
     // the function holds the database weakly: close releases it, and the function says so
     expect(() => locate(wire.buffer, wire.length, undefined)).toThrow(/the engine is closed/);
   });

@@ -1,7 +1,13 @@
-//! The multi-threaded batch answers as the sequential loop does.
+//! The multi-threaded batch answers as the sequential loop does, and the pool runs every
+//! block of a job once.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
 use whereabouts_core::radio::Radio;
-use whereabouts_core::solve::batch::{for_each_parallel, LengthMismatch, MIN_PER_THREAD};
+
+use whereabouts_core::solve::batch::{
+    for_each_parallel, BlockPanicked, Blocks, LengthMismatch, Pool, MIN_PER_THREAD,
+};
 use whereabouts_core::solve::{Answer, CellObs, Locator, Options, Query, WifiObs};
 use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
 use whereabouts_core::store::{BuildOptions, Database, DbBuilder};
@@ -192,4 +198,132 @@ fn lengths_must_match() {
         locator.locate_many(&[Query::default()], NOW, 2, &mut out),
         Err(LengthMismatch { queries: 1, out: 2 })
     );
+}
+
+/// A pool job writing `mix(i)` into slot i, counting how often each block ran; block
+/// `panic_at` panics before writing.
+struct Squares {
+    out: Vec<AtomicU64>,
+    runs: Vec<AtomicUsize>,
+    panic_at: Option<usize>,
+}
+
+impl Squares {
+    fn new(blocks: usize, panic_at: Option<usize>) -> Arc<Squares> {
+        Arc::new(Squares {
+            out: (0..blocks * 8).map(|_| AtomicU64::new(0)).collect(),
+            runs: (0..blocks).map(|_| AtomicUsize::new(0)).collect(),
+            panic_at,
+        })
+    }
+}
+
+impl Blocks for Squares {
+    fn count(&self) -> usize {
+        self.runs.len()
+    }
+
+    fn run(&self, block: usize) {
+        self.runs[block].fetch_add(1, Ordering::Relaxed);
+        assert_ne!(Some(block), self.panic_at, "the block meant to fail");
+        for i in block * 8..(block + 1) * 8 {
+            // Some work, so that threads take blocks side by side.
+            let v = (0..200u64).fold(i as u64, |a, k| mix(a ^ k));
+            self.out[i].store(v, Ordering::Relaxed);
+        }
+    }
+}
+
+fn expected(i: usize) -> u64 {
+    (0..200u64).fold(i as u64, |a, k| mix(a ^ k))
+}
+
+#[test]
+fn a_pool_job_runs_every_block_once_whatever_its_helpers() {
+    for helpers in [0, 1, 3, 64] {
+        let job = Squares::new(500, None);
+        let ticket = Pool::global().start(Arc::clone(&job) as Arc<dyn Blocks>, helpers);
+        // The caller goes on meanwhile, as a binding reading its next batch does.
+        let busy = (0..10_000u64).fold(0, |a, k| mix(a ^ k));
+        assert_ne!(busy, 0);
+        assert_eq!(ticket.join(), Ok(()));
+        assert!(
+            job.runs.iter().all(|r| r.load(Ordering::Relaxed) == 1),
+            "{helpers} helpers"
+        );
+        for (i, v) in job.out.iter().enumerate() {
+            assert_eq!(
+                v.load(Ordering::Relaxed),
+                expected(i),
+                "{helpers} helpers, slot {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn jobs_started_before_joining_and_from_several_threads_all_finish() {
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            s.spawn(move || {
+                // Two jobs under way at once from each thread, as a pipelined batch has.
+                let mut pending = Vec::new();
+                for k in 0..20 {
+                    let job = Squares::new(1 + (t * 7 + k) % 40, None);
+                    let ticket = Pool::global().start(Arc::clone(&job) as Arc<dyn Blocks>, 2);
+                    pending.push((job, ticket));
+                    if pending.len() == 2 {
+                        let (job, ticket) = pending.remove(0);
+                        assert_eq!(ticket.join(), Ok(()));
+                        assert!(job.runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+                    }
+                }
+                for (job, ticket) in pending {
+                    assert_eq!(ticket.join(), Ok(()));
+                    assert!(job.runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn a_panicking_block_is_reported_at_the_join_and_the_others_still_run() {
+    let job = Squares::new(100, Some(37));
+    let ticket = Pool::global().start(Arc::clone(&job) as Arc<dyn Blocks>, 2);
+    assert_eq!(ticket.join(), Err(BlockPanicked));
+    assert!(job.runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+    assert_eq!(job.out[37 * 8].load(Ordering::Relaxed), 0);
+    assert_eq!(job.out[38 * 8].load(Ordering::Relaxed), expected(38 * 8));
+    // The pool's threads survived it.
+    let next = Squares::new(50, None);
+    let ticket = Pool::global().start(Arc::clone(&next) as Arc<dyn Blocks>, 2);
+    assert_eq!(ticket.join(), Ok(()));
+    assert!(next.runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+}
+
+#[test]
+fn an_empty_job_joins_at_once() {
+    let job = Squares::new(0, None);
+    assert_eq!(
+        Pool::global().start(job as Arc<dyn Blocks>, 4).join(),
+        Ok(())
+    );
+}
+
+#[test]
+fn the_pool_solves_before_the_join() {
+    let job = Squares::new(500, None);
+    let ticket = Pool::global().start(Arc::clone(&job) as Arc<dyn Blocks>, 1);
+    // Nothing here takes a block: whatever ran before the join ran on a pool thread.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while job.runs[0].load(Ordering::Relaxed) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert_eq!(
+        job.runs[0].load(Ordering::Relaxed),
+        1,
+        "no pool thread took the job"
+    );
+    assert_eq!(ticket.join(), Ok(()));
 }

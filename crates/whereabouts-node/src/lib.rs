@@ -16,11 +16,12 @@ mod reverse;
 mod sync;
 mod wire;
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use napi::bindgen_prelude::{AsyncTask, Uint32Array};
+use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice, Uint32Array};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use whereabouts_core::lazy_file::{DataFile, LazyFile};
@@ -198,6 +199,14 @@ pub struct NativeEngine {
     search: Option<LazyFile<whereabouts_core::search::SearchIndex>>,
     addresses: Option<LazyFile<whereabouts_core::addresses::AddressIndex>>,
     countries: Option<LazyFile<whereabouts_core::countries::CountryIndex>>,
+    /// Batches started by `locate_start`, by ticket, until `locate_join`.
+    pending: Mutex<PendingBatches>,
+}
+
+#[derive(Default)]
+struct PendingBatches {
+    next: u32,
+    batches: HashMap<u32, wire::Pending>,
 }
 
 #[napi]
@@ -250,6 +259,7 @@ impl NativeEngine {
                 search,
                 addresses,
                 countries,
+                pending: Mutex::default(),
             })
         })
     }
@@ -332,6 +342,57 @@ impl NativeEngine {
     pub fn locate_function(&self, env: napi::Env) -> Result<napi::sys::napi_value> {
         guarded("locate", || {
             locate::locate_function(env.raw(), self.locator()?)
+        })
+    }
+
+    /// Starts locating the batch of encoded requests in `buffer[..length]` (the layout of
+    /// `locateFunction`'s) on up to `threads - 1` of the process's batch threads (0: the
+    /// machine's parallelism) and returns at once with a ticket for `locateJoin`. The batch
+    /// is copied: the caller may write its next batch into the same buffer meanwhile. A
+    /// malformed batch throws here.
+    #[napi]
+    pub fn locate_start(
+        &self,
+        buffer: Float64ArraySlice,
+        length: u32,
+        ips: Option<Vec<String>>,
+        threads: u32,
+    ) -> Result<u32> {
+        guarded("locateStart", || {
+            let locator = Arc::clone(self.locator()?);
+            let pending = wire::start_locate(
+                locator,
+                &buffer,
+                length as usize,
+                ips.unwrap_or_default(),
+                threads as usize,
+            )
+            .map_err(err)?;
+            let mut all = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let ticket = all.next;
+            all.next = all.next.wrapping_add(1);
+            all.batches.insert(ticket, pending);
+            Ok(ticket)
+        })
+    }
+
+    /// Waits for the batch `ticket` of `locateStart` (solving what no thread has taken yet
+    /// on this one) and writes its answers, six numbers a request, at the start of
+    /// `answers`; returns the number of requests. An unknown ticket throws.
+    #[napi]
+    pub fn locate_join(&self, ticket: u32, mut answers: Float64ArraySlice) -> Result<u32> {
+        guarded("locateJoin", || {
+            let pending = self
+                .pending
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .batches
+                .remove(&ticket)
+                .ok_or_else(|| err(format!("no batch is pending under ticket {ticket}")))?;
+            // SAFETY: the view is borrowed for this synchronous call, during which no
+            // JavaScript runs; no other reference to its memory is alive.
+            let out = unsafe { answers.as_mut() };
+            pending.join(out).map(|n| n as u32).map_err(err)
         })
     }
 
@@ -580,6 +641,12 @@ impl NativeEngine {
     #[napi]
     pub fn close(&mut self) {
         self.inner = None;
+        // A batch never joined runs to its end on the pool and then lets the database go.
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .batches
+            .clear();
         self.timezones = None;
         self.places = None;
         self.search = None;

@@ -9,10 +9,11 @@
 //! answer:  found (1/0), lat, lon, accuracy, fallback (0 none, 1 lacf, 2 scf, 3 ipf), aged (1/0)
 
 use std::cell::RefCell;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use whereabouts_core::radio::Radio;
-use whereabouts_core::solve::batch::for_each_parallel;
+use whereabouts_core::solve::batch::{default_threads, for_each_parallel, Blocks, Pool, Ticket};
 use whereabouts_core::solve::{CellObs, Locator, Options, Query, WifiObs};
 use whereabouts_core::store::Database;
 
@@ -119,6 +120,18 @@ fn read_header(input: &[f64], at: usize) -> Result<Header, String> {
         body,
         end,
     })
+}
+
+/// Every request's header, in order: where each starts, so that threads can take any.
+fn read_headers(input: &[f64]) -> Result<Vec<Header>, String> {
+    let mut headers = Vec::new();
+    let mut at = 0;
+    while at < input.len() {
+        let h = read_header(input, at)?;
+        at = h.end;
+        headers.push(h);
+    }
+    Ok(headers)
 }
 
 /// Locates the request whose header is `h` in `db` (the caller's generation of the
@@ -228,13 +241,7 @@ fn locate_parallel(
     threads: usize,
 ) -> Result<usize, String> {
     let now = locator.now();
-    let mut headers = Vec::new();
-    let mut at = 0;
-    while at < input.len() {
-        let h = read_header(input, at)?;
-        at = h.end;
-        headers.push(h);
-    }
+    let headers = read_headers(input)?;
     let n = headers.len();
     let (answers, _) = out
         .get_mut(..n * ANSWER)
@@ -265,6 +272,138 @@ fn locate_parallel(
     match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(e) => Err(e),
         None => Ok(n),
+    }
+}
+
+/// Requests a pool thread takes at a time from a started batch (about 35 us of mixed
+/// requests): threads finish within that of each other.
+const PENDING_BLOCK: usize = 32;
+
+/// A batch started by [`start_locate`]: it owns a copy of its requests, so that JavaScript
+/// may fill its buffer with the next batch meanwhile (a copy costs about 1% of the solve).
+struct WireJob {
+    locator: Arc<Locator>,
+    db: Arc<Database>,
+    input: Vec<f64>,
+    headers: Vec<Header>,
+    ips: Vec<String>,
+    now: i64,
+    /// The answers' numbers as bits: threads write disjoint requests', without a lock.
+    answers: Box<[AtomicU64]>,
+    /// The first decoding error (a broken encoder, never bad input).
+    failure: Mutex<Option<String>>,
+}
+
+impl Blocks for WireJob {
+    fn count(&self) -> usize {
+        self.headers.len().div_ceil(PENDING_BLOCK)
+    }
+
+    fn run(&self, block: usize) {
+        let first = block * PENDING_BLOCK;
+        let last = (first + PENDING_BLOCK).min(self.headers.len());
+        THREAD_SCRATCH.with(|scratch| {
+            let scratch = &mut scratch.borrow_mut();
+            for (i, h) in self.headers.iter().enumerate().take(last).skip(first) {
+                let located = locate_one(
+                    &self.locator,
+                    &self.db,
+                    &self.input,
+                    h,
+                    &self.ips,
+                    self.now,
+                    scratch,
+                );
+                match located {
+                    Ok(answer) => {
+                        for (slot, v) in self.answers[i * ANSWER..].iter().zip(answer) {
+                            slot.store(v.to_bits(), Ordering::Relaxed);
+                        }
+                    }
+                    Err(e) => {
+                        let mut first = self.failure.lock().unwrap_or_else(PoisonError::into_inner);
+                        first.get_or_insert(e);
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// A batch being located on the pool's threads ([`start_locate`]); [`Pending::join`] waits
+/// for its answers.
+pub struct Pending {
+    job: Arc<WireJob>,
+    ticket: Ticket,
+}
+
+/// Starts locating the requests encoded in `buffer[..length]` on up to `threads - 1` of the
+/// process's batch threads (0: the machine's parallelism) and returns at once: the caller
+/// reads its next batch while this one is solved, and joins in at [`Pending::join`]. The
+/// answers are those [`locate_into`] gives.
+pub fn start_locate(
+    locator: Arc<Locator>,
+    buffer: &[f64],
+    length: usize,
+    ips: Vec<String>,
+    threads: usize,
+) -> Result<Pending, String> {
+    let input = buffer
+        .get(..length)
+        .ok_or_else(|| {
+            format!(
+                "malformed request batch: length {length} beyond the buffer's {}",
+                buffer.len()
+            )
+        })?
+        .to_vec();
+    let headers = read_headers(&input)?;
+    let answers = (0..headers.len() * ANSWER)
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    let threads = if threads == 0 {
+        default_threads()
+    } else {
+        threads
+    };
+    let job = Arc::new(WireJob {
+        now: locator.now(),
+        db: locator.database(),
+        locator,
+        input,
+        headers,
+        ips,
+        answers,
+        failure: Mutex::new(None),
+    });
+    let ticket = Pool::global().start(Arc::clone(&job) as Arc<dyn Blocks>, threads - 1);
+    Ok(Pending { job, ticket })
+}
+
+impl Pending {
+    /// Solves what no thread has taken yet on this thread, waits for the rest, and writes
+    /// the answers into `out` ([`ANSWER`] numbers per request, in order); returns the
+    /// number of requests.
+    pub fn join(self, out: &mut [f64]) -> Result<usize, String> {
+        self.ticket
+            .join()
+            .map_err(|_| "internal error in locate".to_string())?;
+        let job = self.job;
+        if let Some(e) = job
+            .failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            return Err(e);
+        }
+        let out = out
+            .get_mut(..job.answers.len())
+            .ok_or("malformed request batch: the answer buffer is too small")?;
+        for (o, a) in out.iter_mut().zip(job.answers.iter()) {
+            *o = f64::from_bits(a.load(Ordering::Relaxed));
+        }
+        Ok(job.headers.len())
     }
 }
 
