@@ -209,6 +209,33 @@ describe('processBatch on several threads', () => {
     }
   });
 
+  it('says the engine is closed when a request closes it in the middle of a threaded batch', async () => {
+    const threaded = await Engine.open({ db, now: NOW, batchThreads: 2 });
+    const request = { cells: [fixtureCell(1)], address: 0 };
+    const closing = {
+      get cells() {
+        threaded.close();
+        return request.cells;
+      },
+    };
+    // the first chunk is being solved when the second's 44th request closes the engine
+    const requests = Array.from({ length: 600 }, (_, k) => (k === 300 ? closing : request));
+    expect(() => threaded.processBatch(requests)).toThrow(/the engine is closed/);
+    expect(() => threaded.processBatch([request])).toThrow(/the engine is closed/);
+    // closed in a chunk with no valid request, so the first is joined with no chunk started
+    const other = await Engine.open({ db, now: NOW, batchThreads: 2 });
+    const closingBad = {
+      get cells() {
+        other.close();
+        return 'x';
+      },
+    };
+    const mixed = Array.from({ length: 600 }, (_, k) =>
+      k < 256 ? request : k === 300 ? closingBad : { bad: k },
+    );
+    expect(() => other.processBatch(mixed)).toThrow(/the engine is closed/);
+  });
+
   it('refuses a thread count that is not a whole number from 1 to 256', async () => {
     for (const batchThreads of [0, 1.5, -1, 257, Number.NaN]) {
       await expect(Engine.open({ db, batchThreads })).rejects.toThrow(/batchThreads must be a whole number/);

@@ -382,6 +382,9 @@ impl NativeEngine {
     #[napi]
     pub fn locate_join(&self, ticket: u32, mut answers: Float64ArraySlice) -> Result<u32> {
         guarded("locateJoin", || {
+            // Closed meanwhile (a request's getter may close the engine): `close` dropped the
+            // pending batches, and this says why rather than that the ticket is unknown.
+            self.locator()?;
             let pending = self
                 .pending
                 .lock()
