@@ -13,7 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use whereabouts_core::radio::Radio;
-use whereabouts_core::solve::batch::{default_threads, for_each_parallel, Blocks, Pool, Ticket};
+use whereabouts_core::solve::batch::{
+    default_threads, for_each_parallel, Blocks, Pool, Ticket, BLOCK,
+};
 use whereabouts_core::solve::{CellObs, Locator, Options, Query, WifiObs};
 use whereabouts_core::store::Database;
 
@@ -46,9 +48,9 @@ pub struct Scratch {
 }
 
 thread_local! {
-    /// A batch thread's observation vectors: the spawned threads of a parallel batch are new
-    /// for each call, so theirs live for one chunk; the calling thread, which solves the
-    /// first chunk, keeps its own from call to call.
+    /// A batch thread's observation vectors: the threads `for_each_parallel` spawns are new
+    /// for each call, so theirs live for one chunk; the calling thread and the pool's
+    /// threads keep theirs from call to call.
     static THREAD_SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
@@ -275,12 +277,9 @@ fn locate_parallel(
     }
 }
 
-/// Requests a pool thread takes at a time from a started batch (about 35 us of mixed
-/// requests): threads finish within that of each other.
-const PENDING_BLOCK: usize = 32;
-
 /// A batch started by [`start_locate`]: it owns a copy of its requests, so that JavaScript
-/// may fill its buffer with the next batch meanwhile (a copy costs about 1% of the solve).
+/// may fill its buffer with the next batch meanwhile (a start, the copy included, costs about
+/// 3% of the solve: 8.7 us against 295 us for 256 of the simulator's mixed requests).
 struct WireJob {
     locator: Arc<Locator>,
     db: Arc<Database>,
@@ -296,12 +295,12 @@ struct WireJob {
 
 impl Blocks for WireJob {
     fn count(&self) -> usize {
-        self.headers.len().div_ceil(PENDING_BLOCK)
+        self.headers.len().div_ceil(BLOCK)
     }
 
     fn run(&self, block: usize) {
-        let first = block * PENDING_BLOCK;
-        let last = (first + PENDING_BLOCK).min(self.headers.len());
+        let first = block * BLOCK;
+        let last = (first + BLOCK).min(self.headers.len());
         THREAD_SCRATCH.with(|scratch| {
             let scratch = &mut scratch.borrow_mut();
             for (i, h) in self.headers.iter().enumerate().take(last).skip(first) {

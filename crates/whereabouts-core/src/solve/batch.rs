@@ -50,8 +50,8 @@ impl std::error::Error for LengthMismatch {}
 /// Items a thread takes at a time from what is left of a batch: about 30 µs of mixed
 /// requests, so that threads finish within that of each other, whenever each started (a
 /// thread spawned on an idle core of a VM starts 50 to 100 µs after the call), for one
-/// uncontended lock per block.
-const BLOCK: usize = 32;
+/// uncontended lock per block. A [`Pool`] job's blocks are best this size too.
+pub const BLOCK: usize = 32;
 
 /// Calls `f(&mut state, items[i], &mut out[i])` for every i, over at most `threads` threads
 /// (0: the [`default_threads`]), as many as give each [`MIN_PER_THREAD`] items or more. Each
