@@ -464,14 +464,16 @@ export class Engine {
             this.#batchThreads,
           );
         }
-        if (pending !== undefined) this.#joinChunk(pending, out);
+        const previous = pending;
         pending = c.valid > 0 ? c : undefined;
+        if (previous !== undefined) this.#joinChunk(previous, out);
       }
-      if (pending !== undefined) this.#joinChunk(pending, out);
+      const last = pending;
       pending = undefined;
+      if (last !== undefined) this.#joinChunk(last, out);
     } finally {
-      // Thrown out of the loop (a native error): the started chunk is still joined, so that
-      // no batch is left pending.
+      // Thrown out of the loop (a native error): the chunk started last is still joined, so
+      // that no batch is left pending (a failed join has taken its own).
       if (pending !== undefined) {
         try {
           this.#native.locateJoin(pending.ticket, this.#answers);
