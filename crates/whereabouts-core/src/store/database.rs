@@ -304,6 +304,7 @@ impl Database {
 
     /// The second half of a cell lookup: [`Database::cell_among`] for the cell whose block
     /// `cell_block` found (with the same radio, mcc, mnc, lac and cid).
+    #[inline]
     pub fn cell_among_in(
         &self,
         block: CellBlock,
@@ -336,6 +337,7 @@ impl Database {
     }
 
     /// Cell `i` of part `p` with the neighbours whose keys lie in `(lo, hi)`.
+    #[inline]
     fn with_neighbours(&self, p: &NetPart, i: usize, (lo, hi): (u64, u64)) -> CellMatch<'_> {
         let range = p.cells();
         let shard = &self.shards[p.shard as usize];
@@ -426,6 +428,7 @@ impl Database {
     }
 
     /// The second half of a WiFi lookup: the station with `bssid` in `block`.
+    #[inline]
     pub fn wifi_in(&self, block: WifiBlock, bssid: u64) -> Option<Station> {
         let shard = self.shards.get(block.shard as usize)?;
         shard
