@@ -253,7 +253,11 @@ impl Pool {
                 queue.entries.push_back(Arc::clone(&job));
             }
             drop(queue);
-            self.wake.notify_all();
+            // One wake-up an entry: on a machine of many cores, waking every idle thread for
+            // a job of a few blocks would have most of them find the queue empty again.
+            for _ in 0..helpers {
+                self.wake.notify_one();
+            }
         }
         Ticket { job, pool: self }
     }
