@@ -190,12 +190,13 @@ describe('processBatch on several threads', () => {
     const threaded = await Engine.open({ db, now: NOW, batchThreads: 3 });
     const single = await Engine.open({ db, now: NOW, batchThreads: 1 });
     try {
-      // 5,000 requests: a threaded batch reads 256 at a time while the batch threads solve the
-      // chunk before, so many chunks in flight and a short last one; invalid and unanswerable
-      // requests among them, a chunk with no valid request at all (512 to 767), requests with
-      // an IP (the wire's list of them differs from chunk to chunk), different answers
+      // 5,000 requests: a threaded batch reads chunks of 64, 128, then 256 while the batch
+      // threads solve the chunk before, so many chunks in flight and a short last one; invalid
+      // and unanswerable requests among them, a chunk with no valid request at all (448 to
+      // 703), requests with an IP (the wire's list of them differs from chunk to chunk),
+      // different answers
       const requests = Array.from({ length: 5000 }, (_, k) => {
-        if (k % 17 === 0 || (k >= 512 && k < 768)) return { bad: k };
+        if (k % 17 === 0 || (k >= 448 && k < 704)) return { bad: k };
         if (k % 13 === 0) return { ip: '8.8.8.8', fallbacks: { ipf: 1 } };
         return { cells: [fixtureCell(1 + (k % 9)), fixtureCell(1 + ((k * 7) % 11))], address: 0 };
       });
@@ -218,11 +219,13 @@ describe('processBatch on several threads', () => {
         return request.cells;
       },
     };
-    // the first chunk is being solved when the second's 44th request closes the engine
+    // chunks of 64, 128 and 256: the second is being solved when the third's 109th request
+    // closes the engine
     const requests = Array.from({ length: 600 }, (_, k) => (k === 300 ? closing : request));
     expect(() => threaded.processBatch(requests)).toThrow(/the engine is closed/);
     expect(() => threaded.processBatch([request])).toThrow(/the engine is closed/);
-    // closed in a chunk with no valid request, so the first is joined with no chunk started
+    // closed in a chunk with no valid request (the third, 192 to 447), so the second is
+    // joined with no chunk started
     const other = await Engine.open({ db, now: NOW, batchThreads: 2 });
     const closingBad = {
       get cells() {
@@ -231,7 +234,7 @@ describe('processBatch on several threads', () => {
       },
     };
     const mixed = Array.from({ length: 600 }, (_, k) =>
-      k < 256 ? request : k === 300 ? closingBad : { bad: k },
+      k < 192 ? request : k === 300 ? closingBad : { bad: k },
     );
     expect(() => other.processBatch(mixed)).toThrow(/the engine is closed/);
   });
