@@ -18,6 +18,7 @@ import { Engine } from '../src/engine.js';
 import { native, WireBuffers } from '../src/native.js';
 import { RequestReader } from '../src/request.js';
 import { errorResponse, type ProcessResponse, shapeAnswer } from '../src/response.js';
+import { Rounds } from './rounds.js';
 import { mixedRequests, speedWorld } from './speed-requests.js';
 
 const { values } = parseArgs({
@@ -107,36 +108,13 @@ bench
   .add('engine.processBatch (one thread)', () => {
     engine1.processBatch(slice());
   });
-const names = bench.tasks.map((t) => t.name);
 const rounds = Math.max(1, Number(values.rounds));
-/** Per round: the median ns per request of every case, in `names` order. */
-const perRound: number[][] = [];
-for (let round = 0; round < rounds; round++) {
-  await bench.run();
-  perRound.push(
-    names.map((n) => {
-      const p50 = bench.tasks.find((x) => x.name === n)?.result?.latency.p50;
-      return p50 === undefined ? Number.NaN : (p50 * 1e6) / BATCH;
-    }),
-  );
-}
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
-/** Median over rounds of case `a`'s time over case `b`'s: how many times faster `b` is. */
-const ratio = (a: number, b: number) =>
-  median(perRound.map((r) => (r[a] as number) / (r[b] as number))).toFixed(2);
+const timed = await Rounds.run(bench, rounds, () => BATCH);
+const ratio = (a: number, b: number) => timed.ratio(a, b);
 console.log(
   `Batches of ${BATCH} mixed simulator requests (median ns per request over ${rounds} rounds; ${process.version})`,
 );
-console.table(
-  names.map((n, k) => ({
-    case: n,
-    'ns/request (p50)': Math.round(median(perRound.map((r) => r[k] as number))),
-  })),
-);
+console.table(timed.names.map((n, k) => ({ case: n, 'ns/request (p50)': Math.round(timed.ns(k)) })));
 console.log(`pipelined vs unpipelined: ${ratio(0, 1)}x`);
 console.log(`pipelined vs one thread: ${ratio(2, 1)}x; unpipelined vs one thread: ${ratio(2, 0)}x`);
 engine.close();

@@ -19,6 +19,7 @@ import Database from 'better-sqlite3';
 import { Bench } from 'tinybench';
 import { Engine } from '../src/engine.js';
 import { MapBaseline } from './baseline.js';
+import { Rounds } from './rounds.js';
 import { mixedRequests, speedWorld } from './speed-requests.js';
 
 const { values } = parseArgs({
@@ -107,27 +108,10 @@ bench
     i += BATCH;
   });
 const rounds = Math.max(1, Number(values.rounds));
-const names = bench.tasks.map((t) => t.name);
-/** Per round: the median ns per request of every case, in `names` order. */
-const perRound: number[][] = [];
-for (let round = 0; round < rounds; round++) {
-  await bench.run();
-  perRound.push(
-    names.map((n) => {
-      const p50 = bench.tasks.find((x) => x.name === n)?.result?.latency.p50;
-      return p50 === undefined ? Number.NaN : (p50 * 1e6) / (n.includes('processBatch') ? BATCH : 1);
-    }),
-  );
-}
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-};
-const ns = names.map((_, k) => median(perRound.map((r) => r[k] as number)));
-/** Median over rounds of case `a`'s time over case `b`'s: how many times faster `b` is. */
-const ratio = (a: number, b: number) =>
-  median(perRound.map((r) => (r[a] as number) / (r[b] as number))).toFixed(2);
+const timed = await Rounds.run(bench, rounds, (n) => (n.includes('processBatch') ? BATCH : 1));
+const names = timed.names;
+const ns = names.map((_, k) => timed.ns(k));
+const ratio = (a: number, b: number) => timed.ratio(a, b);
 const [MAP, SQLITE, OBJ, BATCH_CASE, BATCH_ONE] = [0, 1, 2, 3, 4];
 console.log(
   `Speed on ${requests.length} mixed simulator requests (median latency per request over ${rounds} rounds; ${process.version})`,
