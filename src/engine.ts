@@ -74,6 +74,13 @@ const PIPELINE_CHUNK = 256;
  */
 const FIRST_PIPELINE_CHUNK = 64;
 
+/**
+ * Batches of at most this many stay on the calling thread even when `batchThreads` allows
+ * more (bench/batch.ts, against one thread: 100 requests pipelined 0.90x and 0.91x, 150
+ * 1.09x, 200 1.16x and 1.17x).
+ */
+const SOLO_BATCH = 128;
+
 /** The most threads `batchThreads` may ask for. */
 const MAX_BATCH_THREADS = 256;
 
@@ -95,7 +102,7 @@ export interface EngineOptions {
   /**
    * Threads {@link Engine.processBatch} may solve a batch on: the calling thread, which reads
    * each chunk of requests (64, then 128, then 256 at a time) while the batch threads solve the
-   * one before, and up to `batchThreads - 1` of them (a batch of 256 requests or fewer stays on
+   * one before, and up to `batchThreads - 1` of them (a batch of 128 requests or fewer stays on
    * the calling thread); default: the machine's available parallelism. `1` keeps every call on
    * the calling thread. `process` uses one thread.
    */
@@ -437,9 +444,9 @@ export class Engine {
   #processBatch(requests: readonly unknown[]): ProcessResponse[] {
     const out: ProcessResponse[] = new Array(requests.length);
     const wire = this.#wire;
-    // A batch of one pipeline chunk stays here: the batch threads would wake when the calling
-    // thread had solved most of it (a copy and a wake-up for nothing, 3% of a 100-request batch).
-    if (this.#batchThreads === 1 || requests.length <= PIPELINE_CHUNK) {
+    // A small batch stays here: the batch threads would wake when the calling thread had
+    // solved most of it.
+    if (this.#batchThreads === 1 || requests.length <= SOLO_BATCH) {
       const c = this.#chunks[0];
       for (let start = 0; start < requests.length; start += BATCH_CHUNK) {
         // Read, solve and shape a chunk at a time: the wire buffer then stays small (a chunk
