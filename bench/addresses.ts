@@ -20,6 +20,7 @@ import { defaultDbDir } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
 import { native } from '../src/native.js';
 import { mulberry32 } from './random.js';
+import { median } from './rounds.js';
 
 const { values } = parseArgs({
   options: {
@@ -78,11 +79,6 @@ async function generate(): Promise<void> {
   await new Promise<void>((resolve, reject) =>
     out.end((err?: Error | null) => (err ? reject(err) : resolve())),
   );
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
 }
 
 /** Median nanoseconds per call of `f` over `passes` passes of all query points. */

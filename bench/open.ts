@@ -17,6 +17,7 @@
  * alternating processes.
  */
 import { parseArgs } from 'node:util';
+import { median } from './rounds.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,11 +39,6 @@ interface Engine {
 const lib = (await import(values.lib ?? '../src/index.js')) as {
   Engine: { open(o?: object): Promise<Engine> };
 };
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1] as number;
-}
 
 const fmt = (ms: number) => `${ms.toFixed(ms < 10 ? 2 : 1)} ms`;
 

@@ -29,6 +29,7 @@ import { Engine } from '../src/engine.js';
 import { ReverseLookup } from '../src/geocoding/reverse-lookup.js';
 import { native } from '../src/native.js';
 import { mulberry32 } from './random.js';
+import { median } from './rounds.js';
 
 const { values } = parseArgs({
   options: {
@@ -85,11 +86,6 @@ for (let i = 0; i < points.length; i += 2) {
   if (ours && ref && ours.countryCode === ref.cc) sameCountry++;
   const nearest = lookup.nearest(lat, lon);
   if (nearest && key(nearest.lat, nearest.lon) === refKey) nearestAgree++;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
 }
 
 /**

@@ -24,6 +24,7 @@ import { Engine } from '../src/engine.js';
 import { ZoneLookup } from '../src/geocoding/zone-lookup.js';
 import { native } from '../src/native.js';
 import { mulberry32 } from './random.js';
+import { median } from './rounds.js';
 
 const { values } = parseArgs({
   options: {
@@ -150,12 +151,6 @@ const firstMs = t2 - t1;
 /** Rounds of the speed comparison; medians over them are printed. */
 const ROUNDS = 7;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] as number;
-}
-
-/** Median ns per lookup over `passes` passes of `f` over all points. */
 /**
  * Ns per lookup of `f` over all points: the fastest of `passes` passes. A pass of 100,000 fast
  * lookups lasts about 10 ms, as long as one time slice the shared machine gives a neighbour:

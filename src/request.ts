@@ -897,12 +897,12 @@ function readWifi(r: RequestReader, raw: readonly unknown[]): void {
   r.apCount = count >= 2 ? count : 0;
 }
 
-/** Where the access point `bssid` is among the first `count` of `aps`, or -1. */
 /** A signal for comparing two copies of an access point: a missing one (NaN) is the weakest. */
 function strength(signal: number): number {
   return Number.isNaN(signal) ? Number.NEGATIVE_INFINITY : signal;
 }
 
+/** Where the access point `bssid` is among the first `count` of `aps`, or -1. */
 function indexOfBssid(aps: Float64Array, count: number, bssid: number): number {
   for (let at = 0; at < count * AP_FIELDS; at += AP_FIELDS) if (aps[at + ApField.bssid] === bssid) return at;
   return -1;

@@ -517,7 +517,6 @@ export class TokenStore {
   }
 }
 
-/** The UTC day number (days since the epoch) of a time in ms: balances reset at 00:00 UTC. */
 /**
  * 32 random bytes, base64url (43 characters). A token never starts with `-`: one in 64 would,
  * and a command line (`whereabouts token update -x...`) would read it as an option.
@@ -529,6 +528,7 @@ export function newToken(): string {
   }
 }
 
+/** The UTC day number (days since the epoch) of a time in ms: balances reset at 00:00 UTC. */
 export function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
