@@ -753,12 +753,12 @@ function readBody(r: RequestReader, input: unknown, options: ParseOptions): GeoM
   return undefined;
 }
 
-/** A `radio` field: undefined when absent, a code when known, otherwise `Invalid request`. */
 // The last radio text accepted and its code: requests name the same radio in every cell, and
 // the code depends on the text alone.
 let lastRadioText: string | undefined;
 let lastRadioCode: number = UNKNOWN_RADIO;
 
+/** A `radio` field: undefined when absent, a code when known, otherwise `Invalid request`. */
 function parseRadioField(v: unknown): number | undefined {
   if (typeof v === 'string' && v === lastRadioText) return lastRadioCode;
   const name = readString(v);
