@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
-import { type LocateRequest, parseRequest } from '../src/request.js';
+import { type LocateRequest, parseRequest } from '../src/locating/request/index.js';
 import { MapBaseline } from './baseline.js';
 import { distanceM, ErrorStats, quantile } from './metrics.js';
 import { simWorld } from './sim-world.js';

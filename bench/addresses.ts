@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { around } from 'geokdbush';
 import KDBush from 'kdbush';
-import { ADDRESS_RADIUS_M } from '../src/addresses.js';
 import { defaultDbDir } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
-import { native } from '../src/native.js';
+import { ADDRESS_RADIUS_M } from '../src/geocoding/addresses.js';
+import { native } from '../src/native/binding.js';
 import { mulberry32 } from './random.js';
 import { median } from './rounds.js';
 

@@ -4,7 +4,7 @@
  * position or a signal-weighted mean of the known stations.
  */
 import { readFileSync } from 'node:fs';
-import type { LocateRequest } from '../src/request.js';
+import type { LocateRequest } from '../src/locating/request/index.js';
 
 /** A station position and its published range. */
 export interface BaselineStation {

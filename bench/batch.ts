@@ -15,9 +15,10 @@ import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
 import { Engine } from '../src/engine.js';
-import { native, WireBuffers } from '../src/native.js';
-import { RequestReader } from '../src/request.js';
-import { errorResponse, type ProcessResponse, shapeAnswer } from '../src/response.js';
+import { RequestReader } from '../src/locating/request/index.js';
+import { errorResponse, type ProcessResponse, shapeAnswer } from '../src/locating/response.js';
+import { native } from '../src/native/binding.js';
+import { WireBuffers } from '../src/native/wire.js';
 import { Rounds } from './rounds.js';
 import { mixedRequests, speedWorld } from './speed-requests.js';
 
@@ -59,7 +60,7 @@ function unpipelined(batch: readonly unknown[]): ProcessResponse[] {
         out[i] = errorResponse(message);
         continue;
       }
-      wire.appendRead(reader);
+      wire.append(reader);
       slots[valid] = i;
       geolocations[valid] = reader.geolocation;
       addresses[valid] = reader.address;

@@ -26,8 +26,8 @@ import KDBush from 'kdbush';
 import { readPlaces } from '../scripts/places-file.mjs';
 import { countryPolygonsFile, defaultDbDir, placesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
-import { ReverseLookup } from '../src/geocoding/reverse-lookup.js';
-import { native } from '../src/native.js';
+import { native } from '../src/native/binding.js';
+import { ReverseLookup } from '../src/native/reverse-lookup.js';
 import { mulberry32 } from './random.js';
 import { median } from './rounds.js';
 

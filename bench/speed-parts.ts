@@ -2,7 +2,7 @@
  * Where the time of one request of bench/speed.ts goes, each part timed alone over 64-request
  * slices of the same workload (medians of the slices, ns per request):
  *  - `parseRequest` (validation and the LocateRequest objects, the public API's path);
- *  - `RequestReader.read` (validation alone), and with `WireBuffers.appendRead` (the engine's path);
+ *  - `RequestReader.read` (validation alone), and with `WireBuffers.append` (the engine's path);
  *  - the native locate call on encoded slices, 64 requests a call and one a call;
  *  - shaping the answers; `engine.process` and `engine.processBatch` (64) for the whole.
  *
@@ -10,9 +10,16 @@
  */
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
-import { native, WireBuffers } from '../src/native.js';
-import { type LocateRequest, parseRequest, RequestReader } from '../src/request.js';
-import { shapeAnswer } from '../src/response.js';
+import {
+  type LocateRequest,
+  parseRequest,
+  RequestReader,
+  type RequestRows,
+  rowsOf,
+} from '../src/locating/request/index.js';
+import { shapeAnswer } from '../src/locating/response.js';
+import { native } from '../src/native/binding.js';
+import { WireBuffers } from '../src/native/wire.js';
 import { mixedRequests, speedWorld } from './speed-requests.js';
 
 const { values } = parseArgs({
@@ -28,6 +35,7 @@ for (const r of requests) {
   const p = parseRequest(r);
   if (p.ok) parsed.push(p.request);
 }
+const rows: RequestRows[] = parsed.map(rowsOf);
 const reader = new RequestReader();
 const wire = new WireBuffers();
 
@@ -69,20 +77,20 @@ const cases: [string, () => number][] = [
     },
   ],
   [
-    'read + WireBuffers.appendRead',
+    'read + WireBuffers.append',
     () => {
       const a = next(requests.length);
       wire.clear();
-      for (let i = a; i < a + SLICE; i++) if (reader.read(requests[i]) === undefined) wire.appendRead(reader);
+      for (let i = a; i < a + SLICE; i++) if (reader.read(requests[i]) === undefined) wire.append(reader);
       return SLICE;
     },
   ],
   [
-    'encode LocateRequest objects',
+    'encode request rows (rowsOf taken ahead)',
     () => {
       const a = next(parsed.length);
       wire.clear();
-      for (let i = a; i < a + SLICE; i++) wire.append(parsed[i] as LocateRequest);
+      for (let i = a; i < a + SLICE; i++) wire.append(rows[i] as RequestRows);
       return SLICE;
     },
   ],
@@ -91,7 +99,7 @@ const cases: [string, () => number][] = [
     () => {
       const a = next(parsed.length);
       wire.clear();
-      for (let i = a; i < a + SLICE; i++) wire.append(parsed[i] as LocateRequest);
+      for (let i = a; i < a + SLICE; i++) wire.append(rows[i] as RequestRows);
       wire.reserveAnswers(SLICE);
       locate(wire.buffer, wire.length, wire.ipsArgument());
       return SLICE;
@@ -102,7 +110,8 @@ const cases: [string, () => number][] = [
     () => {
       const a = next(parsed.length);
       for (let i = a; i < a + SLICE; i++) {
-        wire.encodeOne(parsed[i] as LocateRequest);
+        wire.clear();
+        wire.append(rowsOf(parsed[i] as LocateRequest));
         wire.reserveAnswers(1);
         locate(wire.buffer, wire.length, wire.ipsArgument());
       }
@@ -114,7 +123,7 @@ const cases: [string, () => number][] = [
     () => {
       const a = next(parsed.length);
       wire.clear();
-      for (let i = a; i < a + SLICE; i++) wire.append(parsed[i] as LocateRequest);
+      for (let i = a; i < a + SLICE; i++) wire.append(rows[i] as RequestRows);
       wire.reserveAnswers(SLICE);
       locate(wire.buffer, wire.length, wire.ipsArgument());
       for (let k = 0; k < SLICE; k++) {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { Engine } from '../src/engine.js';
-import { native } from '../src/native.js';
+import { native } from '../src/native/binding.js';
 import { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
 import { syncDatabase } from '../src/sync/run.js';

@@ -21,8 +21,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultDbDir, timezonesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
-import { ZoneLookup } from '../src/geocoding/zone-lookup.js';
-import { native } from '../src/native.js';
+import { native } from '../src/native/binding.js';
+import { ZoneLookup } from '../src/native/zone-lookup.js';
 import { mulberry32 } from './random.js';
 import { median } from './rounds.js';
 

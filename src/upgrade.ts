@@ -6,7 +6,7 @@
  * re-importing the sources is not the only way past a format change.
  */
 import { existsSync } from 'node:fs';
-import { native } from './native.js';
+import { native } from './native/binding.js';
 
 /** Progress of {@link upgradeDatabase}: `done` of `total` stations written so far. */
 export interface UpgradeProgress {

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAddressQuery } from '../src/addresses.js';
 import { Engine } from '../src/engine.js';
+import { parseAddressQuery } from '../src/geocoding/addresses.js';
 import { cli, fixtures, startTestServer } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 

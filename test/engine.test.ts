@@ -2,8 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/index.js';
-import { native, WireBuffers } from '../src/native.js';
-import { parseRequest } from '../src/request.js';
+import { parseRequest } from '../src/locating/request/index.js';
+import { native } from '../src/native/binding.js';
+import { WireBuffers } from '../src/native/wire.js';
 import { fixtureCell, fixtureDb } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 

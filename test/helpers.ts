@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
 import { Engine, type EngineOptions } from '../src/engine.js';
-import { LearnBatcher } from '../src/learning.js';
+import { LearnBatcher } from '../src/learning/submissions.js';
 import { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
 import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';

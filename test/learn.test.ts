@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { RadioCode } from '../src/locating/request/index.js';
 import { ObservationStore } from '../src/observations/index.js';
-import { RadioCode } from '../src/request.js';
 import { cli, root } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 

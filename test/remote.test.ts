@@ -8,7 +8,7 @@ import http from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine, type RemoteObservation, type RemoteOptions } from '../src/index.js';
-import type { LocateRequest } from '../src/request.js';
+import type { LocateRequest } from '../src/locating/request/index.js';
 import { TokenStore } from '../src/tokens/index.js';
 import { cli, fixtureDb, startServe, startTestServer, type TestServer } from './helpers.js';
 import { tempDir } from './temp-dirs.js';

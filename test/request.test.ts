@@ -11,7 +11,7 @@ import {
   RadioCode,
   UNKNOWN_MCC,
   UNKNOWN_RADIO,
-} from '../src/request.js';
+} from '../src/locating/request/index.js';
 
 const gsmCell = { radio: 'gsm', mcc: 262, mnc: 2, lac: 801, cid: 20819 };
 const lteCell = { radio: 'lte', mcc: 310, mnc: 410, lac: 7033, cid: 17811 };

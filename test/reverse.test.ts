@@ -7,15 +7,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countryPolygonsFile, defaultDbDir, placesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
-import { ReverseLookup } from '../src/geocoding/reverse-lookup.js';
-import { native } from '../src/native.js';
 import {
   countryName,
   hasCountryNames,
   pickLanguage,
   preferredLanguages,
   shapeAddress,
-} from '../src/reverse.js';
+} from '../src/geocoding/reverse.js';
+import { native } from '../src/native/binding.js';
+import { ReverseLookup } from '../src/native/reverse-lookup.js';
 import { cli, serverForSuite } from './helpers.js';
 
 const PARIS = { lat: 48.8566, lon: 2.3522 };

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../src/engine.js';
-import type { SearchQuery, SearchResponse } from '../src/search.js';
+import type { SearchQuery, SearchResponse } from '../src/geocoding/search.js';
 import { cli, serverForSuite } from './helpers.js';
 
 function first(r: SearchResponse) {

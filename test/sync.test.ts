@@ -12,7 +12,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { Engine } from '../src/engine.js';
-import { native } from '../src/native.js';
+import { native } from '../src/native/binding.js';
 import { syncDatabase } from '../src/sync/run.js';
 import { readSyncState } from '../src/sync/state.js';
 import { fixtureDb, startTestServer, type TestServer } from './helpers.js';

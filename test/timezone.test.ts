@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../bench/random.js';
 import { defaultDbDir, timezonesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
-import { ZoneLookup } from '../src/geocoding/zone-lookup.js';
-import { native } from '../src/native.js';
-import { describeZone, numericAbbreviation, parsePosixTz } from '../src/timezone.js';
+import { describeZone, numericAbbreviation, parsePosixTz } from '../src/geocoding/timezone.js';
+import { native } from '../src/native/binding.js';
+import { ZoneLookup } from '../src/native/zone-lookup.js';
 import { cli, serverForSuite } from './helpers.js';
 
 const WINTER = new Date(Date.UTC(2026, 0, 15, 12));

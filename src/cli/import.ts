@@ -4,8 +4,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADDRESS_FILE_NAME } from '../addresses.js';
-import { native } from '../native.js';
+import { ADDRESS_FILE_NAME } from '../geocoding/addresses.js';
+import { native } from '../native/binding.js';
 import { type FileOutcome, progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 

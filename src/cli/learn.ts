@@ -3,8 +3,8 @@
  * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
  */
 import { existsSync } from 'node:fs';
-import type { LearnCounts } from '../learning.js';
-import { type NativeImportProgress, native } from '../native.js';
+import type { LearnCounts } from '../learning/submissions.js';
+import { type NativeImportProgress, native } from '../native/binding.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 

@@ -2,7 +2,7 @@
  * What the file-processing commands (`import`, `learn`) show: progress while the core works on
  * a worker thread, then each file's counts and its rejected lines with their reasons.
  */
-import type { NativeImportProgress } from '../native.js';
+import type { NativeImportProgress } from '../native/binding.js';
 import { ProgressLine } from './progress.js';
 
 /** One input file's outcome, as the core reports it. */

@@ -10,7 +10,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { Engine, type EngineOptions } from '../engine.js';
-import { LearnBatcher } from '../learning.js';
+import { LearnBatcher } from '../learning/submissions.js';
 import { ObservationStore } from '../observations/index.js';
 import { REMOTE_MODES, type RemoteMode, type RemoteOptions } from '../remote/index.js';
 import { buildServer, DEFAULT_BODY_LIMIT } from '../server/app.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { GpsObservation } from '../request.js';
+import type { GpsObservation } from '../locating/request/index.js';
 import { GroupCommit } from '../tokens/group-commit.js';
 
 /** A submission: the GPS fixes with the radio environment seen at the same place. */

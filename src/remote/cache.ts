@@ -2,8 +2,8 @@
  * Remote answers kept for a while, keyed by the stations and wishes of a request, least recently
  * used first out. Remote answers cost balance and time; a device standing still asks the same.
  */
-import type { LocateRequest } from '../request.js';
-import type { ProcessResponse } from '../response.js';
+import type { LocateRequest } from '../locating/request/index.js';
+import type { ProcessResponse } from '../locating/response.js';
 
 /**
  * The canonical key of a normalised request: what changes the remote's answer. Cells keep their

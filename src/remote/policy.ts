@@ -7,8 +7,8 @@
  * neither does a local answer.
  */
 import { GeoMessage } from '../errors.js';
-import type { LocateRequest } from '../request.js';
-import type { ProcessResponse } from '../response.js';
+import type { LocateRequest } from '../locating/request/index.js';
+import type { ProcessResponse } from '../locating/response.js';
 import { AnswerCache, cacheKey } from './cache.js';
 import { type ClientStatus, RemoteClient } from './client.js';
 import { type RemoteMode, type RemoteOptions, type RemoteSettings, remoteSettings } from './options.js';

@@ -2,7 +2,7 @@
  * The narrow hook through which remote answers can become low-weight observations of the
  * stations a request saw (for the learning overlay; wired by whoever owns learning).
  */
-import type { CellObservation, LocateRequest, WifiObservation } from '../request.js';
+import type { CellObservation, LocateRequest, WifiObservation } from '../locating/request/index.js';
 
 /** A located answer of the remote service, as an observation of the request's stations. */
 export interface RemoteObservation {

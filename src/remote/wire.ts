@@ -6,8 +6,8 @@
  * device id or metadata request.
  */
 import { GeoMessage } from '../errors.js';
-import { formatBssid, type LocateRequest, RadioCode } from '../request.js';
-import type { FallbackName, ProcessResponse } from '../response.js';
+import { formatBssid, type LocateRequest, RadioCode } from '../locating/request/index.js';
+import type { FallbackName, ProcessResponse } from '../locating/response.js';
 
 const RADIO_NAMES = Object.keys(RadioCode) as (keyof typeof RadioCode)[];
 /** The fallbacks this project's response type names; `cidf` and `ncf` (spec 2.8) have no stated meaning. */

@@ -15,7 +15,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Engine } from '../engine.js';
-import type { LearnBatcher } from '../learning.js';
+import type { LearnBatcher } from '../learning/submissions.js';
 import type { ObservationStore } from '../observations/index.js';
 import { SyncHeader } from '../sync/wire.js';
 import type { TokenStore } from '../tokens/index.js';

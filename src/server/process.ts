@@ -10,10 +10,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
-import { type LearnBatcher, mentionsOptOut, toSubmission, withoutOptedOut } from '../learning.js';
+import { type LearnBatcher, mentionsOptOut, toSubmission, withoutOptedOut } from '../learning/submissions.js';
+import { type LocateRequest, parseRequest, parseRequestText } from '../locating/request/index.js';
+import type { ProcessResponse } from '../locating/response.js';
 import type { ObservationStore } from '../observations/index.js';
-import { type LocateRequest, parseRequest, parseRequestText } from '../request.js';
-import type { ProcessResponse } from '../response.js';
 import { authorize, callerOf, geoRefusal, type Refusal, ServerMessage, tokenPreview } from './auth.js';
 import type { TokenAccess } from './ledger.js';
 

@@ -17,7 +17,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
-import { type NativeImportProgress, native } from '../native.js';
+import { type NativeImportProgress, native } from '../native/binding.js';
 import { discardPart, download, expectedSha256, finishPart, verifyFile } from './download.js';
 import type { SyncProgress } from './progress.js';
 import { PAGE_PREFIX, pullServer, serverBase } from './remote.js';

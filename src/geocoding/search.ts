@@ -11,8 +11,9 @@
  * crosses the antimeridian). Country names follow `accept-language` as in reverse geocoding;
  * place and admin names are GeoNames' names.
  */
-import { numberOf } from './geocoding/coordinates.js';
-import type { NativeSearchPlace } from './native.js';
+
+import type { NativeSearchPlace } from '../native/binding.js';
+import { numberOf } from './coordinates.js';
 import { type AddressObject, countryNameFor, shapeAddress } from './reverse.js';
 
 /** Results answered when `limit` is absent. */

@@ -8,7 +8,7 @@
  * into four, and so on down to `maxDepth`. A point finds its cell from its column and row at
  * `maxDepth`, whose bits from the top pick the child at each level.
  */
-import type { NativeEngine } from '../native.js';
+import type { NativeEngine } from './binding.js';
 
 /** geo-tz's query box (crates/whereabouts-core/src/polygons.rs); points outside it go to the core. */
 const LAT_EDGE = 89.9999;

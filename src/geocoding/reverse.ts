@@ -11,14 +11,15 @@
  * for, or in the country's own language for `native`; place and admin names are GeoNames'
  * names (mostly local names in Latin script) whatever the language.
  */
-import { type StreetFields, streetLine } from './addresses.js';
-import { numberOf, parseLatLon } from './geocoding/coordinates.js';
+
 import {
   countryIndexOfKey,
   placeIdOfKey,
   type ReverseFound,
   type ReverseLookup,
-} from './geocoding/reverse-lookup.js';
+} from '../native/reverse-lookup.js';
+import { type StreetFields, streetLine } from './addresses.js';
+import { numberOf, parseLatLon } from './coordinates.js';
 
 /** Spec 2.9, the fields this data can fill; only those with a value are present. */
 export interface AddressObject {

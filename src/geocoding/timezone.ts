@@ -14,7 +14,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseLatLon } from './geocoding/coordinates.js';
+import { parseLatLon } from './coordinates.js';
 
 /** Spec 2.10. */
 export interface TimezoneObject {

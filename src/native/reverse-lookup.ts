@@ -10,7 +10,7 @@
  * -1 for no answer. Callers that remember answers per place (src/reverse.ts) read the key's
  * parts without building an object.
  */
-import type { NativeEngine, NativePlace } from '../native.js';
+import type { NativeEngine, NativePlace } from './binding.js';
 
 /** What a reverse lookup finds: the country, and its place within 50 km if any. */
 export interface ReverseFound {

@@ -3,8 +3,9 @@
  * into its overlay (crates/whereabouts-core/src/learn/overlay.rs), and the batcher the server
  * feeds them through. Rules and thresholds: docs/learning.md.
  */
-import type { RemoteObservation } from './remote/index.js';
-import type { GpsObservation, LocateRequest } from './request.js';
+
+import type { GpsObservation, LocateRequest } from '../locating/request/index.js';
+import type { RemoteObservation } from '../remote/index.js';
 
 /** A submission as the core reads it: the same JSON columns as observations.sqlite (docs/tokens.md). */
 export interface NativeSubmission {

@@ -3,7 +3,7 @@
  * and OpenStreetMap extracts): the street part of a reverse answer at zoom 16 to 18, and
  * house-number search. Rules and figures: docs/geocoding.md.
  */
-import type { NativeAddress, NativeEngine } from './native.js';
+import type { NativeAddress, NativeEngine } from '../native/binding.js';
 
 /** How far (metres) the nearest address may be for a zoom 17-18 answer to name it. */
 export const ADDRESS_RADIUS_M = 75;

@@ -1,9 +1,9 @@
 /**
  * Shapes `/process` responses (spec 2.8), in one place for the library, the CLI and the server.
  */
-import { GeoMessage } from './errors.js';
-import { FALLBACK_NAMES } from './native.js';
-import type { LocateRequest } from './request.js';
+import { GeoMessage } from '../errors.js';
+import { FALLBACK_NAMES } from '../native/wire.js';
+import type { LocateRequest } from './request/index.js';
 
 /** A fallback that produced a location (spec 2.6, 2.8). */
 export type FallbackName = 'lacf' | 'scf' | 'ipf';
