@@ -1,6 +1,7 @@
 /**
- * The HTTP service: a Fastify instance with the `/v2` routes, CORS, body limits, JSON errors,
- * request ids and one structured log line per request.
+ * The HTTP service: a Fastify instance with CORS, body limits, request ids and one structured
+ * log line per request, and a plugin per route family (geolocation, geocoding, sync, health),
+ * each of which answers its own errors.
  *
  * `buildServer` owns none of its dependencies: whoever opened the engine and the stores closes
  * them after `app.close()` (which finishes requests in flight). See docs/server.md.
@@ -8,7 +9,6 @@
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
 import Fastify, {
-  type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
@@ -20,14 +20,12 @@ import type { ObservationStore } from '../observations/index.js';
 import { SyncHeader } from '../sync/wire.js';
 import type { TokenStore } from '../tokens/index.js';
 import { redactUrl, ServerMessage } from './auth.js';
-import { registerBalance } from './balance.js';
-import { registerHealth } from './health.js';
+import { CODE_ERRORS, useErrorShape } from './error-shape.js';
+import { geocodingRoutes } from './geocoding.js';
+import { healthRoutes } from './health.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
-import { PROCESS_PATHS, registerProcess } from './process.js';
-import { registerReverse } from './reverse.js';
-import { registerSearch } from './search.js';
-import { registerSync } from './sync.js';
-import { registerTimezone } from './timezone.js';
+import { geolocationRoutes } from './process.js';
+import { syncRoutes } from './sync.js';
 
 /** Largest request body accepted by default: room for the 1000 GPS fixes a request may carry. */
 export const DEFAULT_BODY_LIMIT = 512 * 1024;
@@ -48,17 +46,6 @@ export interface ServerOptions {
   trustProxy?: boolean;
   /** Milliseconds since the epoch for `GET /v2/sync`'s window; default `Date.now` (tests move it). */
   clock?: () => number;
-}
-
-/** Whether a path belongs to the geolocation family, whose errors carry `balance`. */
-function isProcessPath(url: string): boolean {
-  const path = url.split('?', 1)[0] as string;
-  return (PROCESS_PATHS as readonly string[]).includes(path);
-}
-
-/** The JSON error body for `url`: spec 7.1 shape on `/process`, spec 7.2 shape elsewhere. */
-function errorBody(url: string, message: string): Record<string, unknown> {
-  return isProcessPath(url) ? { status: 'error', message, balance: 0 } : { status: 'error', message };
 }
 
 /**
@@ -147,12 +134,12 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     requestIdHeader: 'x-request-id',
     genReqId: () => `${prefix}-${(++requestCounter).toString(36)}`,
     clientErrorHandler,
-    // A URL that cannot be decoded (`/%zz`) never reaches a route: answer it in the same JSON.
-    frameworkErrors: (error, request, reply) => {
+    // A URL that cannot be decoded (`/%zz`) matches no route: answered in the JSON of spec 7.2.
+    frameworkErrors: (error, _request, reply) => {
       const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 400;
       (reply as FastifyReply)
         .code(status)
-        .send(errorBody(request.url, status >= 500 ? 'UNKNOWN_ERROR' : 'Invalid request'));
+        .send(CODE_ERRORS.body(status >= 500 ? CODE_ERRORS.unknown : CODE_ERRORS.invalid));
     },
     // Keep-alive sockets idle at shutdown are closed at once; busy ones finish their request.
     forceCloseConnections: 'idle',
@@ -180,30 +167,16 @@ export function buildServer(options: ServerOptions): FastifyInstance {
     done();
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
-    let message: string;
-    if (status === 413) {
-      message = isProcessPath(request.url) ? ServerMessage.bodyTooLarge : 'INVALID_REQUEST';
-    } else if (status >= 500) {
-      request.log.error({ err: error, url: redactUrl(request.url) }, 'unexpected error');
-      message = isProcessPath(request.url) ? ServerMessage.unknownError : 'UNKNOWN_ERROR';
-    } else {
-      message = isProcessPath(request.url) ? 'Invalid request' : 'INVALID_REQUEST';
-    }
-    reply.code(status).send(errorBody(request.url, message));
-  });
+  // Each route family's plugin answers its own errors; this is for what belongs to none.
+  useErrorShape(app, CODE_ERRORS);
 
   app.setNotFoundHandler((_request, reply) => {
     reply.code(404).send({ status: 'error', message: ServerMessage.notFound });
   });
 
-  registerProcess(app, options);
-  registerBalance(app, options);
-  registerHealth(app, options);
-  registerTimezone(app, options);
-  registerReverse(app, options);
-  registerSync(app, options);
-  registerSearch(app, options);
+  app.register(geolocationRoutes(options));
+  app.register(geocodingRoutes(options));
+  app.register(syncRoutes(options));
+  app.register(healthRoutes(options));
   return app;
 }

@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeForCodes, replyCodeRefusal } from './auth.js';
 import type { TokenAccess } from './ledger.js';
+import { queryParam } from './query.js';
 
 /** Paths of the route: the spec's and the one existing client libraries call. */
 export const BALANCE_PATHS = ['/v2/balance', '/v2/balance.php'] as const;
@@ -16,14 +17,6 @@ export const BALANCE_BUCKET = 'balance';
 export type BalanceResponse =
   | { status: 'ok'; balance_geolocation: number; balance_geocoding: number }
   | { status: 'error'; message: string };
-
-/** Reads a single query parameter: the first value when it was repeated. */
-export function queryParam(request: FastifyRequest, name: string): string | undefined {
-  const query = request.query as Record<string, string | string[] | undefined> | undefined;
-  const v = query?.[name];
-  const first = Array.isArray(v) ? v[0] : v;
-  return first === undefined || first === '' ? undefined : first;
-}
 
 /** Registers the balance route on `app`. */
 export function registerBalance(app: FastifyInstance, deps: { tokens: TokenAccess }): void {

@@ -7,8 +7,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Scope } from '../tokens/index.js';
 import { authorizeForCodes, type CodeError, replyCodeRefusal, tokenPreview } from './auth.js';
-import { queryParam } from './balance.js';
 import type { TokenAccess } from './ledger.js';
+import { queryParam } from './query.js';
 
 /** What a route computes once the caller is allowed: the body without `balance`. */
 export type Answer = ({ status: 'ok' } & Record<string, unknown>) | CodeError;

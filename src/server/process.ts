@@ -8,13 +8,14 @@
  * GPS store and live learning. Solving applies the engine's remote policy, if any (docs/remote.md). Only a located answer to a `geolocation: 1` request is charged, once, and the
  * charge is durable before the answer leaves.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import { type LearnBatcher, mentionsOptOut, toSubmission, withoutOptedOut } from '../learning/submissions.js';
 import { type LocateRequest, parseRequest, parseRequestText } from '../locating/request/index.js';
 import type { ProcessResponse } from '../locating/response.js';
 import type { ObservationStore } from '../observations/index.js';
 import { authorize, callerOf, geoRefusal, type Refusal, ServerMessage, tokenPreview } from './auth.js';
+import { type ErrorShape, useErrorShape } from './error-shape.js';
 import type { TokenAccess } from './ledger.js';
 
 /** What the route needs. */
@@ -29,10 +30,21 @@ export interface ProcessDeps {
 /** Paths of the route: the spec's and the one existing client libraries call. */
 export const PROCESS_PATHS = ['/v2/process', '/v2/process.php'] as const;
 
-/** Registers the geolocation route on `app`. */
-export function registerProcess(app: FastifyInstance, deps: ProcessDeps): void {
-  const handler = (request: FastifyRequest, reply: FastifyReply) => handleProcess(deps, request, reply);
-  for (const path of PROCESS_PATHS) app.post(path, handler);
+/** Spec 7.1's errors: `{status, message, balance}`, with the service's words (docs/server.md). */
+export const PROCESS_ERRORS: ErrorShape = {
+  tooLarge: ServerMessage.bodyTooLarge,
+  invalid: 'Invalid request',
+  unknown: ServerMessage.unknownError,
+  body: (message) => ({ status: 'error', message, balance: 0 }),
+};
+
+/** The geolocation route family as a Fastify plugin: its routes and its error shape. */
+export function geolocationRoutes(deps: ProcessDeps): FastifyPluginAsync {
+  return async (app) => {
+    useErrorShape(app, PROCESS_ERRORS);
+    const handler = (request: FastifyRequest, reply: FastifyReply) => handleProcess(deps, request, reply);
+    for (const path of PROCESS_PATHS) app.post(path, handler);
+  };
 }
 
 /** An error answer of spec 7.1: `status`, `message`, `balance`. */

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
-import { queryParam } from './balance.js';
 import type { TokenAccess } from './ledger.js';
 import { meteredAnswer } from './metered.js';
+import { acceptLanguageOf, queryParam } from './query.js';
 
 /** Paths of the route: the spec's and the one existing client libraries call. */
 export const REVERSE_PATHS = ['/v2/reverse', '/v2/reverse.php'] as const;
@@ -19,10 +19,7 @@ export function registerReverse(app: FastifyInstance, deps: { engine: Engine; to
       const lat = queryParam(request, 'lat');
       const lon = queryParam(request, 'lon');
       if (lat === undefined || lon === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
-      // the parameter overrides the header (spec 2.9)
-      const header = request.headers['accept-language'];
-      const acceptLanguage =
-        queryParam(request, 'accept-language') ?? (typeof header === 'string' ? header : undefined);
+      const acceptLanguage = acceptLanguageOf(request);
       return deps.engine.reverse({ lat, lon, zoom: queryParam(request, 'zoom'), acceptLanguage });
     });
   for (const path of REVERSE_PATHS) app.get(path, handler);

@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
-import { queryParam } from './balance.js';
 import type { TokenAccess } from './ledger.js';
 import { meteredAnswer } from './metered.js';
+import { acceptLanguageOf, queryParam } from './query.js';
 
 /** Paths of the route: the spec's and the one existing client libraries call. */
 export const SEARCH_PATHS = ['/v2/search', '/v2/search.php'] as const;
@@ -18,10 +18,7 @@ export function registerSearch(app: FastifyInstance, deps: { engine: Engine; tok
     meteredAnswer(deps.tokens, request, reply, 'geocoding:forward', () => {
       const q = queryParam(request, 'q');
       if (q === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
-      // the parameter overrides the header (spec 2.9)
-      const header = request.headers['accept-language'];
-      const acceptLanguage =
-        queryParam(request, 'accept-language') ?? (typeof header === 'string' ? header : undefined);
+      const acceptLanguage = acceptLanguageOf(request);
       return deps.engine.search({
         q,
         limit: queryParam(request, 'limit'),

@@ -4,12 +4,13 @@
  * scope `sync` (HTTP 403 `ACCESS_RESTRICTED` without it); not metered, as it answers servers
  * rather than devices. Errors are the codes of spec 7.2; the wire format is in docs/sync.md.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import { SyncHeader } from '../sync/wire.js';
 import { authorizeForCodes } from './auth.js';
-import { queryParam } from './balance.js';
+import { CODE_ERRORS, useErrorShape } from './error-shape.js';
 import type { TokenAccess } from './ledger.js';
+import { queryParam } from './query.js';
 
 /** Default and largest stations per page. */
 export const SYNC_PAGE_DEFAULT = 50_000;
@@ -24,52 +25,57 @@ function wholeNumber(text: string | undefined): number | undefined {
   return text !== undefined && /^\d{1,12}$/.test(text) ? Number(text) : undefined;
 }
 
-/** Registers the sync route on `app`. */
-export function registerSync(
-  app: FastifyInstance,
-  deps: { engine: Engine; tokens: TokenAccess; clock?: () => number },
-): void {
-  const clock = deps.clock ?? Date.now;
-  app.get('/v2/sync', async (request: FastifyRequest, reply: FastifyReply) => {
-    const access = authorizeForCodes(deps.tokens, queryParam(request, 'token'), request, reply, 'sync');
-    if (!access.ok) return access.body;
-    // Only whole UTC days: `updated` is kept to the day, so a station changed later today
-    // would carry the same day as one changed before this pull and could not be told apart.
-    const today = Math.floor(clock() / 1000 / DAY_S) * DAY_S;
-    const since = wholeNumber(queryParam(request, 'since'));
-    const untilText = queryParam(request, 'until');
-    const until = untilText === undefined ? today : wholeNumber(untilText);
-    const limitText = queryParam(request, 'limit');
-    const limit = limitText === undefined ? SYNC_PAGE_DEFAULT : wholeNumber(limitText);
-    if (
-      since === undefined ||
-      until === undefined ||
-      until > today ||
-      limit === undefined ||
-      limit < 1 ||
-      limit > SYNC_PAGE_MAX
-    ) {
-      return { status: 'error', message: 'INVALID_REQUEST' };
-    }
-    let page: Awaited<ReturnType<Engine['stationChanges']>>;
-    try {
-      page = await deps.engine.stationChanges({
-        since,
-        until,
-        cursor: queryParam(request, 'cursor'),
-        maxStations: limit,
-        maxScanned: SYNC_SCAN_PER_PAGE,
-      });
-    } catch (err) {
-      if ((err as Error).message === 'invalid cursor') return { status: 'error', message: 'INVALID_REQUEST' };
-      throw err;
-    }
-    reply.header(SyncHeader.until, String(until));
-    reply.header(SyncHeader.stations, String(page.stations));
-    if (page.next) reply.header(SyncHeader.next, page.next);
-    if (page.kind) reply.header(SyncHeader.kind, page.kind);
-    reply.header('cache-control', 'no-store');
-    reply.type('application/gzip');
-    return reply.send(page.body);
-  });
+/** The sync route as a Fastify plugin, with spec 7.2's error shape. */
+export function syncRoutes(deps: {
+  engine: Engine;
+  tokens: TokenAccess;
+  clock?: () => number;
+}): FastifyPluginAsync {
+  return async (app) => {
+    useErrorShape(app, CODE_ERRORS);
+    const clock = deps.clock ?? Date.now;
+    app.get('/v2/sync', async (request: FastifyRequest, reply: FastifyReply) => {
+      const access = authorizeForCodes(deps.tokens, queryParam(request, 'token'), request, reply, 'sync');
+      if (!access.ok) return access.body;
+      // Only whole UTC days: `updated` is kept to the day, so a station changed later today
+      // would carry the same day as one changed before this pull and could not be told apart.
+      const today = Math.floor(clock() / 1000 / DAY_S) * DAY_S;
+      const since = wholeNumber(queryParam(request, 'since'));
+      const untilText = queryParam(request, 'until');
+      const until = untilText === undefined ? today : wholeNumber(untilText);
+      const limitText = queryParam(request, 'limit');
+      const limit = limitText === undefined ? SYNC_PAGE_DEFAULT : wholeNumber(limitText);
+      if (
+        since === undefined ||
+        until === undefined ||
+        until > today ||
+        limit === undefined ||
+        limit < 1 ||
+        limit > SYNC_PAGE_MAX
+      ) {
+        return { status: 'error', message: 'INVALID_REQUEST' };
+      }
+      let page: Awaited<ReturnType<Engine['stationChanges']>>;
+      try {
+        page = await deps.engine.stationChanges({
+          since,
+          until,
+          cursor: queryParam(request, 'cursor'),
+          maxStations: limit,
+          maxScanned: SYNC_SCAN_PER_PAGE,
+        });
+      } catch (err) {
+        if ((err as Error).message === 'invalid cursor')
+          return { status: 'error', message: 'INVALID_REQUEST' };
+        throw err;
+      }
+      reply.header(SyncHeader.until, String(until));
+      reply.header(SyncHeader.stations, String(page.stations));
+      if (page.next) reply.header(SyncHeader.next, page.next);
+      if (page.kind) reply.header(SyncHeader.kind, page.kind);
+      reply.header('cache-control', 'no-store');
+      reply.type('application/gzip');
+      return reply.send(page.body);
+    });
+  };
 }

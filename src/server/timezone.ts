@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
-import { queryParam } from './balance.js';
 import type { TokenAccess } from './ledger.js';
 import { meteredAnswer } from './metered.js';
+import { queryParam } from './query.js';
 
 /** Paths of the route: the spec's and the one existing client libraries call. */
 export const TIMEZONE_PATHS = ['/v2/timezone', '/v2/timezone.php'] as const;

@@ -1,0 +1,47 @@
+/**
+ * The errors Fastify raises before a route's handler runs (a body too large or unreadable, an
+ * unexpected throw) in the words and shape of the route family they belong to. Each family's
+ * plugin sets its own ({@link useErrorShape}); what belongs to no family (an undecodable URL,
+ * which matches no route) gets {@link CODE_ERRORS}.
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { redactUrl } from './auth.js';
+
+/** How a route family words its errors and shapes their bodies. */
+export interface ErrorShape {
+  /** The message of HTTP 413 (a body over the limit). */
+  readonly tooLarge: string;
+  /** The message of the other 4xx errors (an unreadable body, a bad content type). */
+  readonly invalid: string;
+  /** The message of HTTP 500. */
+  readonly unknown: string;
+  /** The JSON body of an error with `message`. */
+  body(message: string): Record<string, unknown>;
+}
+
+/** Spec 7.2's codes (`{status, message}`): geocoding, timezone, balance, sync, health. */
+export const CODE_ERRORS: ErrorShape = {
+  tooLarge: 'INVALID_REQUEST',
+  invalid: 'INVALID_REQUEST',
+  unknown: 'UNKNOWN_ERROR',
+  body: (message) => ({ status: 'error', message }),
+};
+
+/** The HTTP status of a Fastify error: its own when it is an error status, else 500. */
+export function statusOf(error: { statusCode?: unknown }): number {
+  return typeof error.statusCode === 'number' && error.statusCode >= 400 ? error.statusCode : 500;
+}
+
+/** Makes `app`'s routes (a plugin's scope) answer Fastify's errors in `shape`. */
+export function useErrorShape(app: FastifyInstance, shape: ErrorShape): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status = statusOf(error);
+    let message: string;
+    if (status === 413) message = shape.tooLarge;
+    else if (status >= 500) {
+      request.log.error({ err: error, url: redactUrl(request.url) }, 'unexpected error');
+      message = shape.unknown;
+    } else message = shape.invalid;
+    reply.code(status).send(shape.body(message));
+  });
+}
