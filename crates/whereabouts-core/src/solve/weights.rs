@@ -7,10 +7,9 @@ use std::sync::OnceLock;
 use crate::radio::Radio;
 
 /// Path-loss exponents typical of the environments cells and APs are heard in.
-/// Cells: fitted on the simulator (bench/accuracy.ts); a steeper weight than n = 3.5
-/// gives, because the strongest cells' estimates are also the best sampled (2.8 while the
-/// anchors were the crowd estimates themselves; 2.0 since they are moved along their
-/// sectors by the signal, [`cell_distance_factor`]: rural medians 3-4% lower, towns equal).
+/// Cells: n = 2.4, fitted on the simulator (bench/accuracy.ts) with the anchors moved along
+/// their sectors by the signal ([`cell_distance_factor`]); a steeper weight than n = 3.5
+/// gives, because the strongest cells' estimates are also the best sampled.
 const CELL_PATH_LOSS_EXPONENT: f64 = 2.4;
 /// dB per decade of distance from the mast in [`cell_distance_factor`]: 10 n with n = 4,
 /// steeper than the path loss itself (3 in the suburbs, 3.5 in town) because shadowing
