@@ -1,6 +1,6 @@
 //! The solver: from a validated query to a position with an accuracy radius.
 //!
-//! Order of evidence (ARCHITECTURE.md, "Positioning, in brief"):
+//! Order of evidence (docs/positioning.md, "Order of evidence"):
 //! 1. look up every cell and access point;
 //! 2. WiFi: the largest consistent cluster of known APs (never a cluster of one);
 //! 3. cells: each cell placed on its sector's axis from the mast (inferred from
