@@ -41,7 +41,7 @@ const MIN_OUTLIER_WIFI_M: f64 = 100.0;
 /// A cell's range is this many times the distance within which 90% of its kept
 /// sightings lie. The sightings are where the learning drives went, a part of the
 /// cell's coverage: the next device is often elsewhere in it. The solver's single-cell
-/// radius (0.55 of the range, `solve::cells::SINGLE_SPREAD`) then held 68% of the held-out
+/// radius (0.55 of the range, `solve::params::SINGLE_SPREAD`) then held 68% of the held-out
 /// fold's rows in three-fold cross-validation on the Cork learn files (1.8 to 2.2
 /// tried; docs/learning.md), where the farthest sighting held 62%. WiFi keeps the
 /// farthest sighting: no WiFi data here to fit on.

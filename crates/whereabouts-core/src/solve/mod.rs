@@ -17,6 +17,7 @@ mod adapters;
 pub mod batch;
 mod cells;
 mod lookup;
+mod params;
 pub mod query;
 mod weights;
 mod wifi;
