@@ -65,7 +65,7 @@ pub struct Seen {
 const SHORT_CID_MAX_SPREAD_M: f64 = 10_000.0;
 
 /// Fills `seen` (cleared first) rather than returning it: the stack lists are about 2 KB,
-/// and moving them out of a call was a measurable copy per request. `overlay` is None
+/// and moving them out of a call would be a copy per request. `overlay` is None
 /// while nothing is learned: the lookups then cost what they cost without an overlay.
 pub fn resolve(
     db: &Database,

@@ -4,7 +4,7 @@
 //!
 //! Each constant says what it is, why it has its value, and whether it is a prior (a physical
 //! fact or an assumption) or fitted. "Fitted on the simulator" means on the simulator's worlds
-//! with `npx tsx bench/accuracy.ts --requests 10000 --seed N` (seeds 1 and 2, later seeds as a
+//! with `npx tsx bench/accuracy.ts --requests 10000 --seed N` (two seeds to fit, others as a
 //! check): position constants by the `wmean/ours (paired)` column, the ratio of the weighted
 //! mean's median error to ours; radius constants by each scenario's share of true positions
 //! inside the radius, [`super::CONFIDENCE`]. How the model works: docs/positioning.md; what
