@@ -92,7 +92,7 @@ impl SiteMast {
         let (lat, lon) = (lat / n, lon / n);
         // In degrees on the plane tangent at the mast (the sectors are kilometres apart): the
         // solver asks this of every cell it finds, and a local frame's conversions and
-        // `hypot` were a tenth of a single cell's instructions.
+        // `hypot` cost a tenth of a single cell's instructions.
         let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
         let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
         let cos2 = lat.to_radians().cos().powi(2);
