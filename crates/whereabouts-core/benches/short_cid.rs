@@ -1,11 +1,10 @@
-//! The short-CID fallback (`Database::cells_by_short_cid`): since store format 8 a binary
-//! search for the run of the LAC's cells among which the short id's lie (a 256th of an LTE
-//! LAC, `record::cid_rank`), then a read of that run. Format 7 scanned all of the LAC's cells
-//! with ids past 16 bits. One LTE network with a LAC of each size below (eNB << 8 | sector
-//! ids, 3 sectors a site), looked up by the short id of a random cell of the LAC, beside the
-//! full-id lookup of the same cells (`Database::cell`, the baseline); both in the same
-//! process, alternated over three rounds, medians printed with their ratio. The database is
-//! built in a temporary directory and stays in the page cache.
+//! The short-CID fallback (`Database::cells_by_short_cid`): a binary search for the run of
+//! the LAC's cells among which the short id's lie (a 256th of an LTE LAC,
+//! `record::cid_rank`), then a read of that run. One LTE network with a LAC of each size
+//! below (eNB << 8 | sector ids, 3 sectors a site), looked up by the short id of a random
+//! cell of the LAC, beside the full-id lookup of the same cells (`Database::cell`, the
+//! baseline); both in the same process, alternated over three rounds, medians printed with
+//! their ratio. The database is built in a temporary directory and stays in the page cache.
 //!
 //!   cargo bench -p whereabouts-core --bench short_cid
 

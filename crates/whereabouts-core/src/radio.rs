@@ -2,6 +2,12 @@
 
 use std::fmt;
 
+/// Metres of distance per timing-advance step of a serving cell (priors, from the standards):
+/// GSM's step is one bit period (48/13 µs) of round trip, LTE's 16 Ts; each halved for the
+/// round trip.
+pub const GSM_TA_STEP_M: f64 = 553.5;
+pub const LTE_TA_STEP_M: f64 = 78.12;
+
 /// A radio access technology. The discriminants are stable: they are stored in
 /// station files and cross the Node boundary as numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

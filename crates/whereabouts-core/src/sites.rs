@@ -37,13 +37,12 @@ pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
 /// Sibling estimates farther than this many of their mean range from their centre are not
 /// one site's sectors (reused ids, another numbering, bad data). Sectors' crowd estimates lie
 /// about one range from the mast in sparse networks (the simulator's rural sites: 2-3 km
-/// for ranges of 3-4 km), so the bound is loose; 1.5 ranges lost a third of the rural sites.
+/// for ranges of 3-4 km), so the bound is loose enough to keep them.
 const SITE_MAX_SPREAD_RANGES: f64 = 3.0;
 
 /// The averaged stations among `siblings`: in-memory ones at import, the file's records at
-/// lookup. A record is unpacked where it lies: copied out first, its 23 bytes went through
-/// two overlapping stores that the unpacking's loads could not forward from (a stall of a
-/// tenth of the solver's time, by `perf`).
+/// lookup. A record is unpacked where it lies: copied out first, its 23 bytes would go
+/// through two overlapping stores that the unpacking's loads cannot forward from (a stall).
 fn averaged<S>(siblings: &[S]) -> impl Iterator<Item = Station> + '_
 where
     for<'a> &'a S: Into<Station>,
@@ -93,7 +92,7 @@ impl SiteMast {
         let (lat, lon) = (lat / n, lon / n);
         // In degrees on the plane tangent at the mast (the sectors are kilometres apart): the
         // solver asks this of every cell it finds, and a local frame's conversions and
-        // `hypot` were a tenth of a single cell's instructions.
+        // `hypot` cost a tenth of a single cell's instructions.
         let m_per_deg = geo::EARTH_RADIUS_M.to_radians();
         let bound = SITE_MAX_SPREAD_RANGES * (range / n).max(100.0) / m_per_deg;
         let cos2 = lat.to_radians().cos().powi(2);
@@ -119,17 +118,11 @@ impl SiteMast {
 /// fit the 16 bits a [`crate::store::record::Mast`] gives it.
 pub const MAX_POOL_DISTANCE_M: f64 = 10_000.0;
 
-/// How far another radio's mast may lie and still be pooled, in the site's spreads. The
-/// simulator's worlds (10,000 requests a scenario, paired ratios to the weighted mean, seeds
-/// 1 / 2; single cells, town cells) with every radio on every mast: 1.317 / 1.361 and 1.354 /
-/// 1.356 at 1 spread, 1.321 / 1.372 and 1.352 / 1.360 at 0.75, 1.316 / 1.356 and 1.344 / 1.353
-/// at 0.5 (seeds 3 to 6 at 0.75 within 0.007 of 1). With 30% of the masts' LTE and NR on masts
-/// of their own nearby (`whereabouts-sim world --separate-masts 0.3`): 1.312 / 1.330 and 1.301
-/// / 1.355 at 1, 1.318 / 1.339 and 1.315 / 1.358 at 0.75, against 1.302 / 1.304 and 1.315 /
-/// 1.344 unpooled; with all of them apart, pooling costs: 1.245 / 1.269 and 1.266 / 1.269 at
-/// 1, 1.268 / 1.284 and 1.293 / 1.301 at 0.75, 1.284 / 1.296 and 1.299 / 1.314 at 0.5,
-/// against 1.278 / 1.299 and 1.302 / 1.322 unpooled. 0.75 gives up nothing where radios
-/// share masts and half the loss where none do.
+/// How far another radio's mast may lie and still be pooled, in the site's spreads. Fitted
+/// on the simulator's worlds (`npx tsx bench/accuracy.ts --requests 10000`, single and town
+/// cells) with every radio on every mast and with some or all LTE and NR on masts of their
+/// own nearby (`--separate-masts`): 0.75 gives up nothing where radios share masts and half
+/// the loss where none do.
 const POOL_REACH_SPREADS: f64 = 0.75;
 
 /// The side of the grid cells that [`pool`] searches, in degrees of latitude (2.2 km).
@@ -140,11 +133,7 @@ const GRID_DEG: f64 = 0.02;
 /// quarters of the site's own spread (`POOL_REACH_SPREADS`; of its own, not theirs: a site
 /// whose sectors agree closely needs a partner as close). Returns, for each site in order,
 /// the pooled mast as (east, north) metres from its own, or None when no other radio's mast
-/// is near enough.
-///
-/// Measured on the simulator's single cells at 10,000 requests a seed (docs/positioning.md,
-/// "Masts pooled across radios"): a share of the spread as the distance did better than twice
-/// it and than fixed distances of 500 m to 1.5 km.
+/// is near enough. How it was chosen: docs/positioning.md, "Masts pooled across radios".
 pub fn pool(sites: &[SiteMast]) -> Vec<Option<(f64, f64)>> {
     pool_on(
         sites,

@@ -168,8 +168,8 @@ fn chunks_cover_every_item_once_in_order() {
 }
 
 /// Each thread makes its state once (a locator's database generation: taken per item, its
-/// lock and reference count were written by every thread for every request, and two threads
-/// ran a batch 1.2x as fast as one instead of 1.6x).
+/// lock and reference count would be written by every thread for every request, and the
+/// threads would slow each other down).
 #[test]
 fn each_thread_makes_its_state_once() {
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -25,7 +25,7 @@ const AGE_HALF_LIFE_S: f64 = 180.0 * 86_400.0;
 /// times. Devices hear a cell mostly on one side of its mast (a sector), so an
 /// unweighted centre sits out in the sector; the weight draws it back toward the
 /// mast, which every drive through the cell passes near. Fitted with the mode
-/// below by cross-validation on the Cork learn files (20 to 60 dB tried;
+/// below by cross-validation on the Cork learn files (`npx tsx bench/cork.ts --cv`;
 /// docs/learning.md); 20 dB, the field amplitude's 1/d, overshoots.
 const SIGNAL_DB_PER_DECADE: f64 = 30.0;
 /// A timing advance is a direct distance: weight falls as TA_REF / (TA_REF + d).
@@ -41,10 +41,10 @@ const MIN_OUTLIER_WIFI_M: f64 = 100.0;
 /// A cell's range is this many times the distance within which 90% of its kept
 /// sightings lie. The sightings are where the learning drives went, a part of the
 /// cell's coverage: the next device is often elsewhere in it. The solver's single-cell
-/// radius (0.55 of the range, `solve::cells::SINGLE_SPREAD`) then held 68% of the held-out
-/// fold's rows in three-fold cross-validation on the Cork learn files (1.8 to 2.2
-/// tried; docs/learning.md), where the farthest sighting held 62%. WiFi keeps the
-/// farthest sighting: no WiFi data here to fit on.
+/// radius (0.55 of the range, `solve::params::SINGLE_SPREAD`) then holds 68% of the
+/// held-out fold's rows in three-fold cross-validation on the Cork learn files
+/// (`npx tsx bench/cork.ts --cv`; docs/learning.md), where the farthest sighting holds too
+/// few. WiFi keeps the farthest sighting: no WiFi data here to fit on.
 const RANGE_PER_P90_CELL: f64 = 2.0;
 /// The least covering radius we publish: a handful of fixes in one spot says
 /// little about how far the station reaches.
@@ -55,7 +55,8 @@ const MIN_RANGE_WIFI_M: f64 = 30.0;
 /// within about this distance. Where devices that hear a cell crowd (its main
 /// roads, its strong-signal core) is where the next device most likely is, and
 /// a mean is pulled off that place by a long tail of coverage along one road.
-/// Fitted on the Cork learn files (100 to 700 m tried). Cells only: an access
+/// Fitted by cross-validation on the Cork learn files (`npx tsx bench/cork.ts --cv`;
+/// docs/learning.md). Cells only: an access
 /// point's sightings are a small disk around it without roads to crowd on, and
 /// no WiFi data here says otherwise, so WiFi keeps the trimmed mean.
 const MODE_KERNEL_CELL_M: f64 = 200.0;
@@ -68,9 +69,9 @@ const PASS_GAP_S: i64 = 600;
 /// see the next device, a spot one phone sat at for an hour may not. Time still
 /// counts within a pass (a long stay outweighs a quick drive-by, as where devices
 /// spend time is where the next one will be), but a place's recurrence counts
-/// too. Multiplying by the number of passes, not a power of it (0.5 and 0.7
-/// tried), and the kernel's reach (100 to 300 m tried): cross-validation on the
-/// Cork learn files, docs/learning.md.
+/// too. Multiplying by the number of passes, not a power of it, and the kernel's
+/// reach: cross-validation on the Cork learn files (`npx tsx bench/cork.ts --cv`;
+/// docs/learning.md).
 const PASS_REACH_M: f64 = MODE_KERNEL_CELL_M;
 /// Passes are counted on one sighting per pass per square of this side: a
 /// phone that stays put logs thousands of rows in one place.

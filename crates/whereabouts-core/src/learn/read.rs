@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use super::{LearnError, LearnOptions, Observation, StationKey};
 use crate::import::source::{open_input, peek, GZIP_MAGIC};
-use crate::radio::Radio;
+use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
 use crate::store::record::cell_key;
 
 /// What an input file turned out to be.
@@ -62,11 +62,6 @@ const WIGLE_NEEDED: [&str; 8] = [
     "accuracymeters",
     "type",
 ];
-
-/// LTE timing advance: 16 Ts of round trip, 78.12 m of distance per step.
-pub const LTE_TA_STEP_M: f64 = 78.12;
-/// GSM timing advance: one bit period of round trip, about 553.5 m of distance.
-pub const GSM_TA_STEP_M: f64 = 553.5;
 
 /// Splits one CSV line; fields may be double-quoted with `""` escapes (WiGLE
 /// quotes SSIDs holding commas).

@@ -10,13 +10,8 @@ use serde::Deserialize;
 
 use super::read::{FileReport, ObservationFormat};
 use super::{LearnError, LearnOptions, Observation, StationKey};
-use crate::radio::Radio;
+use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
 use crate::store::record::cell_key;
-
-/// Metres per timing-advance step of the serving cell (GSM bit period; LTE 16 Ts), halved
-/// for the round trip: the distance hint the estimator weighs.
-const GSM_TA_STEP_M: f64 = 553.5;
-const LTE_TA_STEP_M: f64 = 78.12;
 
 #[derive(Deserialize)]
 struct Fix {

@@ -5,99 +5,18 @@
 //! its wedge), and the LAC/TAC area fallback.
 
 use super::lookup::{candidate_radios, SeenCell};
+use super::params::{
+    AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP, COUNT_REF,
+    CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M, ESTIMATE_ERROR,
+    MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
+    SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
+    SPREAD_RANGE_EXP, SPREAD_SCALE,
+};
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
 use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
 use crate::store::Database;
-
-/// Accuracy of a single cell's answer: the device is somewhere in the cell's coverage, about
-/// `SINGLE_SPREAD` of its range from the crowd estimate at [`super::CONFIDENCE`], plus the
-/// standard error of a crowd mean of `samples` sightings (`ESTIMATE_ERROR` range / sqrt(samples)),
-/// added in quadrature as independent errors.
-pub const SINGLE_SPREAD: f64 = 0.55;
-pub const ESTIMATE_ERROR: f64 = 0.5;
-/// Accuracy of several cells' answer: `SPREAD_SCALE` times the weighted spread S of their
-/// anchors around their mean, inflated by (S / range)^`SPREAD_RANGE_EXP`. Cells whose anchors
-/// lie far apart for their ranges barely share coverage, and a weighted mean then interpolates
-/// poorly between them: with the spread alone the radius held 84% in dense urban networks and
-/// 51% in sparse rural ones; with the inflation both sit near 68% (bench/accuracy.ts,
-/// docs/positioning.md). 1.0 while the anchors were the crowd estimates; refitted on seed 1
-/// with the sector axes. The exponent was 0.5 until the serving-sector terms below
-/// ([`OFF_AXIS_SCALE`], [`BOUNDED_SCALE`]); 0.6 fitted with them on seed 1. The scale was 1.03
-/// until session 7's position weights ([`weights`]), 1.0 since (the radius held 1
-/// point more with the better answers).
-pub const SPREAD_SCALE: f64 = 1.0;
-const SPREAD_RANGE_EXP: f64 = 0.6;
-/// A multi-cell radius when the first (serving) cell was not placed on its sector's axis (no
-/// mast inferred: an omni site, a short-CID match, an unknown numbering): nothing bounds the
-/// answer to the serving sector, and the anchors' spread understates the error (68% quantile of
-/// error / radius 1.07 against 0.87 with an axis, seed 1), so the radius is this much wider.
-const OFF_AXIS_SCALE: f64 = 1.1;
-/// A multi-cell radius when the serving sector's bound ([`within_serving_sector`]) moved the
-/// answer: the spread measured how far the neighbours pulled the mean, and the bound took part
-/// of that back (68% quantile of error / radius 0.67-0.78 then, seed 1), so the radius shrinks
-/// by this factor. Fitted on seed 1 with [`OFF_AXIS_SCALE`] and [`SPREAD_RANGE_EXP`] so that
-/// each multi-cell scenario and each side of both terms holds about 68% (docs/positioning.md).
-const BOUNDED_SCALE: f64 = 0.8;
-/// The spread of a few anchors understates where the device can be, that of many overstates
-/// it: with the spread model alone the radius held 31-53% of simulated answers from 2 or 3
-/// cells and 73-85% from 7. A multi-cell radius is therefore scaled by
-/// `(COUNT_REF / cells)^COUNT_EXP`, the 68% quantile of error / radius by cell count, fitted
-/// as a power law over the multi-cell scenarios of seed 1 (docs/positioning.md).
-const COUNT_REF: f64 = 4.64;
-const COUNT_EXP: f64 = 0.83;
-/// A single cell placed on its sector's axis by its signal ([`anchor_of`]) is that much
-/// nearer the device than its crowd estimate: its radius shrinks by this factor.
-const SINGLE_ON_AXIS_SCALE: f64 = 0.9;
-/// A single crowd-averaged cell's radius: `CROWD_SPREAD` of its range plus the error of a
-/// mean of few sightings, `CROWD_ESTIMATE_ERROR` range / samples^`CROWD_SAMPLES_EXP`, in
-/// quadrature; the range taken as if one more sighting had said [`DEFAULT_RANGE_M`]. A crowd
-/// record's range is how far its own sightings lay from their mean, so few sightings
-/// understate the coverage (one has no spread at all: the simulator publishes its 50 m
-/// floor), while many overstate where devices are. With the learned cells' model
-/// ([`SINGLE_SPREAD`], [`ESTIMATE_ERROR`]) single crowd cells held 0% inside the radius from
-/// one sighting, 32-37% from 2-4, 61-64% from 5-19 and 81% from 20 or more (68% overall);
-/// fitted on seed 1 for every group near 68%: 87 / 61 / 66 / 69%, seed 2 79 / 60 / 66 / 71%
-/// (docs/positioning.md).
-const CROWD_SPREAD: f64 = 0.35;
-const CROWD_ESTIMATE_ERROR: f64 = 3.0;
-const CROWD_SAMPLES_EXP: f64 = 1.5;
-/// Accuracy of an area's answer (a device on a cell the database lacks, somewhere in the
-/// area): `AREA_ACCURACY_FACTOR` times the area's radius (90% of its cells' positions
-/// within it), times sqrt(1 + `AREA_FEW_CELLS` / cells): a few cells are a poor sample
-/// of the area's extent, and their centre of its middle. Fitted on the simulator's seed 1
-/// and three folds of the Cork learn files (docs/positioning.md).
-pub const AREA_ACCURACY_FACTOR: f64 = 0.82;
-pub const AREA_FEW_CELLS: f64 = 5.0;
-/// The least a cell answer claims: cell positions are crowd estimates.
-const MIN_CELL_ACCURACY_M: f64 = 50.0;
-/// Cells with no published range are treated as this wide.
-const DEFAULT_RANGE_M: f64 = 1_000.0;
-/// Crowd estimates from few sightings are noisy: a cell's weight grows with its
-/// samples and saturates around this many (20 until session 7: see [`weights`]).
-const SAMPLES_HALF_WEIGHT: f64 = 10.0;
-/// A neighbour that is another sector of the serving cell's own site weighs this many times
-/// its weight in the position. It is heard over the serving sector's own path, from the
-/// same mast, so its level against the serving one says on which side of the serving
-/// sector's axis the device is (near the boundary the two sectors share) rather than how far
-/// out; its signal weight, fitted for other sites' cells, underrates that. Session 8, seeds
-/// 1 / 2 at 10,000 requests (paired ratios to the weighted mean; rural, suburban, urban): x1
-/// 1.221 / 1.152, 1.443 / 1.407, 1.352 / 1.360; x2 1.232 / 1.157, 1.465 / 1.430, 1.373 /
-/// 1.372; x3 1.238 / 1.161, 1.470 / 1.436, 1.378 / 1.378; x4 1.235 / 1.162, 1.465 / 1.434,
-/// 1.367 / 1.369; x6 and x12 worse; x0 (left out, the first guess: a side lobe says little)
-/// 1.189 / 1.135, 1.362 / 1.324, 1.293 / 1.297. Seeds 3 to 6, x3 against x1: rural +0.010
-/// to +0.023, suburban +0.023 to +0.030, urban +0.013 to +0.019. 17% of the rural requests,
-/// 30% suburban and 35% urban hear such a sibling (seed 1).
-const SERVING_SITE_WEIGHT: f64 = 3.0;
-/// A cell whose estimate lies far from the others' consensus, for its coverage, was heard
-/// through favourable shadowing or has a poor estimate: the mean is refined by this many
-/// rounds of reweighting under a Cauchy loss on the distance in units of this many ranges.
-/// 2 ranges and 3 rounds: medians 2-6% lower in every multi-cell simulated scenario, on
-/// both seeds (docs/positioning.md); 1 range cut too much, 3 too little. 3 ranges since the
-/// position weights of session 7 ([`weights`]), which already lean on tight cells.
-const ROBUST_SCALE_RANGES: f64 = 3.0;
-const ROBUST_ROUNDS: usize = 3;
 
 /// A cell's anchor ([`anchor_of`]) in the local frame with its weight and range.
 #[derive(Clone, Copy)]
@@ -117,23 +36,17 @@ fn range_of(c: &SeenCell) -> f64 {
 }
 
 /// How much a cell says, as two weights: its signal and how many sightings back its estimate
-/// in both, and how tight its coverage is in each differently.
+/// count in both ([`SAMPLES_HALF_WEIGHT`]); how tight its coverage is counts in each
+/// differently.
 ///
 /// The first weighs the cells' spread around the answer for its radius, with the root of the
 /// range: the radius models ([`cells_accuracy`], [`count_factor`]) were fitted on the spread
 /// and range weighted so.
 ///
 /// The second weighs the anchors for the position, with the whole range: a cell heard with a
-/// tight coverage puts the device near its anchor whatever its level. Session 7 measured
-/// every position constant on 10,000 requests a scenario, where earlier fits had used 1,000
-/// (the urban ratio to the weighted mean was 1.26 to 1.30 on seeds 1-4, not the 1.31 of seed
-/// 1's first 1,000); fitted on seeds 1 and 2, seeds 3 and 4 the check. With this weight,
-/// samples saturating at 10 (was 20), a robust scale of 3 ranges (was 2) and a 45-degree
-/// serving wedge (was 60), the ratios went from 1.288 / 1.297 / 1.264 / 1.296 to 1.309 /
-/// 1.315 / 1.300 / 1.306 in town, from 1.361 / 1.341 / 1.361 / 1.326 to 1.377 / 1.335 / 1.377
-/// / 1.356 in the suburbs and from 1.170 / 1.137 / 1.211 / 1.144 to 1.197 / 1.162 / 1.235 /
-/// 1.187 in the country (docs/positioning.md). The radius weighted by the second weight held
-/// 71-73% in the country, for answers no better: hence two.
+/// tight coverage puts the device near its anchor whatever its level. It gives the better
+/// positions, but the radius weighted by it is too wide in the country (more than 68%
+/// inside) for answers no better: hence two (docs/positioning.md).
 fn weights(c: &SeenCell) -> (f64, f64) {
     let samples = c.samples.max(1) as f64;
     let mut w = cell_signal_weight(c.radio, c.signal) * samples / (samples + SAMPLES_HALF_WEIGHT);
@@ -176,12 +89,7 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     }
     // The estimate gives the axis; how far out along it the crowd sits is taken from all
     // the site's sectors (their mean distance from their mast), a steadier figure than one
-    // sector's: the sectors of a mast share its surroundings and its radio. Measured on the
-    // simulator at 10,000 requests, seeds 1 to 4 (paired ratios to the weighted mean): single
-    // cells 1.299 / 1.338 / 1.317 / 1.353 -> 1.317 / 1.361 / 1.345 / 1.361, town cells 1.317 /
-    // 1.325 / 1.330 / 1.320 -> 1.354 / 1.356 / 1.348 / 1.339, suburban +0.015 to +0.029, rural
-    // -0.001 to +0.014; three quarters of the site's distance and a quarter of the sector's
-    // did as well, half of each a little worse.
+    // sector's: the sectors of a mast share its surroundings and its radio.
     let len = tower.spread_m;
     let (ux, uy) = (ux / own * len, uy / own * len);
     let mut factor = c
@@ -302,17 +210,6 @@ fn robust_mean(anchors: &[Anchor], mut px: f64, mut py: f64) -> (f64, f64) {
     }
     (px, py)
 }
-
-/// How far off its sector's axis (mast to crowd estimate) a device served by a sector is
-/// taken to be at most: 45 degrees (cos and sin), within the 60 of half the 120 degrees each
-/// sector of a three-sector site serves, since the crowd's estimate already leans to the
-/// sector's middle. On the simulator's seed 1 (1,000 requests), bounds of 45 / 60 / 90 degrees
-/// gave suburban medians 430 / 426 / 430 m (434 without) and 60 was kept; with session 7's
-/// position weights (measured on the way, with a range weight of range^-0.75), on 10,000
-/// requests of seeds 1 and 2, 45 against 60 moved the rural ratio to the weighted mean from
-/// 1.178 / 1.146 to 1.189 / 1.155 and no other by more than 0.001 (docs/positioning.md).
-const SERVING_WEDGE_COS: f64 = std::f64::consts::FRAC_1_SQRT_2;
-const SERVING_WEDGE_SIN: f64 = std::f64::consts::FRAC_1_SQRT_2;
 
 /// Where the serving cell allows the device to be, when it was placed on its sector's axis
 /// ([`anchor_of`]): within its timing advance's distances from the mast ([`ta_interval`]),

@@ -9,7 +9,7 @@ use super::weights::wifi_band_loss_db;
 use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
-use crate::radio::Radio;
+use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
 use crate::sites::{self, SiteMast};
 use crate::store::record::{cell_key, Estimated, Station};
 use crate::store::{CellBlock, Database, WifiBlock};
@@ -60,17 +60,12 @@ pub struct Seen {
     pub wifi: SeenAps,
 }
 
-/// Metres per timing-advance step: GSM bit period (48/13 us) and LTE 16 Ts, both
-/// as a round trip halved.
-const GSM_TA_STEP_M: f64 = 553.5;
-const LTE_TA_STEP_M: f64 = 78.12;
-
 /// Short-CID candidates farther apart than this are different cells in different
 /// places: the fallback refuses to guess between them.
 const SHORT_CID_MAX_SPREAD_M: f64 = 10_000.0;
 
 /// Fills `seen` (cleared first) rather than returning it: the stack lists are about 2 KB,
-/// and moving them out of a call was a measurable copy per request. `overlay` is None
+/// and moving them out of a call would be a copy per request. `overlay` is None
 /// while nothing is learned: the lookups then cost what they cost without an overlay.
 pub fn resolve(
     db: &Database,
@@ -96,8 +91,8 @@ pub fn resolve(
             _ => None,
         });
     }
-    // Filled in place and read by reference: collected, and then consumed by the loop
-    // below, the 512-byte list was copied twice per request, with or without APs.
+    // Filled in place and read by reference: collected and then consumed by the loop
+    // below, the 512-byte list would be copied twice per request, with or without APs.
     let mut blocks: SmallVec<[Option<WifiBlock>; 16]> = SmallVec::new();
     for obs in wifi {
         blocks.push(db.wifi_block(obs.bssid));

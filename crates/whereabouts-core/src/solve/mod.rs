@@ -1,6 +1,6 @@
 //! The solver: from a validated query to a position with an accuracy radius.
 //!
-//! Order of evidence (ARCHITECTURE.md, "Positioning, in brief"):
+//! Order of evidence (docs/positioning.md, "Order of evidence"):
 //! 1. look up every cell and access point;
 //! 2. WiFi: the largest consistent cluster of known APs (never a cluster of one);
 //! 3. cells: each cell placed on its sector's axis from the mast (inferred from
@@ -11,12 +11,14 @@
 //! 5. fallbacks in order: short CID (`scf`), LAC/TAC area (`lacf`), IP (`ipf`);
 //! 6. border strictness (`bt`) moves the answer toward land.
 //!
-//! [`batch`] solves many requests over several threads.
+//! [`batch`] solves many requests over several threads; `params` holds the fitted
+//! constants and priors of the cell and WiFi models.
 
 mod adapters;
 pub mod batch;
 mod cells;
 mod lookup;
+mod params;
 pub mod query;
 mod weights;
 mod wifi;
@@ -152,8 +154,8 @@ impl Locator {
 
     /// [`Locator::locate_at`] in `db`, a generation the caller took from
     /// [`Locator::database`]: a thread answering many requests takes it once, since taking
-    /// it writes a lock and a reference count that every thread shares (two threads taking
-    /// it per request answered a batch 1.2 times as fast as one; taking it per thread, 1.36).
+    /// it writes a lock and a reference count that every thread shares, and threads taking
+    /// it per request slow each other down.
     pub fn locate_in(&self, db: &Database, q: &Query, now: i64) -> Option<Answer> {
         let opts = q.options;
         let mut seen = lookup::Seen {

@@ -1,28 +1,16 @@
-//! Signal strength as evidence of distance. With log-distance path loss of
-//! exponent n, a signal stronger by D dB means a distance shorter by 10^(D/10n);
-//! weighting by inverse squared distance gives weight = 10^(D / (5 n)).
+//! Signal strength as evidence of distance: cells' and APs' signal weights, a cell's
+//! distance from its mast by its level, and an AP's band loss. With log-distance path loss
+//! of exponent n, a signal stronger by D dB means a distance shorter by 10^(D/10n);
+//! weighting by inverse squared distance gives weight = 10^(D / (5 n)). The fitted
+//! exponents and levels are in [`super::params`].
 
 use std::sync::OnceLock;
 
+use super::params::{
+    typical_serving_dbm, CELL_DISTANCE_DB_PER_DECADE, CELL_PATH_LOSS_EXPONENT,
+    NEIGHBOUR_LEVEL_OFFSET_DB, WIFI_PATH_LOSS_EXPONENT,
+};
 use crate::radio::Radio;
-
-/// Path-loss exponents typical of the environments cells and APs are heard in.
-/// Cells: fitted on the simulator (bench/accuracy.ts); a steeper weight than n = 3.5
-/// gives, because the strongest cells' estimates are also the best sampled (2.8 while the
-/// anchors were the crowd estimates themselves; 2.0 since they are moved along their
-/// sectors by the signal, [`cell_distance_factor`]: rural medians 3-4% lower, towns equal).
-const CELL_PATH_LOSS_EXPONENT: f64 = 2.4;
-/// dB per decade of distance from the mast in [`cell_distance_factor`]: 10 n with n = 4,
-/// steeper than the path loss itself (3 in the suburbs, 3.5 in town) because shadowing
-/// makes a level a noisy distance, and the estimate shrinks toward the typical one.
-/// Fitted on the simulator's seed 1: 35 to 55 dB changed no cell scenario's median by
-/// more than 3%.
-const CELL_DISTANCE_DB_PER_DECADE: f64 = 40.0;
-/// APs: 4 (the weight a decade per 20 dB), flatter than 3 was.
-/// Fitted on the simulator's seed 1 with the centroid's other weights (`wifi.rs`): 3 / 3.6
-/// / 4 / 5 gave wifi-urban medians of 26.4 / 25.6 / 25.3 / 25.7 m (a weight too steep leans
-/// on the one strongest AP, whose estimate is as noisy as the others').
-const WIFI_PATH_LOSS_EXPONENT: f64 = 4.0;
 
 /// A level each radio's signal is measured against (the weights are relative,
 /// so only the spacing matters: these keep the numbers near 1).
@@ -34,31 +22,6 @@ fn reference_dbm(radio: Radio) -> f64 {
         Radio::Lte | Radio::Nbiot | Radio::Nr => -100.0,
     }
 }
-
-/// The level at which devices served by a cell of each radio typically hear it: where the
-/// crowd that made a cell's estimate typically was, relative to the mast. Fitted on the
-/// simulator's seed 1 (the level at which the projection of true positions on a sector's
-/// axis, mast to estimate, is the estimate's distance), and in line with typical serving
-/// levels of real networks (GSM RSSI around -75 dBm, LTE RSRP around -100 dBm).
-fn typical_serving_dbm(radio: Radio) -> Option<f64> {
-    match radio {
-        Radio::Gsm => Some(-73.0),
-        Radio::Umts => Some(-86.0),
-        Radio::Lte | Radio::Nbiot | Radio::Nr => Some(-99.0),
-        // No site grouping for CDMA ids: the factor is never asked for.
-        Radio::Cdma => None,
-    }
-}
-
-/// A neighbour (a cell heard but not serving) is placed as if heard this much weaker: the
-/// typical serving level calibrates the distance factor on the devices a cell serves, and a
-/// device that hears a cell without being served by it is mostly at the edge of its coverage,
-/// beyond where the crowd that made the estimate was. On the simulator's seed 1, neighbours'
-/// true positions projected on their axes lay 0.2-0.7 of the anchor's distance beyond their
-/// anchors (median), and 2 / 4 / 6 / 8 dB gave urban medians of 136 / 134 / 135 / 136 m and
-/// rural ones of 1898 / 1885 / 1865 / 1893 m (none: 137 and 1913; with the serving-sector
-/// bound of `cells.rs`); 4 was kept, a 1% gain that seed 2 confirmed (docs/positioning.md).
-const NEIGHBOUR_LEVEL_OFFSET_DB: f64 = 4.0;
 
 /// How far from its mast a device hearing a cell at `signal` is, as a multiple of the
 /// distance from the mast to the cell's crowd estimate: 1 at the radio's typical serving
@@ -90,9 +53,8 @@ fn distance_factor_of(radio: Radio, signal: f64) -> f64 {
 
 /// Levels are reported in whole dBm: the three functions of a level here are tabled over
 /// the whole dBm from `LEVEL_MIN` to 0, each entry computed by the function itself (so a
-/// tabled value is the computed one, bit for bit), once per process. An exp per station
-/// was 3.5% of a mixed request's instructions; other levels (fractions, out of range,
-/// NaN) are computed.
+/// tabled value is the computed one, bit for bit), once per process, which saves an exp per
+/// station; other levels (fractions, out of range, NaN) are computed.
 const LEVEL_MIN: i32 = -200;
 const LEVELS: usize = (1 - LEVEL_MIN) as usize;
 
@@ -137,8 +99,7 @@ fn level_index(signal: f64) -> Option<usize> {
     }
 }
 
-/// 10^x through exp: the same value, at a fraction of `powf`'s cost (which was a tenth of
-/// a mixed request's instructions).
+/// 10^x through exp: the same value, at a fraction of `powf`'s cost.
 fn exp10(x: f64) -> f64 {
     (x * std::f64::consts::LN_10).exp()
 }
@@ -167,17 +128,13 @@ pub fn wifi_signal_weight(signal: Option<f64>) -> f64 {
     }
 }
 
-/// What an AP's band adds to its path loss over the 2.4 GHz band's, in whole dB: free-space
-/// loss grows as 20 log10 of the frequency, so at the same distance and power a 5 GHz AP reads
-/// 6.5-7.7 dB weaker than a 2.4 GHz one (5,150-5,925 MHz against 2,437), a 6 GHz one 7.8-9.3
-/// dB. Added to a level, it reads every AP on the 2.4 GHz scale of the weights, where a 5 GHz
-/// AP was taken for one twice as far as it is. Whole dB keep the weights' table in use (the
-/// band's own spread is well under the 5-8 dB that shadowing puts on one level). On the
-/// simulator (which draws 40% of its APs on 5 GHz, and a request's `frequency` for 70% of its
-/// APs), wifi-urban's paired ratio to the weighted mean went from 1.429 / 1.419 / 1.418 /
-/// 1.383 to 1.464 / 1.458 / 1.456 / 1.421 on seeds 1 to 4 with the exact loss, and half of it
-/// gained about half as much (docs/positioning.md). Frequencies outside the WiFi bands,
-/// or none, add nothing.
+/// What an AP's band adds to its path loss over the 2.4 GHz band's, in whole dB (a prior:
+/// physics): free-space loss grows as 20 log10 of the frequency, so at the same distance and
+/// power a 5 GHz AP reads 6.5-7.7 dB weaker than a 2.4 GHz one (5,150-5,925 MHz against
+/// 2,437), a 6 GHz one 7.8-9.3 dB. Added to a level, it reads every AP on the 2.4 GHz scale of
+/// the weights. Whole dB keep the weights' table in use (the band's own spread is well under
+/// the 5-8 dB that shadowing puts on one level). Frequencies outside the WiFi bands, or none,
+/// add nothing.
 pub fn wifi_band_loss_db(frequency_mhz: Option<f64>) -> f64 {
     match frequency_mhz {
         Some(f) if (4_900.0..5_925.0).contains(&f) => 7.0,

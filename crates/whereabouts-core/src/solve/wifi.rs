@@ -1,33 +1,24 @@
 //! WiFi evidence: known access points heard together lie within a few hundred
 //! metres of each other. APs are clustered; the largest cluster answers, and a
 //! cluster of one never does (a real AP beside an unknown or spoofed one must not
-//! leak the real AP's position).
+//! leak the real AP's position). Its members, less those far from the first centroid,
+//! give a weighted centroid and a radius from their spread; the fitted constants are in
+//! [`super::params`].
 
 use smallvec::SmallVec;
 
 use super::lookup::SeenAp;
+use super::params::{
+    CLUSTER_LINK_M, DEFAULT_AP_RANGE_M, MIN_WIFI_ACCURACY_M, OUTLIER_M, WIFI_ACCURACY_FACTOR,
+};
 use super::query::{Answer, Fallback, Source};
 use super::weights::wifi_signal_weight;
 use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
 
-/// APs farther apart than this are not heard together: two clusters.
-const CLUSTER_LINK_M: f64 = 500.0;
-/// A member this far from the rest of its cluster, after the first estimate, has moved.
-/// Fitted with the weights of `centroid_weight` on the simulator's seed 1: 250 / 350 / 450 m
-/// gave wifi-urban medians of 25.4 / 25.3 / 25.2 m (moved-ap 26.0 / 25.9 / 25.7 m); 350 was
-/// taken, between the two: the steps are smaller than the two seeds' difference.
-const OUTLIER_M: f64 = 350.0;
-/// Scale from the weighted spread of the cluster to the accuracy radius; calibrated on the
-/// simulator's seed 1 (wifi-urban and moved-ap truths inside it 69.7% / 66.1%).
-pub const WIFI_ACCURACY_FACTOR: f64 = 0.62;
-const MIN_WIFI_ACCURACY_M: f64 = 15.0;
-const DEFAULT_AP_RANGE_M: f64 = 100.0;
-
 /// One AP's working values, all in one array: a request's scratch is one stack buffer
-/// filled in place (collecting several small vectors and moving them out of calls was a
-/// tenth of a mixed request's instructions), and slices of it index without a check of
-/// where the buffer lives.
+/// filled in place (rather than several small vectors moved out of calls), and slices of it
+/// index without a check of where the buffer lives.
 #[derive(Clone, Copy)]
 struct Point {
     x: f64,
@@ -59,11 +50,10 @@ fn range_of(a: &SeenAp) -> f64 {
 
 /// An AP's weight in the centroid. The signal says how near the AP is; the estimate's
 /// samples and range say how far to trust where the database puts it (an estimate from more
-/// observations is nearer the AP; a wide range is a spread-out crowd). The samples are taken
-/// softly, as a fourth root: on the simulator's seed 1, samples^0 / ^0.25 / ^0.5 gave
-/// wifi-urban medians of 26.8 / 25.3 / 25.8 m, and range^-0.25 / ^-0.5 / ^-0.75 25.6 / 25.3
-/// / 25.6 m (docs/positioning.md). Two square roots, where a power would be a call of
-/// `powf` per AP.
+/// observations is nearer the AP; a wide range is a spread-out crowd). The weight is
+/// samples^(1/4) / range^(1/2), the exponents fitted on the simulator's wifi-urban scenario
+/// (`npx tsx bench/accuracy.ts`); two square roots, where a power would be a call of `powf`
+/// per AP.
 fn centroid_weight(signal_w: f64, samples: u32, range: f64) -> f64 {
     signal_w * (f64::from(samples.max(1)).sqrt() / range.max(20.0)).sqrt()
 }
@@ -146,9 +136,9 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
 /// its root; every point's `root` is set.
 ///
 /// Roots are kept for every AP and relabelled on a union (a handful of APs: a pass over
-/// them costs less than walking a union-find forest for every link, which was most of the
-/// clustering), and pairs already in one cluster skip the distance. A union puts i's
-/// cluster under j's root, as the union-find did, so ties between clusters resolve alike.
+/// them costs less than walking a union-find forest for every link), and pairs already in
+/// one cluster skip the distance. A union puts i's cluster under j's root, so ties between
+/// clusters resolve as a union-find's would.
 fn largest_cluster(p: &mut [Point]) -> Option<usize> {
     let n = p.len();
     let link2 = CLUSTER_LINK_M * CLUSTER_LINK_M;

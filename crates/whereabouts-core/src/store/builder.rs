@@ -502,9 +502,8 @@ pub(crate) fn take_lock(lock: &Path) -> Result<(), StoreError> {
 /// cells' positions lie, at least their median range (a lone cell's area is its
 /// coverage). Cell positions, not their ranges: published ranges mean different
 /// things in different sources (an OpenCelliD-like export's coverage, a drive
-/// test's farthest sighting), and a radius built on them held 70% of unknown cells'
-/// devices in the simulator but 9% on the Cork drive tests; positions held both
-/// (docs/positioning.md).
+/// test's farthest sighting), and a radius built on them fits one source and fails the
+/// other; positions fit both (docs/positioning.md).
 /// The record of `station`, refused where its key passes the record's 60 bits (no importer
 /// lets one through: an NR cell's key, the widest, takes 60).
 fn record_of(station: &Station) -> Result<StationRecord, StoreError> {

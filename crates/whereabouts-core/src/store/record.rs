@@ -412,8 +412,8 @@ impl Network {
 }
 
 /// A LAC/TAC area derived from its cells: a sample-weighted centre, the radius within
-/// which 90% of its cells' positions lie (at least their median range; format 4, the
-/// radius of the cells' coverage discs before) and how many cells it was derived from.
+/// which 90% of its cells' positions lie (at least their median range) and how many cells it
+/// was derived from.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Area {

@@ -298,8 +298,8 @@ fn block_with_fences(len: usize, fences: &[u64], range: Range<usize>, key: u64) 
 /// Asks the CPU for every cache line of `block` (23 or 24 lines for 64 stations) without
 /// waiting for them. A binary search of a block not in cache waits for 4 or 5 misses one
 /// after another; fetched together they cost about one, and the lookups of a request,
-/// prefetched first, overlap too (callgrind cannot see this: measured with the profile
-/// driver's thread CPU time in benches/locate.rs, 1.5x for mixed requests and for single cells).
+/// prefetched first, overlap too (callgrind cannot see this: measure with the profile
+/// driver's thread CPU time in benches/locate.rs).
 fn prefetch_search(block: &[StationRecord]) {
     prefetch_lines(block)
 }

@@ -1,0 +1,158 @@
+//! The solver's fitted constants and priors, one section per concern: how a cell's signal
+//! reads as distance and weight, where the cells put the device, how wide a cell answer's
+//! radius is, and the WiFi centroid and its radius.
+//!
+//! Each constant says what it is, why it has its value, and whether it is a prior (a physical
+//! fact or an assumption) or fitted. "Fitted on the simulator" means on the simulator's worlds
+//! with `npx tsx bench/accuracy.ts --requests 10000 --seed N` (two seeds to fit, others as a
+//! check): position constants by the `wmean/ours (paired)` column, the ratio of the weighted
+//! mean's median error to ours; radius constants by each scenario's share of true positions
+//! inside the radius, [`super::CONFIDENCE`]. How the model works: docs/positioning.md; what
+//! was tried and measured: docs/experiments.md.
+
+use crate::radio::Radio;
+
+// Cell signal: distance and weight.
+
+/// The path-loss exponent n of a cell's signal weight, 10^(dB / 5n) (inverse squared
+/// distance). Fitted on the simulator: steeper than a physical n of 3.5 because the strongest
+/// cells' estimates are also the best sampled.
+pub(super) const CELL_PATH_LOSS_EXPONENT: f64 = 2.4;
+
+/// dB per decade of distance from the mast when a level places a cell's anchor on its axis:
+/// 10 n with n = 4, steeper than the path loss itself (3 in the suburbs, 3.5 in town) because
+/// shadowing makes one level a noisy distance and this shrinks it toward the typical one.
+/// Fitted on the simulator; medians are flat around it.
+pub(super) const CELL_DISTANCE_DB_PER_DECADE: f64 = 40.0;
+
+/// The level at which devices served by a cell of each radio typically hear it: where the
+/// crowd that made a cell's estimate was. Fitted on the simulator (the level at which true
+/// positions projected on a sector's axis lie at the estimate's distance from the mast), and
+/// in line with real serving levels (GSM RSSI around -75 dBm, LTE RSRP around -100 dBm).
+pub(super) fn typical_serving_dbm(radio: Radio) -> Option<f64> {
+    match radio {
+        Radio::Gsm => Some(-73.0),
+        Radio::Umts => Some(-86.0),
+        Radio::Lte | Radio::Nbiot | Radio::Nr => Some(-99.0),
+        // No site grouping for CDMA ids: the factor is never asked for.
+        Radio::Cdma => None,
+    }
+}
+
+/// A neighbour (heard, not serving) is placed as if heard this much weaker: a device that
+/// hears a cell without being served by it is mostly at the edge of its coverage, beyond
+/// where the crowd that made the estimate was. Fitted on the simulator.
+pub(super) const NEIGHBOUR_LEVEL_OFFSET_DB: f64 = 4.0;
+
+// Cell position: the weighted, robust mean of the anchors, bounded by the serving sector.
+
+/// Cells with no published range are taken to be this wide (an assumption, not fitted).
+pub(super) const DEFAULT_RANGE_M: f64 = 1_000.0;
+
+/// A cell's weight grows with the sightings behind its crowd estimate, as
+/// samples / (samples + this): few sightings make a noisy estimate. Fitted on the simulator.
+pub(super) const SAMPLES_HALF_WEIGHT: f64 = 10.0;
+
+/// A neighbour that is another sector of the serving cell's own site weighs this many times
+/// its weight in the position: heard from the same mast over the serving sector's own path,
+/// its level against the serving one says on which side of the serving axis the device is,
+/// which its signal weight (fitted on other sites' cells) underrates. Fitted on the simulator.
+pub(super) const SERVING_SITE_WEIGHT: f64 = 3.0;
+
+/// The robust mean: this many rounds of reweighting under a Cauchy loss on the distance from
+/// the mean in units of this many of the cell's ranges, so that a cell heard through
+/// favourable shadowing, or with a poor estimate, pulls less. Fitted on the simulator.
+pub(super) const ROBUST_SCALE_RANGES: f64 = 3.0;
+pub(super) const ROBUST_ROUNDS: usize = 3;
+
+/// How far off its sector's axis (mast to crowd estimate) a device served by the sector is
+/// taken to be at most: 45 degrees (its cos and sin), within the 60 of half a three-sector
+/// site's 120, since the crowd's estimate already leans to the sector's middle. Fitted on the
+/// simulator.
+pub(super) const SERVING_WEDGE_COS: f64 = std::f64::consts::FRAC_1_SQRT_2;
+pub(super) const SERVING_WEDGE_SIN: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+// Cell radius: the 68% radius of a cell answer.
+
+/// A single learned cell's radius: `SINGLE_SPREAD` of its range (the device is somewhere in
+/// its coverage) and the standard error of a mean of `samples` sightings, `ESTIMATE_ERROR`
+/// range / sqrt(samples), in quadrature. The learner's range is fitted against this
+/// (`learn::estimate`, `npx tsx bench/cork.ts --cv`). The multi-cell radius reuses
+/// `ESTIMATE_ERROR` for the crowd means' error.
+pub const SINGLE_SPREAD: f64 = 0.55;
+pub const ESTIMATE_ERROR: f64 = 0.5;
+
+/// A single crowd-averaged cell's radius: `CROWD_SPREAD` of its range and
+/// `CROWD_ESTIMATE_ERROR` range / samples^`CROWD_SAMPLES_EXP`, in quadrature, the range taken
+/// as if one more sighting had said [`DEFAULT_RANGE_M`]. A crowd range is how far the cell's
+/// own sightings lay from their mean, so few sightings understate the coverage (one has no
+/// spread at all) and many overstate where devices are. Fitted on the simulator so that
+/// cells of few and of many sightings each hold about 68%.
+pub(super) const CROWD_SPREAD: f64 = 0.35;
+pub(super) const CROWD_ESTIMATE_ERROR: f64 = 3.0;
+pub(super) const CROWD_SAMPLES_EXP: f64 = 1.5;
+
+/// A single cell placed on its sector's axis by its signal is that much nearer the device
+/// than its crowd estimate: its radius shrinks by this factor. Fitted on the simulator.
+pub(super) const SINGLE_ON_AXIS_SCALE: f64 = 0.9;
+
+/// Several cells' radius: `SPREAD_SCALE` times the weighted spread S of their anchors around
+/// their mean, times (S / range)^`SPREAD_RANGE_EXP`: cells whose anchors lie far apart for
+/// their ranges barely share coverage, and a weighted mean interpolates poorly between them.
+/// Fitted on the simulator with [`OFF_AXIS_SCALE`] and [`BOUNDED_SCALE`], so that each
+/// multi-cell scenario, dense or sparse, holds about 68%.
+pub const SPREAD_SCALE: f64 = 1.0;
+pub(super) const SPREAD_RANGE_EXP: f64 = 0.6;
+
+/// The multi-cell radius when the serving cell was not placed on its sector's axis (an omni
+/// site, a short-CID match, an unknown numbering): nothing bounds the answer to the serving
+/// sector and the anchors' spread understates the error, so the radius is this much wider.
+/// Fitted with [`SPREAD_RANGE_EXP`].
+pub(super) const OFF_AXIS_SCALE: f64 = 1.1;
+
+/// The multi-cell radius when the serving sector's bound moved the answer: the spread measured
+/// how far the neighbours pulled the mean and the bound took part of that back, so the radius
+/// shrinks by this factor. Fitted with [`SPREAD_RANGE_EXP`].
+pub(super) const BOUNDED_SCALE: f64 = 0.8;
+
+/// The multi-cell radius times `(COUNT_REF / cells)^COUNT_EXP`: the spread of a few anchors
+/// understates where the device can be, that of many overstates it. The power law is fitted
+/// on the simulator to the 68% quantile of error / radius by cell count.
+pub(super) const COUNT_REF: f64 = 4.64;
+pub(super) const COUNT_EXP: f64 = 0.83;
+
+/// An area's radius (a device on a cell the database lacks, somewhere in its LAC/TAC area):
+/// `AREA_ACCURACY_FACTOR` times the area's radius (90% of its cells' positions within it),
+/// times sqrt(1 + `AREA_FEW_CELLS` / cells), since a few cells are a poor sample of the area's
+/// extent. Fitted on the simulator and on three folds of the Cork learn files
+/// (`npx tsx bench/cork.ts --cv`).
+pub const AREA_ACCURACY_FACTOR: f64 = 0.82;
+pub const AREA_FEW_CELLS: f64 = 5.0;
+
+/// The least a cell answer claims (a floor, not fitted): cell positions are crowd estimates.
+pub(super) const MIN_CELL_ACCURACY_M: f64 = 50.0;
+
+// WiFi: clusters, the centroid and its radius.
+
+/// The path-loss exponent n of an AP's signal weight, 10^(dB / 5n): a decade of weight per
+/// 20 dB. Fitted on the simulator's wifi-urban scenario with the centroid's other weights: a
+/// steeper weight leans on the one strongest AP, whose estimate is as noisy as the others'.
+pub(super) const WIFI_PATH_LOSS_EXPONENT: f64 = 4.0;
+
+/// APs farther apart than this are not heard together: two clusters (a prior: WiFi reaches
+/// a few hundred metres at most).
+pub(super) const CLUSTER_LINK_M: f64 = 500.0;
+
+/// A cluster member this far from the first centroid has moved and is dropped. Fitted on the
+/// simulator's wifi-urban and moved-ap scenarios; medians are flat around it.
+pub(super) const OUTLIER_M: f64 = 350.0;
+
+/// The WiFi radius: this times the weighted spread of the cluster. Fitted on the simulator so
+/// that wifi-urban and moved-ap hold about 68%.
+pub const WIFI_ACCURACY_FACTOR: f64 = 0.62;
+
+/// The least a WiFi answer claims (a floor, not fitted).
+pub(super) const MIN_WIFI_ACCURACY_M: f64 = 15.0;
+
+/// APs with no published range are taken to be this wide (an assumption, not fitted).
+pub(super) const DEFAULT_AP_RANGE_M: f64 = 100.0;
