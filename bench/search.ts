@@ -17,7 +17,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
-import { countryName } from '../src/geocoding/reverse.js';
+import { countryName } from '../src/geocoding/languages.js';
 
 const { values } = parseArgs({ options: { seed: { type: 'string', default: '1' } } });
 const require = createRequire(import.meta.url);

@@ -27,12 +27,8 @@ import {
   native,
 } from './native/binding.js';
 import { NativeHandle } from './native/handle.js';
-import {
-  type RemoteAnswerHook,
-  type RemoteOptions,
-  RemotePolicy,
-  type RemoteStatus,
-} from './remote/index.js';
+import type { RemoteAnswerHook, RemoteOptions, RemoteStatus } from './remote/index.js';
+import { RemotePolicy } from './remote/policy.js';
 import { SyncScheduler, type SyncState } from './sync/scheduler.js';
 
 export type { EngineOptions } from './engine-options.js';

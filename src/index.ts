@@ -2,9 +2,12 @@
  * Whereabouts: an offline, embeddable cell/WiFi location engine with the request and
  * response shapes of the `/process` geolocation interface.
  *
+ * The main entry is the `Engine` and what its methods take and give. More: `whereabouts/geocoding`
+ * (language and address helpers, search limits), `whereabouts/remote` (the remote fallback's
+ * status types), `whereabouts/server` (the HTTP service as a library).
+ *
  * @packageDocumentation
  */
-
 export {
   type CompactSummary,
   Engine,
@@ -14,25 +17,9 @@ export {
   type StationChangesQuery,
 } from './engine.js';
 export { GeoMessage } from './errors.js';
-export { type AddressMatch, type AddressQuery, parseAddressQuery } from './geocoding/addresses.js';
-export {
-  type AddressObject,
-  preferredLanguages,
-  type ReverseQuery,
-  type ReverseResponse,
-} from './geocoding/reverse.js';
-export {
-  DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT,
-  MAX_LIMIT as SEARCH_MAX_LIMIT,
-  type SearchQuery,
-  type SearchResponse,
-} from './geocoding/search.js';
-export {
-  describeZone,
-  type TimezoneObject,
-  type TimezoneQuery,
-  type TimezoneResponse,
-} from './geocoding/timezone.js';
+export type { ReverseQuery, ReverseResponse } from './geocoding/reverse.js';
+export type { SearchQuery, SearchResponse } from './geocoding/search.js';
+export type { TimezoneQuery, TimezoneResponse } from './geocoding/timezone.js';
 export type { LearnSummary } from './learning/submissions.js';
 export {
   type CellObservation,
@@ -44,16 +31,7 @@ export {
   type WifiObservation,
 } from './locating/request/index.js';
 export type { FallbackName, ProcessResponse } from './locating/response.js';
-export {
-  type BreakerState,
-  REMOTE_MODES,
-  type RegionStatus,
-  type RemoteAnswerHook,
-  type RemoteMode,
-  type RemoteObservation,
-  type RemoteOptions,
-  type RemoteStatus,
-} from './remote/index.js';
+export type { RemoteAnswerHook, RemoteObservation, RemoteOptions } from './remote/index.js';
 export type { SyncProgress } from './sync/progress.js';
 export { type SyncOptions, type SyncOutcome, syncDatabase } from './sync/run.js';
 export type { BackgroundSyncOptions, SyncState } from './sync/scheduler.js';

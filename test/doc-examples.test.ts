@@ -2,6 +2,7 @@
  * Every `@example` in the public API's doc comments (src/) runs as written, against the embedded
  * demo data, and prints what its `// prints:` comments say: the examples cannot drift from the
  * API or its answers. Each runs as its own module with `'whereabouts'` resolved to src/index.ts
+ * (and a subpath `'whereabouts/NAME'` to src/NAME/index.ts)
  * and `'./stations'` to a fresh copy of the demo database (data/demo-db), so that the examples
  * that learn and compact write to a copy. Every `console.log` of an example needs a `// prints:`
  * comment on its line; output is compared with runs of whitespace taken as one space.
@@ -71,6 +72,10 @@ describe('doc comment examples', () => {
       cpSync(join(root, 'data', 'demo-db'), stations, { recursive: true });
       const code = ex.code
         .replaceAll("from 'whereabouts'", `from ${JSON.stringify(join(root, 'src', 'index.ts'))}`)
+        .replace(
+          /from 'whereabouts\/([a-z]+)'/g,
+          (_m, sub: string) => `from ${JSON.stringify(join(root, 'src', sub, 'index.ts'))}`,
+        )
         .replaceAll("'./stations'", JSON.stringify(stations))
         .replaceAll('console.log(', 'globalThis.__exampleLog?.(');
       const file = join(dir, 'example.ts');

@@ -12,8 +12,8 @@ import {
   hasCountryNames,
   pickLanguage,
   preferredLanguages,
-  shapeAddress,
-} from '../src/geocoding/reverse.js';
+} from '../src/geocoding/languages.js';
+import { shapeAddress } from '../src/geocoding/reverse.js';
 import { native } from '../src/native/binding.js';
 import { ReverseLookup } from '../src/native/reverse-lookup.js';
 import { cli, serverForSuite } from './helpers.js';

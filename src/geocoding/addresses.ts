@@ -74,7 +74,7 @@ const HAS_DIGIT = /\d/;
  *
  * @example
  * ```ts
- * import { parseAddressQuery } from 'whereabouts';
+ * import { parseAddressQuery } from 'whereabouts/geocoding';
  * console.log(parseAddressQuery('Hauptstraße 5, Berlin')); // prints: { number: '5', street: 'Hauptstraße', city: 'Berlin' }
  * ```
  */

@@ -14,7 +14,8 @@
 
 import type { NativeSearchPlace } from '../native/binding.js';
 import { numberOf } from './coordinates.js';
-import { type AddressObject, countryNameFor, shapeAddress } from './reverse.js';
+import { countryNameFor } from './languages.js';
+import { type AddressObject, shapeAddress } from './reverse.js';
 
 /** Results answered when `limit` is absent. */
 export const DEFAULT_LIMIT = 10;

@@ -146,7 +146,7 @@ const described = new Map<string, { minute: number; value: TimezoneObject }>();
  *
  * @example
  * ```ts
- * import { describeZone } from 'whereabouts';
+ * import { describeZone } from 'whereabouts/geocoding';
  * console.log(describeZone('Europe/Berlin', new Date('2026-07-01T12:00:00Z'))); // prints: { name: 'Europe/Berlin', short_name: 'CEST', offset_sec: 7200, now_in_dst: 1 }
  * ```
  */

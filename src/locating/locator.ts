@@ -6,7 +6,7 @@
 import type { LocateFunction } from '../native/binding.js';
 import type { NativeHandle } from '../native/handle.js';
 import { ANSWER, WireBuffers } from '../native/wire.js';
-import type { RemotePolicy, RemoteStatus } from '../remote/index.js';
+import type { RemotePolicy, RemoteStatus } from '../remote/policy.js';
 import {
   type LocateRequest,
   type ParseOptions,
