@@ -1,10 +1,13 @@
 /**
- * The baselines every benchmark and evaluation runs beside the engine: station tables in
- * plain JS Maps (what an app would write without us), answering with the serving cell's
- * position or a signal-weighted mean of the known stations.
+ * The baselines an evaluation runs beside the engine on the same rows: station tables in plain
+ * JS Maps (what an app would write without an engine), answering with the serving cell's
+ * position or a signal-weighted mean of the known stations; and, when the stations were
+ * learned in the same run, the plain centroid of the training observations.
  */
 import { readFileSync } from 'node:fs';
-import type { LocateRequest } from '../src/locating/request/index.js';
+import { gunzipSync } from 'node:zlib';
+import type { Engine } from '../engine.js';
+import type { LocateRequest } from '../locating/request/index.js';
 
 /** A station position and its published range. */
 export interface BaselineStation {
@@ -13,7 +16,7 @@ export interface BaselineStation {
   range: number;
 }
 
-/** An answer of a baseline. */
+/** An answer of a baseline; `accuracy` NaN when the baseline states no radius. */
 export interface BaselineAnswer {
   lat: number;
   lon: number;
@@ -27,38 +30,77 @@ export function cellKey(radio: number, mcc: number, mnc: number, lac: number, ci
   return `${radio}:${mcc}:${mnc}:${lac}:${cid}`;
 }
 
-/** Station tables loaded from an OpenCelliD-format cell CSV and a WiFi CSV. */
+/** Received power in milliwatts relative to -100 dBm; -90 dBm when the signal is unknown. */
+function powerWeight(signal: number | undefined): number {
+  return 10 ** (((signal ?? -90) + 100) / 10);
+}
+
+/** Station tables loaded from OpenCelliD-format cell CSVs and WiFi station CSVs. */
 export class MapBaseline {
   readonly cells = new Map<string, BaselineStation>();
   readonly wifi = new Map<number, BaselineStation>();
 
   static fromCsv(cellsCsv: string, wifiCsv?: string): MapBaseline {
     const b = new MapBaseline();
-    const lines = readFileSync(cellsCsv, 'utf8').split('\n');
+    b.addCellsCsv(readFileSync(cellsCsv, 'utf8'));
+    if (wifiCsv) b.addWifiCsv(readFileSync(wifiCsv, 'utf8'));
+    return b;
+  }
+
+  /**
+   * Every station of an open engine's database, read through its sync pages (the export
+   * format): the tables hold the database as it is, whatever it was built from. Costs memory
+   * in proportion to the database (about 100 bytes a station).
+   */
+  static async fromEngine(engine: Engine): Promise<MapBaseline> {
+    const b = new MapBaseline();
+    let cursor: string | undefined;
+    do {
+      const page = await engine.stationChanges({
+        since: 0,
+        until: 2 ** 32,
+        cursor,
+        maxStations: 100_000,
+        maxScanned: 1_000_000,
+      });
+      if (page.stations > 0) {
+        const text = gunzipSync(page.body).toString('utf8');
+        if (page.kind === 'wifi') b.addWifiCsv(text);
+        else b.addCellsCsv(text);
+      }
+      cursor = page.next ?? undefined;
+    } while (cursor);
+    return b;
+  }
+
+  /** Adds the rows of an OpenCelliD export (`radio,mcc,net,area,cell,unit,lon,lat,range,...`). */
+  addCellsCsv(text: string): void {
+    const lines = text.split('\n');
     for (let i = 1; i < lines.length; i++) {
       const f = (lines[i] as string).split(',');
       if (f.length < 10) continue;
       const radio = RADIO_CODES[(f[0] as string).toUpperCase()];
       if (radio === undefined) continue;
-      b.cells.set(cellKey(radio, Number(f[1]), Number(f[2]), Number(f[3]), Number(f[4])), {
+      this.cells.set(cellKey(radio, Number(f[1]), Number(f[2]), Number(f[3]), Number(f[4])), {
         lon: Number(f[6]),
         lat: Number(f[7]),
         range: Number(f[8]),
       });
     }
-    if (wifiCsv) {
-      const wl = readFileSync(wifiCsv, 'utf8').split('\n');
-      for (let i = 1; i < wl.length; i++) {
-        const f = (wl[i] as string).split(',');
-        if (f.length < 4) continue;
-        const mac = Number.parseInt((f[0] as string).replace(/[:.-]/g, ''), 16);
-        b.wifi.set(mac, { lat: Number(f[1]), lon: Number(f[2]), range: Number(f[3]) });
-      }
-    }
-    return b;
   }
 
-  /** The serving cell's position, with its range as the radius. */
+  /** Adds the rows of a WiFi station CSV (`bssid,lat,lon,range,...`). */
+  addWifiCsv(text: string): void {
+    const lines = text.split('\n');
+    for (let i = 1; i < lines.length; i++) {
+      const f = (lines[i] as string).split(',');
+      if (f.length < 4) continue;
+      const mac = Number.parseInt((f[0] as string).replace(/[:.-]/g, ''), 16);
+      this.wifi.set(mac, { lat: Number(f[1]), lon: Number(f[2]), range: Number(f[3]) });
+    }
+  }
+
+  /** The serving cell's position (the request's first cell), with its range as the radius. */
   serving(r: LocateRequest): BaselineAnswer | undefined {
     const c = r.cells[0];
     if (!c) return undefined;
@@ -66,7 +108,10 @@ export class MapBaseline {
     return s && { lat: s.lat, lon: s.lon, accuracy: s.range };
   }
 
-  /** Mean of every known cell and AP, weighted by received power in milliwatts. */
+  /**
+   * Mean of every known cell and AP, weighted by received power in milliwatts (-90 dBm when
+   * unknown), with the largest range among them as the radius.
+   */
   weightedMean(r: LocateRequest): BaselineAnswer | undefined {
     let sw = 0;
     let sLat = 0;
@@ -74,7 +119,7 @@ export class MapBaseline {
     let range = 0;
     const add = (s: BaselineStation | undefined, signal: number | undefined) => {
       if (!s) return;
-      const w = 10 ** (((signal ?? -90) + 100) / 10);
+      const w = powerWeight(signal);
       sw += w;
       sLat += w * s.lat;
       sLon += w * s.lon;
@@ -85,45 +130,48 @@ export class MapBaseline {
     if (sw === 0) return undefined;
     return { lat: sLat / sw, lon: sLon / sw, accuracy: range };
   }
+}
+
+/** Sums of the training observations of each station: the centroid baseline. */
+export class CentroidBaseline {
+  readonly #cells = new Map<string, { lat: number; lon: number; n: number }>();
+  readonly #wifi = new Map<number, { lat: number; lon: number; n: number }>();
+
+  /** Adds a training observation of a cell. */
+  addCell(radio: number, mcc: number, mnc: number, lac: number, cid: number, lat: number, lon: number): void {
+    add(this.#cells, cellKey(radio, mcc, mnc, lac, cid), lat, lon);
+  }
+
+  /** Adds a training observation of an access point (BSSID as a 48-bit number). */
+  addWifi(bssid: number, lat: number, lon: number): void {
+    add(this.#wifi, bssid, lat, lon);
+  }
 
   /**
-   * The speed baseline: what an app would write without an engine. It reads the request's
-   * fields directly (no spec validation), looks every station up in the Maps and returns
-   * the power-weighted mean.
+   * The plain mean of the training observations of every station the request names, each
+   * observation counted once; no radius. Undefined when none of them was observed.
    */
-  process(request: unknown): BaselineAnswer | undefined {
-    const r = request as RawRequest;
-    let sw = 0;
-    let sLat = 0;
-    let sLon = 0;
-    for (const c of r.cells ?? []) {
-      const radio = RADIO_CODES[(c.radio ?? r.radio ?? '').toUpperCase()] ?? -1;
-      const s = this.cells.get(
-        cellKey(radio, c.mcc ?? r.mcc ?? 0, c.mnc ?? r.mnc ?? 0, c.lac ?? 0, c.cid ?? 0),
-      );
-      if (!s) continue;
-      const w = 10 ** (((c.signal ?? -90) + 100) / 10);
-      sw += w;
-      sLat += w * s.lat;
-      sLon += w * s.lon;
-    }
-    for (const a of r.wifi ?? []) {
-      const s = this.wifi.get(Number.parseInt(a.bssid.replace(/[:.-]/g, ''), 16));
-      if (!s) continue;
-      const w = 10 ** (((a.signal ?? -90) + 100) / 10);
-      sw += w;
-      sLat += w * s.lat;
-      sLon += w * s.lon;
-    }
-    return sw > 0 ? { lat: sLat / sw, lon: sLon / sw, accuracy: 0 } : undefined;
+  answer(r: LocateRequest): BaselineAnswer | undefined {
+    let n = 0;
+    let lat = 0;
+    let lon = 0;
+    const take = (s: { lat: number; lon: number; n: number } | undefined) => {
+      if (!s) return;
+      n += s.n;
+      lat += s.lat;
+      lon += s.lon;
+    };
+    for (const c of r.cells) take(this.#cells.get(cellKey(c.radio, c.mcc, c.mnc, c.lac, c.cid)));
+    for (const w of r.wifi) take(this.#wifi.get(w.bssid));
+    return n === 0 ? undefined : { lat: lat / n, lon: lon / n, accuracy: Number.NaN };
   }
 }
 
-/** The request fields the speed baseline reads. */
-interface RawRequest {
-  radio?: string;
-  mcc?: number;
-  mnc?: number;
-  cells?: { radio?: string; mcc?: number; mnc?: number; lac?: number; cid?: number; signal?: number }[];
-  wifi?: { bssid: string; signal?: number }[];
+function add<K>(m: Map<K, { lat: number; lon: number; n: number }>, k: K, lat: number, lon: number): void {
+  const s = m.get(k);
+  if (s) {
+    s.lat += lat;
+    s.lon += lon;
+    s.n++;
+  } else m.set(k, { lat, lon, n: 1 });
 }
