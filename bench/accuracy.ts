@@ -13,9 +13,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
+import { distanceM, ErrorStats, quantile } from '../src/eval/metrics.js';
 import { type LocateRequest, parseRequest } from '../src/locating/request/index.js';
 import { MapBaseline } from './baseline.js';
-import { distanceM, ErrorStats, quantile } from './metrics.js';
 import { simWorld } from './sim-world.js';
 
 const { values } = parseArgs({

@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { nativeLearn } from '../src/cli/learn.js';
 import { Engine } from '../src/engine.js';
-import { distanceM, ErrorStats } from './metrics.js';
+import { distanceM, ErrorStats } from '../src/eval/metrics.js';
 
 const { values } = parseArgs({
   options: {

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { Bench } from 'tinybench';
 import { Engine } from '../src/engine.js';
-import { MapBaseline } from './baseline.js';
+import { MapBaseline, rawWeightedMean } from './baseline.js';
 import { Rounds } from './rounds.js';
 import { mixedRequests, speedWorld } from './speed-requests.js';
 
@@ -89,7 +89,7 @@ const next = () => requests[i++ % requests.length];
 const bench = new Bench({ time: Number(values.time), warmupTime: 300 });
 bench
   .add('baseline: JS Map + weighted mean (per request)', () => {
-    baseline.process(next());
+    rawWeightedMean(baseline, next());
   })
   .add('baseline: better-sqlite3 query per station (per request)', () => {
     sqliteProcess(next());

@@ -34,6 +34,8 @@ export interface LearnOptions {
   mcc?: number;
   mnc?: number;
   blockDays?: number;
+  /** Per file, the sorted line numbers not to learn from (the rows an evaluation tests on). */
+  heldOut?: number[][];
 }
 
 type LearnFn = (

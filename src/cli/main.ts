@@ -68,6 +68,16 @@ Usage:
       names in many languages, typos and "city, region, country" understood. --limit 1-50
       (default 10); --countrycodes restricts; --viewbox prefers places inside west,east,
       north,south longitudes/latitudes. NO_MATCHES (exit 1) when nothing matches.
+  whereabouts eval [--db DIR] [--split files|time|kfold:K] [--mcc N --mnc N] [--sim SEED
+                   [--requests N]] [--answers FILE] [--json] [--report FILE.html] INPUT...
+  whereabouts eval --compare A.json B.json
+      Measures positioning: labelled requests (JSON lines of {"request", "truth",
+      "scenario"}), GPS-tagged observation files (the formats of learn; with --split,
+      learned on one part into a temporary database and tested on the rest) or a
+      simulated world (--sim). Prints per scenario, radio and fallback the answered
+      share, median, p68, p90, p95, max error and the share inside the stated radius,
+      beside baselines on the same rows. --answers scores another system's responses.
+      See docs/eval.md.
   whereabouts --help | --version
 
 Common options of locate:
@@ -121,6 +131,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./sync.js')).runSync(rest);
       case 'search':
         return await (await import('./search.js')).runSearch(rest);
+      case 'eval':
+        return await (await import('./eval.js')).runEvalCommand(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

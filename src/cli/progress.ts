@@ -12,7 +12,8 @@ export interface ProgressReading {
   phase: string;
   /**
    * `bytes` (downloads): `done` and `total` are bytes, and the line shows megabytes, the rate
-   * given in `bytesPerSecond` and the time left instead of rows.
+   * given in `bytesPerSecond` and the time left instead of rows. Rows show the time left too
+   * when `etaSeconds` is given.
    */
   unit?: 'rows' | 'bytes';
   bytesPerSecond?: number;
@@ -52,7 +53,8 @@ export class ProgressLine {
       p.unit === 'bytes'
         ? `${p.label} ${p.phase.toLowerCase()} ${p.total > 0 ? `${pct.toFixed(1)}% ` : ''}${mb(p.done)}${p.total > 0 ? ` of ${mb(p.total)}` : ''} MB ` +
           `${mb(p.bytesPerSecond ?? 0)} MB/s${p.etaSeconds === undefined ? '' : ` ${duration(p.etaSeconds)} left`}`
-        : `${p.label} ${p.phase.toLowerCase()} ${p.total > 0 ? `${pct.toFixed(1)}% ` : ''}${p.rows.toLocaleString('en')} rows ${rate.toLocaleString('en')} rows/s`;
+        : `${p.label} ${p.phase.toLowerCase()} ${p.total > 0 ? `${pct.toFixed(1)}% ` : ''}${p.rows.toLocaleString('en')} rows ${rate.toLocaleString('en')} rows/s` +
+          (p.etaSeconds === undefined ? '' : ` ${duration(p.etaSeconds)} left`);
     if (this.#tty) {
       // an input of unknown length (a pipe) gets no bar: there is no share to show
       const width = 24;

@@ -238,6 +238,40 @@ export interface NativeImportProgress {
   phase: string;
 }
 
+/**
+ * One observation file read by the core (`readObservationFiles`): its report and its accepted
+ * rows as columns, one entry per row in file order; NaN where a row has no value.
+ */
+export interface NativeObservationColumns {
+  report: {
+    file: string;
+    format: string;
+    rows: number;
+    accepted: number;
+    rejected: number;
+    skipped: number;
+    badLines: { line: number; reason: string }[];
+  };
+  line: Float64Array;
+  /** Unix seconds. */
+  time: Float64Array;
+  lat: Float64Array;
+  lon: Float64Array;
+  accuracy: Float64Array;
+  speed: Float64Array;
+  /** Index into `kinds`: the radio names in radio-code order, then `wifi`. */
+  kind: Uint8Array;
+  kinds: string[];
+  mcc: Float64Array;
+  mnc: Float64Array;
+  lac: Float64Array;
+  /** Cell id, or the BSSID as a 48-bit number. */
+  id: Float64Array;
+  signal: Float64Array;
+  /** Timing advance in the radio's steps. */
+  ta: Float64Array;
+}
+
 interface NativeBinding {
   NativeEngine: { open(options: NativeOpenOptions): NativeEngine };
   importFiles?: (
@@ -254,6 +288,13 @@ interface NativeBinding {
   ) => Promise<unknown>;
   /** `OpenAddressesCsv` or `OsmPbf` for an address file, null for any other file. */
   addressFileKind?: (path: string) => string | null;
+  /** The accepted rows of GPS-tagged observation files (the formats of `learn`) as columns. */
+  readObservationFiles?: (
+    files: string[],
+    options: { mcc?: number; mnc?: number },
+  ) => Promise<NativeObservationColumns[]>;
+  /** The coast edges of a land file in a box, four numbers each: lat_a, lon_a, lat_b, lon_b. */
+  landCoast?: (land: string, lat0: number, lon0: number, lat1: number, lon1: number) => Float64Array;
   /** Writes a database of store format 5, 6 or 7 again in the current one (`whereabouts upgrade`). */
   upgradeDatabase?: (db: string, progress: (p: NativeImportProgress) => void) => Promise<unknown>;
 }

@@ -33,6 +33,32 @@ fn with_net() -> LearnOptions {
 }
 
 #[test]
+fn held_out_lines_are_not_learned() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Line 15 is the GSM cell's only observation; the LTE cell keeps its others.
+    let opts = LearnOptions {
+        held_out: vec![vec![2, 15]],
+        ..with_net()
+    };
+    let r = learn(tmp.path(), &[fixture("opencellid.csv")], &opts).unwrap();
+    assert_eq!(
+        r.files[0].accepted, 14,
+        "held-out rows are still read and counted"
+    );
+    assert_eq!(r.observations, 12);
+    let db = Database::open(tmp.path()).unwrap();
+    assert!(db.cell(Radio::Gsm, 1, 1, 7, 300).is_none());
+    assert!(db.cell(Radio::Lte, 1, 1, 100, 5000).is_some());
+
+    let (report, obs) =
+        whereabouts_core::learn::read::read_observations(&fixture("opencellid.csv"), &with_net())
+            .unwrap();
+    assert_eq!(report.accepted, 14);
+    let lines: Vec<u64> = obs.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, (2..=15).collect::<Vec<_>>());
+}
+
+#[test]
 fn opencellid_measurements() {
     let tmp = tempfile::tempdir().unwrap();
     let r = learn(tmp.path(), &[fixture("opencellid.csv")], &with_net()).unwrap();

@@ -3,12 +3,17 @@
 
 use std::path::PathBuf;
 
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::{AsyncTask, Float64Array, Uint8Array};
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 
 use crate::progress::{bad_lines, forward, ProgressFn};
-use whereabouts_core::learn::{learn_files as core_learn, LearnOptions, LearnReport};
+use whereabouts_core::learn::read::{read_observations, FileReport};
+use whereabouts_core::learn::{
+    learn_files as core_learn, LearnOptions, LearnReport, Observation, StationKey,
+};
+use whereabouts_core::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
+use whereabouts_core::store::record::{key_cid, key_lac};
 
 #[napi(object)]
 pub struct LearnFileOptions {
@@ -17,6 +22,9 @@ pub struct LearnFileOptions {
     pub mnc: Option<u32>,
     /// How long a moved station stays withdrawn, in days.
     pub block_days: Option<f64>,
+    /// Per file (by position), the sorted line numbers not to learn from: the rows an
+    /// evaluation tests on.
+    pub held_out: Option<Vec<Vec<f64>>>,
 }
 
 #[napi(object)]
@@ -92,24 +100,24 @@ impl Task for LearnTask {
     fn resolve(&mut self, _env: Env, r: LearnReport) -> Result<LearnSummary> {
         Ok(LearnSummary {
             counts: LearnCounts::from(&r),
-            files: r
-                .files
-                .into_iter()
-                .map(|f| LearnFileReport {
-                    file: f.file,
-                    format: format!("{:?}", f.format),
-                    rows: f.rows as f64,
-                    accepted: f.accepted as f64,
-                    rejected: f.rejected as f64,
-                    skipped: f.skipped as f64,
-                    bad_lines: bad_lines(f.bad_lines),
-                })
-                .collect(),
+            files: r.files.into_iter().map(file_report).collect(),
             cells: r.cells as f64,
             wifi: r.wifi as f64,
             shards: r.shards as f64,
             bytes: r.bytes as f64,
         })
+    }
+}
+
+fn file_report(f: FileReport) -> LearnFileReport {
+    LearnFileReport {
+        file: f.file,
+        format: format!("{:?}", f.format),
+        rows: f.rows as f64,
+        accepted: f.accepted as f64,
+        rejected: f.rejected as f64,
+        skipped: f.skipped as f64,
+        bad_lines: bad_lines(f.bad_lines),
     }
 }
 
@@ -136,12 +144,18 @@ pub fn learn_files(
         mcc: None,
         mnc: None,
         block_days: None,
+        held_out: None,
     });
     let mut options = LearnOptions {
         mcc: code("mcc", o.mcc, 999)?,
         mnc: code("mnc", o.mnc, 32_767)?,
         ..LearnOptions::default()
     };
+    for lines in o.held_out.unwrap_or_default() {
+        let mut lines: Vec<u64> = lines.into_iter().map(|l| l as u64).collect();
+        lines.sort_unstable();
+        options.held_out.push(lines);
+    }
     if let Some(d) = o.block_days {
         if !(d.is_finite() && d >= 0.0) {
             return Err(Error::new(
@@ -156,5 +170,156 @@ pub fn learn_files(
         files: files.into_iter().map(PathBuf::from).collect(),
         options,
         progress,
+    }))
+}
+
+/// The accepted observations of one file as columns (one entry per observation, in
+/// file order), for `whereabouts eval`: numbers absent from a row are NaN.
+#[napi(object)]
+pub struct ObservationColumns {
+    pub report: LearnFileReport,
+    /// 1-based line number (the submission id for `observations.sqlite`).
+    pub line: Float64Array,
+    /// Unix seconds.
+    pub time: Float64Array,
+    pub lat: Float64Array,
+    pub lon: Float64Array,
+    /// GPS accuracy in metres.
+    pub accuracy: Float64Array,
+    /// Metres a second.
+    pub speed: Float64Array,
+    /// The radio's name (`gsm`, `lte`, ...) or `wifi`, as an index into `kinds`.
+    pub kind: Uint8Array,
+    pub kinds: Vec<String>,
+    pub mcc: Float64Array,
+    pub mnc: Float64Array,
+    pub lac: Float64Array,
+    /// The cell id, or the access point's BSSID as a 48-bit number.
+    pub id: Float64Array,
+    /// dBm.
+    pub signal: Float64Array,
+    /// Timing advance in the radio's steps.
+    pub ta: Float64Array,
+}
+
+type FileObservations = (FileReport, Vec<(u64, Observation)>);
+
+pub struct ReadTask {
+    files: Vec<PathBuf>,
+    options: LearnOptions,
+}
+
+impl Task for ReadTask {
+    type Output = Vec<FileObservations>;
+    type JsValue = Vec<ObservationColumns>;
+
+    fn compute(&mut self) -> Result<Vec<FileObservations>> {
+        let (files, options) = (&self.files, &self.options);
+        crate::guarded("readObservations", move || {
+            files
+                .iter()
+                .map(|f| read_observations(f, options).map_err(crate::err))
+                .collect()
+        })
+    }
+
+    fn resolve(
+        &mut self,
+        _env: Env,
+        out: Vec<FileObservations>,
+    ) -> Result<Vec<ObservationColumns>> {
+        Ok(out.into_iter().map(|(r, obs)| columns(r, obs)).collect())
+    }
+}
+
+const WIFI_KIND: u8 = Radio::ALL.len() as u8;
+
+fn columns(r: FileReport, obs: Vec<(u64, Observation)>) -> ObservationColumns {
+    let n = obs.len();
+    let nan = f64::NAN;
+    let mut c: [Vec<f64>; 12] = std::array::from_fn(|_| Vec::with_capacity(n));
+    let mut kind = Vec::with_capacity(n);
+    for (line, o) in obs {
+        let (k, mcc, mnc, lac, id, step) = match o.key {
+            StationKey::Cell {
+                radio,
+                mcc,
+                mnc,
+                key,
+            } => (
+                radio as u8,
+                mcc as f64,
+                mnc as f64,
+                key_lac(key) as f64,
+                key_cid(radio, key) as f64,
+                match radio {
+                    Radio::Gsm => GSM_TA_STEP_M,
+                    Radio::Lte | Radio::Nr | Radio::Nbiot => LTE_TA_STEP_M,
+                    _ => nan,
+                },
+            ),
+            StationKey::Wifi(b) => (WIFI_KIND, nan, nan, nan, b as f64, nan),
+        };
+        let values = [
+            line as f64,
+            o.time.map_or(nan, |t| t as f64),
+            o.lat,
+            o.lon,
+            o.accuracy_m.unwrap_or(nan),
+            o.speed_mps.unwrap_or(nan),
+            mcc,
+            mnc,
+            lac,
+            id,
+            o.signal_dbm.unwrap_or(nan),
+            o.ta_m.map_or(nan, |m| (m / step).round()),
+        ];
+        for (col, v) in c.iter_mut().zip(values) {
+            col.push(v);
+        }
+        kind.push(k);
+    }
+    let [line, time, lat, lon, accuracy, speed, mcc, mnc, lac, id, signal, ta] = c;
+    let mut kinds: Vec<String> = Radio::ALL.iter().map(|r| r.name().to_string()).collect();
+    kinds.push("wifi".into());
+    ObservationColumns {
+        report: file_report(r),
+        line: line.into(),
+        time: time.into(),
+        lat: lat.into(),
+        lon: lon.into(),
+        accuracy: accuracy.into(),
+        speed: speed.into(),
+        kind: kind.into(),
+        kinds,
+        mcc: mcc.into(),
+        mnc: mnc.into(),
+        lac: lac.into(),
+        id: id.into(),
+        signal: signal.into(),
+        ta: ta.into(),
+    }
+}
+
+/// Reads GPS-tagged observation files (the formats of `learnFiles`) without learning
+/// from them: their accepted rows as columns, with each file's report.
+#[napi(ts_return_type = "Promise<Array<ObservationColumns>>")]
+pub fn read_observation_files(
+    files: Vec<String>,
+    options: Option<LearnFileOptions>,
+) -> Result<AsyncTask<ReadTask>> {
+    let o = options.unwrap_or(LearnFileOptions {
+        mcc: None,
+        mnc: None,
+        block_days: None,
+        held_out: None,
+    });
+    Ok(AsyncTask::new(ReadTask {
+        files: files.into_iter().map(PathBuf::from).collect(),
+        options: LearnOptions {
+            mcc: code("mcc", o.mcc, 999)?,
+            mnc: code("mnc", o.mnc, 32_767)?,
+            ..LearnOptions::default()
+        },
     }))
 }

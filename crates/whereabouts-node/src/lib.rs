@@ -657,3 +657,27 @@ impl NativeEngine {
         self.countries = None;
     }
 }
+
+/// The coastline of a land file (`data/land.bin`) in a lat/lon box: every coast edge of
+/// the land pieces meeting the box, four numbers each (`lat_a, lon_a, lat_b, lon_b`), the
+/// cut edges along quad sides left out. What the evaluation report's map draws.
+#[napi]
+pub fn land_coast(
+    land: String,
+    lat0: f64,
+    lon0: f64,
+    lat1: f64,
+    lon1: f64,
+) -> Result<napi::bindgen_prelude::Float64Array> {
+    guarded("landCoast", || {
+        let index = whereabouts_core::land::LandIndex::open(&PathBuf::from(land)).map_err(err)?;
+        let edges: Vec<f64> = index
+            .polygons()
+            .pieces_in_box(lat0, lon0, lat1, lon1)
+            .into_iter()
+            .filter(|(_, coast)| *coast)
+            .flat_map(|(e, _)| e)
+            .collect();
+        Ok(edges.into())
+    })
+}

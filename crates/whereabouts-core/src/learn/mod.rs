@@ -135,6 +135,10 @@ pub struct LearnOptions {
     pub max_error_lines: usize,
     /// Shard size limit; `None` keeps the store's default.
     pub max_shard_bytes: Option<u64>,
+    /// Per input file (by position), the sorted line numbers whose observations are
+    /// not learned: the rows an evaluation holds out for testing. Files past the end
+    /// of the list are learned whole.
+    pub held_out: Vec<Vec<u64>>,
 }
 
 impl Default for LearnOptions {
@@ -145,6 +149,7 @@ impl Default for LearnOptions {
             block_s: DEFAULT_BLOCK_S,
             max_error_lines: 20,
             max_shard_bytes: None,
+            held_out: Vec::new(),
         }
     }
 }
@@ -578,7 +583,8 @@ pub fn learn_files(
     let mut reporter = Reporter::new(progress);
     let mut report = LearnReport::default();
     let mut obs: Vec<Observation> = Vec::new();
-    for f in files {
+    for (i, f) in files.iter().enumerate() {
+        let held_out = opts.held_out.get(i).map_or(&[][..], Vec::as_slice);
         let label = f.display().to_string();
         let total = fs::metadata(f).map(|m| m.len()).unwrap_or(0);
         reporter.report(true, || LearnProgress {
@@ -588,7 +594,12 @@ pub fn learn_files(
             rows: 0,
             phase: LearnPhase::Reading,
         })?;
-        let r = read::read_file(f, opts, &mut |o| obs.push(o), &mut |bytes, rows| {
+        let mut keep = |line: u64, o: Observation| {
+            if held_out.binary_search(&line).is_err() {
+                obs.push(o);
+            }
+        };
+        let r = read::read_file(f, opts, &mut keep, &mut |bytes, rows| {
             reporter.report(false, || LearnProgress {
                 file: label.clone(),
                 bytes_done: bytes,

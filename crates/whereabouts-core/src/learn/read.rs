@@ -240,12 +240,13 @@ enum Row {
     Skip,
 }
 
-/// Reads `path`, calling `sink` for each accepted observation and `tick` with
-/// (bytes read, rows) now and then.
+/// Reads `path`, calling `sink` for each accepted observation with its 1-based line
+/// number (the submission id for `observations.sqlite`) and `tick` with (bytes read,
+/// rows) now and then.
 pub fn read_file(
     path: &Path,
     opts: &LearnOptions,
-    sink: &mut dyn FnMut(Observation),
+    sink: &mut dyn FnMut(u64, Observation),
     tick: &mut dyn FnMut(u64, u64) -> Result<(), LearnError>,
 ) -> Result<FileReport, LearnError> {
     let label = crate::import::file_label(path);
@@ -354,7 +355,7 @@ pub fn read_file(
         match row {
             Row::Accept(o) => {
                 report.accepted += 1;
-                sink(o);
+                sink(i as u64 + 1, o);
             }
             Row::Skip => report.skipped += 1,
             Row::Reject(reason) => {
@@ -552,6 +553,22 @@ fn wigle_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
             psc: None,
         })
     }
+}
+
+/// Every accepted observation of `path` with its line number ([`read_file`]'s), and
+/// the file's report: what an evaluation turns into requests whose truth is known.
+pub fn read_observations(
+    path: &Path,
+    opts: &LearnOptions,
+) -> Result<(FileReport, Vec<(u64, Observation)>), LearnError> {
+    let mut out = Vec::new();
+    let report = read_file(
+        path,
+        opts,
+        &mut |line, o| out.push((line, o)),
+        &mut |_, _| Ok(()),
+    )?;
+    Ok((report, out))
 }
 
 /// One sentence naming the accepted formats, for front ends' help and errors.

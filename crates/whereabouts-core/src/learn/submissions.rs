@@ -51,7 +51,7 @@ pub fn read(
     path: &Path,
     label: &str,
     opts: &LearnOptions,
-    sink: &mut dyn FnMut(Observation),
+    sink: &mut dyn FnMut(u64, Observation),
     tick: &mut dyn FnMut(u64, u64) -> Result<(), LearnError>,
 ) -> Result<FileReport, LearnError> {
     let err = |e: rusqlite::Error| LearnError::Io(format!("{label}: {e}"));
@@ -94,7 +94,7 @@ pub fn read(
             Ok(list) if list.is_empty() => report.skipped += 1,
             Ok(list) => {
                 report.accepted += 1;
-                list.into_iter().for_each(&mut *sink);
+                list.into_iter().for_each(|o| sink(id as u64, o));
             }
             Err(why) => {
                 report.rejected += 1;

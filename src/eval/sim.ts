@@ -1,0 +1,82 @@
+/**
+ * Worlds of the project's simulator (crates/whereabouts-sim; docs/simulator.md) to evaluate on:
+ * `DIR/world` holds what the simulator wrote (stations, scenario requests with their truth) and
+ * `DIR/db` its stations imported. Needs a checkout with cargo: the simulator is not shipped in
+ * the npm package.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../data-files.js';
+import { Engine } from '../engine.js';
+import { native } from '../native/binding.js';
+
+/** The simulator's scenario time (its default --now, 2026-06-01): station ages are relative to it. */
+export const SIM_NOW = Date.UTC(2026, 5, 1) / 1000;
+
+export interface SimWorld {
+  work: string;
+  world: string;
+  db: string;
+  /** The scenario files, sorted: labelled requests. */
+  scenarios: string[];
+}
+
+/**
+ * The world of `seed` with `requests` requests a scenario in `work`, written and imported
+ * afresh, or, with `reuse`, the one already there while this build still opens its database (a
+ * station format change makes it rebuild rather than fail). `separateMasts`: the simulator's
+ * `--separate-masts` share.
+ */
+export async function simWorld(
+  work: string,
+  seed: string,
+  requests: string,
+  reuse: boolean,
+  separateMasts = '0',
+): Promise<SimWorld> {
+  const w = { work, world: join(work, 'world'), db: join(work, 'db') };
+  const done = () => ({
+    ...w,
+    scenarios: readdirSync(join(w.world, 'scenarios'))
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort()
+      .map((f) => join(w.world, 'scenarios', f)),
+  });
+  if (reuse && existsSync(join(w.db, 'manifest.json')) && (await opensInThisBuild(w.db))) return done();
+  if (!existsSync(join(packageRoot, 'crates', 'whereabouts-sim')))
+    throw new Error(
+      'the simulator needs a checkout of the whereabouts repository (crates/whereabouts-sim) and cargo',
+    );
+  rmSync(work, { recursive: true, force: true });
+  const world = ['world', '--seed', seed, '--requests', requests];
+  if (Number(separateMasts) > 0) world.push('--separate-masts', separateMasts);
+  execFileSync(
+    'cargo',
+    ['run', '-q', '--release', '-p', 'whereabouts-sim', '--', ...world, '--out', w.world],
+    {
+      cwd: packageRoot,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  const importFiles = native().importFiles;
+  if (!importFiles)
+    throw new Error('this build of the native addon has no importer; run `npm run build:native`');
+  await importFiles(
+    w.db,
+    [join(w.world, 'cells.csv'), join(w.world, 'wifi.csv')],
+    { replace: true, simulated: true },
+    () => {},
+  );
+  return done();
+}
+
+async function opensInThisBuild(db: string): Promise<boolean> {
+  try {
+    (await Engine.open({ db })).close();
+    return true;
+  } catch (e) {
+    if (/format version/.test(String(e))) return false;
+    throw e;
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * `whereabouts eval`: the metrics against hand-computed values, the split (no row a fold tests
+ * reaches its learning side), malformed lines, and the report's SVGs. Every input is generated
+ * here; nothing reads ../shared or the network.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ObservationGroup } from '../src/eval/inputs.js';
+import { distanceM, pairedRatio, summarise } from '../src/eval/metrics.js';
+import { assignFolds, learnPlan, parseSplit } from '../src/eval/split.js';
+import type { EvalJson } from '../src/eval/table.js';
+import { cli, fixtureDb } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
+
+describe('metrics', () => {
+  it('takes nearest-rank quantiles and the inside share by hand', () => {
+    const errors = [100, 10, 90, 20, 80, 30, 70, 40, 60, 50];
+    const radii = [50, 50, 50, 50, 50, 50, 50, 50, 50, 50];
+    const s = summarise(12, errors, radii);
+    // Sorted 10..100: rank ceil(q * 10) -> median 5th = 50, p68 7th = 70, p90 9th, p95 10th.
+    expect(s).toEqual({
+      count: 12,
+      answered: 10,
+      answeredShare: 10 / 12,
+      median: 50,
+      p68: 70,
+      p90: 90,
+      p95: 100,
+      max: 100,
+      inside: 0.5, // 10, 20, 30, 40 and 50 are within 50 m (error <= radius)
+    });
+    expect(summarise(3, []).median).toBeNaN();
+  });
+
+  it('pairs the rows both answered before taking the ratio of medians', () => {
+    // Paired: ours 10, 20 (median 10, rank 1 of 2), baseline 20, 60 (median 20).
+    expect(pairedRatio([10, 20, Number.NaN, 40], [20, 60, 5, Number.NaN])).toBe(2);
+  });
+
+  it('measures great-circle distances', () => {
+    expect(distanceM(52, 13, 52.001, 13)).toBeCloseTo(111.195, 2);
+  });
+});
+
+function group(file: number, first: number, time: number): ObservationGroup {
+  return {
+    file,
+    first,
+    end: first + 1,
+    time,
+    row: { request: {}, truth: { lat: 0, lon: 0 }, scenario: 's' },
+  };
+}
+
+/** Every line a fold tests is either in a file it does not learn or held out of that file. */
+function expectNoLeak(groups: ObservationGroup[], lines: Float64Array[], split: string): void {
+  const folds = assignFolds(groups, lines.length, parseSplit(split));
+  for (let k = 0; k < folds.count; k++) {
+    const plan = learnPlan(groups, lines, folds, k);
+    groups.forEach((g, i) => {
+      if (folds.fold[i] !== k) return;
+      const at = plan.files.indexOf(g.file);
+      if (at < 0) return;
+      for (let r = g.first; r < g.end; r++) expect(plan.heldOut[at]).toContain(lines[g.file]?.[r]);
+    });
+    // and nothing else is held out
+    const tested = groups.filter((_, i) => folds.fold[i] === k).length;
+    expect(plan.heldOut.reduce((n, h) => n + h.length, 0)).toBeLessThanOrEqual(tested);
+  }
+}
+
+describe('split', () => {
+  // Five files of four rows each, line numbers 2..5, times interleaved across files.
+  const groups: ObservationGroup[] = [];
+  for (let f = 0; f < 5; f++) for (let r = 0; r < 4; r++) groups.push(group(f, r, r * 10 + f));
+  const lines = [0, 1, 2, 3, 4].map(() => Float64Array.from([2, 3, 4, 5]));
+
+  it('files: every fourth file is tested, and none of its rows is learned', () => {
+    const folds = assignFolds(groups, 5, parseSplit('files'));
+    expect([...folds.fold]).toEqual(groups.map((g) => (g.file === 3 ? 0 : -1)));
+    const plan = learnPlan(groups, lines, folds, 0);
+    expect(plan.files).toEqual([0, 1, 2, 4]);
+    expect(plan.heldOut).toEqual([[], [], [], []]);
+  });
+
+  it('time: the last quarter by time is tested and held out of learning', () => {
+    const folds = assignFolds(groups, 5, parseSplit('time'));
+    const tested = groups.filter((_, i) => folds.fold[i] === 0).map((g) => g.time);
+    expect(tested.sort((a, b) => a - b)).toEqual([30, 31, 32, 33, 34]);
+    const plan = learnPlan(groups, lines, folds, 0);
+    expect(plan.heldOut).toEqual([[5], [5], [5], [5], [5]]);
+    expectNoLeak(groups, lines, 'time');
+  });
+
+  it('kfold: every row tested exactly once, never learned by its own fold', () => {
+    const folds = assignFolds(groups, 5, parseSplit('kfold:4'));
+    expect(folds.count).toBe(4);
+    expect([0, 1, 2, 3].map((k) => [...folds.fold].filter((f) => f === k).length)).toEqual([5, 5, 5, 5]);
+    expectNoLeak(groups, lines, 'kfold:4');
+    expectNoLeak(groups, lines, 'files');
+  });
+
+  it('refuses unknown splits', () => {
+    expect(() => parseSplit('kfold:1')).toThrow(/kfold:K/);
+    expect(() => parseSplit('random')).toThrow(/files, time or kfold/);
+  });
+});
+
+const OCID_HEADER =
+  'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid';
+
+describe('whereabouts eval', () => {
+  it('scores labelled rows, skips malformed lines with their numbers, writes JSON and a report', () => {
+    const db = fixtureDb();
+    const dir = tempDir('wb-eval-');
+    const cell = { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 };
+    // The truth 0.001 degree north of cell 1 (52.5, 13.4): 111.2 m from its position.
+    const rows = [
+      JSON.stringify({ request: { cells: [cell] }, truth: { lat: 52.501, lon: 13.4 }, scenario: 'near' }),
+      '{not json',
+      JSON.stringify({ request: { cells: [cell] }, truth: { lat: 'x', lon: 13.4 } }),
+      JSON.stringify({
+        request: { cells: [{ ...cell, cid: 99 }] },
+        truth: { lat: 52.5, lon: 13.4 },
+        scenario: 'near',
+      }),
+    ];
+    writeFileSync(join(dir, 'rows.jsonl'), `${rows.join('\n')}\n`);
+    const report = join(dir, 'report.html');
+    const r = cli(['eval', '--db', db, '--json', '--report', report, join(dir, 'rows.jsonl')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/rows\.jsonl: line 2: not JSON/);
+    expect(r.stderr).toMatch(/rows\.jsonl: line 3: "truth" needs numeric lat/);
+    const json = JSON.parse(r.stdout) as EvalJson;
+    expect(json.rows).toBe(2);
+    expect(json.malformed).toBe(2);
+    const all = json.table.find((l) => l.scenario === 'near' && l.by === 'all');
+    expect(all?.ours.count).toBe(2);
+    expect(all?.baselines.serving?.answeredShare).toBe(0.5);
+    expect(all?.baselines.serving?.median).toBeCloseTo(111.19, 1);
+    expect(all?.baselines.wmean?.median).toBeCloseTo(111.19, 1);
+
+    const html = readFileSync(report, 'utf8');
+    const svgs = html.match(/<svg[\s\S]*?<\/svg>/g) ?? [];
+    expect(svgs.length).toBe(4); // the map, then a CDF, calibration and histogram for the one scenario
+    for (const svg of svgs) expect(wellFormed(svg)).toBe('');
+    expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+
+    // The same run twice gives the same bytes; --compare lines them up.
+    writeFileSync(join(dir, 'a.json'), r.stdout);
+    const again = cli(['eval', '--db', db, '--json', '--quiet', join(dir, 'rows.jsonl')]);
+    expect(again.stdout).toBe(r.stdout);
+    const cmp = cli(['eval', '--compare', join(dir, 'a.json'), join(dir, 'a.json')]);
+    expect(cmp.code, cmp.stderr).toBe(0);
+    expect(cmp.stdout).toMatch(/near\s+all\s+2\s/);
+  });
+
+  it("scores another system's answers by the same rules", () => {
+    const db = fixtureDb();
+    const dir = tempDir('wb-eval-');
+    const cell = { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 };
+    const row = (lat: number) => JSON.stringify({ request: { cells: [cell] }, truth: { lat, lon: 13.4 } });
+    writeFileSync(join(dir, 'rows.jsonl'), `${row(52.501)}\n${row(52.502)}\n`);
+    writeFileSync(
+      join(dir, 'answers.jsonl'),
+      '{"status":"ok","lat":52.501,"lon":13.4,"accuracy":10}\n{"status":"error","message":"No matches found"}\n',
+    );
+    const r = cli([
+      'eval',
+      '--db',
+      db,
+      '--json',
+      '--answers',
+      join(dir, 'answers.jsonl'),
+      join(dir, 'rows.jsonl'),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const all = (JSON.parse(r.stdout) as EvalJson).table[0];
+    expect(all?.ours).toMatchObject({ count: 2, answered: 1, median: 0, inside: 1 });
+  });
+
+  it('--split files: the rows of a tested file never reach learning', () => {
+    const dir = tempDir('wb-eval-split-');
+    // Four files sorted a/1, a/2, a/3, b/4: b/4 is tested. Its cell (LAC 9) is in no other file.
+    const line = (lac: number, cid: number, lat: number, t: number) =>
+      `1,1,${lac},${cid},${lat.toFixed(6)},8.000000,-80,${1_700_000_000_000 + t * 1000},10,0,0,GSM,,,,,,,`;
+    const rows = (lac: number, cid: number) =>
+      Array.from({ length: 6 }, (_, i) => line(lac, cid, 50 + i * 0.0005, i)).join('\n');
+    mkdirSync(join(dir, 'a'));
+    mkdirSync(join(dir, 'b'));
+    for (const n of [1, 2, 3]) writeFileSync(join(dir, 'a', `${n}.csv`), `${OCID_HEADER}\n${rows(7, 300)}\n`);
+    writeFileSync(join(dir, 'b', '4.csv'), `${OCID_HEADER}\n${rows(9, 500)}\n${line(7, 300, 50.001, 99)}\n`);
+    const r = cli(['eval', '--split', 'files', '--json', dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const json = JSON.parse(r.stdout) as EvalJson;
+    const b = json.table.filter((l) => l.scenario === 'b');
+    // LAC 9's rows: unknown to the learned database and to every baseline.
+    const lac9 = b.find((l) => l.by === 'fallback' && l.value === 'no answer');
+    expect(lac9?.ours.count).toBe(6);
+    const all = b.find((l) => l.by === 'all');
+    expect(all?.ours.count).toBe(7);
+    expect(all?.baselines.centroid?.answeredShare).toBeCloseTo(1 / 7, 6);
+    expect(json.table.some((l) => l.scenario === 'a')).toBe(false);
+  });
+});
+
+/**
+ * Why an XML fragment is not well-formed ('' when it is): balanced tags, quoted attributes,
+ * no stray `<` or `&` in text.
+ */
+function wellFormed(xml: string): string {
+  const stack: string[] = [];
+  const token = /<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>|([^<]+)|(<)/g;
+  for (const m of xml.matchAll(token)) {
+    if (m[6]) return `stray < at ${m.index}`;
+    if (m[5] !== undefined) {
+      if (/&(?!(amp|lt|gt|quot|apos|#\d+);)/.test(m[5])) return `bare & at ${m.index}`;
+      continue;
+    }
+    const [, close, name, attrs, selfClose] = m;
+    if (attrs && /&(?!(amp|lt|gt|quot|apos|#\d+);)/.test(attrs)) return `bare & in attributes at ${m.index}`;
+    if (close) {
+      if (stack.pop() !== name) return `</${name}> does not close its element at ${m.index}`;
+    } else if (!selfClose) stack.push(name as string);
+  }
+  return stack.length === 0 ? '' : `unclosed <${stack.join('>, <')}>`;
+}
