@@ -370,6 +370,44 @@ describe('POST /v1/country', () => {
   });
 });
 
+describe('POST /v1/search (the older shape)', () => {
+  it('answers status ok with a 95% radius, or not_found, charging located answers', async () => {
+    const key = newKey();
+    const body = {
+      radio: 'gsm',
+      cell: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1, signal: -61, asu: 26 }],
+      wifi: [
+        { key: '00:11:22:33:44:01', channel: 11, frequency: 2462, signal: -50 },
+        { key: '00:11:22:33:44:02' },
+      ],
+    };
+    const r = await post('/v1/search', key, body);
+    const g = engine.geolocate({
+      radioType: 'gsm',
+      cellTowers: [tower(1, { signalStrength: -61, asu: 26 })],
+      wifiAccessPoints: [
+        { macAddress: '00:11:22:33:44:01', channel: 11, frequency: 2462, signalStrength: -50 },
+        { macAddress: '00:11:22:33:44:02' },
+      ],
+      considerIp: false,
+    }) as { location: { lat: number; lng: number }; accuracy: number };
+    expect(r).toMatchObject({
+      status: 200,
+      body: { status: 'ok', lat: g.location.lat, lon: g.location.lng, accuracy: g.accuracy },
+    });
+    const none = await post('/v1/search', key, {
+      cell: [{ radio: 'gsm', mcc: 262, mnc: 9, lac: 1, cid: 1 }],
+    });
+    expect(none).toMatchObject({ status: 200, body: { status: 'not_found' } });
+    expect((await post('/v1/search', key, {})).body).toEqual({ status: 'not_found' });
+    const bad = await post('/v1/search', key, { cell: [{ radio: 'gsm', mnc: 1, lac: 1, cid: 1 }] });
+    expect(bad).toMatchObject({ status: 400, body: { errors: { body: 'No country code provided' } } });
+    expect((await post('/v1/search', key, '{')).status).toBe(400);
+    expect((await post('/v1/search', 'nope', body)).body).toEqual(KEY_INVALID);
+    expect(balanceOf(key)).toBe(99);
+  });
+});
+
 describe('POST /v2/geosubmit', () => {
   const item = (cellId: number, extra: Record<string, unknown> = {}) => ({
     timestamp: 1_700_000_000_000,

@@ -297,6 +297,65 @@ export function isIchnaeaError(body: unknown): body is IchnaeaError {
 }
 
 // ---------------------------------------------------------------------------------------------
+// /v1/search, the interface's first request shape
+
+/** An answer of `/v1/search`: located, or `not_found` (HTTP 200 both). */
+export type SearchAnswer =
+  | { status: 'ok'; lat: number; lon: number; accuracy: number }
+  | { status: 'not_found' };
+
+/** The error body of `/v1/search` (HTTP 400): what was wrong, by field. */
+export interface SearchError {
+  errors: Record<string, string>;
+}
+
+/**
+ * A `/v1/search` body as a `/process` request: its `cell` entries already use the `/process`
+ * names (`radio`, `mcc`, `mnc`, `lac`, `cid`, `signal`, `asu`, `psc`); a `wifi` entry names
+ * its BSSID `key`. Hidden and `_nomap` networks are dropped as for geolocate; the LAC fallback
+ * is on, the IP fallback off (this shape has no switch for either). Undefined for a body that
+ * is not an object.
+ */
+export function searchToProcess(value: unknown): Obj | undefined {
+  if (!isObject(value)) return undefined;
+  const out: Obj = { address: 0, fallbacks: { ipf: 0, lacf: 1 } };
+  if (value.radio !== undefined) out.radio = value.radio;
+  if (value.cell !== undefined)
+    out.cells = Array.isArray(value.cell) ? value.cell.slice(0, DEFAULT_MAX_CELLS) : value.cell;
+  const wifi = value.wifi;
+  if (wifi !== undefined) {
+    out.wifi = Array.isArray(wifi)
+      ? wifiOf(wifi.map((w) => (isObject(w) ? { ...w, macAddress: w.key, signalStrength: w.signal } : w)))
+      : wifi;
+  }
+  return out;
+}
+
+/** The validated `/process` request of a `/v1/search` body, or its answer when it names nothing to locate with. */
+export function readSearch(
+  value: unknown,
+):
+  | { ok: true; request: LocateRequest }
+  | { ok: false; status: 200; body: SearchAnswer }
+  | { ok: false; status: 400; body: SearchError } {
+  const body = searchToProcess(value);
+  if (body === undefined) return { ok: false, status: 400, body: { errors: { body: 'Parse Error' } } };
+  const parsed = parseRequest(body);
+  if (parsed.ok) return parsed;
+  return refusalOf(parsed.message).error.code === 404
+    ? { ok: false, status: 200, body: { status: 'not_found' } }
+    : { ok: false, status: 400, body: { errors: { body: parsed.message } } };
+}
+
+/** A `/process` answer as a `/v1/search` answer; `accuracy` is the 95% radius, as geolocate's. */
+export function searchAnswer(res: ProcessResponse): SearchAnswer {
+  if (res.status !== 'ok' || res.lat === undefined || res.lon === undefined || res.accuracy === undefined) {
+    return { status: 'not_found' };
+  }
+  return { status: 'ok', lat: res.lat, lon: res.lon, accuracy: accuracy95(res.accuracy) };
+}
+
+// ---------------------------------------------------------------------------------------------
 // /v2/geosubmit
 
 /** Most items one `/v2/geosubmit` body may carry. */

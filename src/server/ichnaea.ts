@@ -1,6 +1,7 @@
 /**
  * The Ichnaea (Google Geolocation API style) route family: `POST /v1/geolocate`,
- * `POST /v1/country` and `POST /v2/geosubmit`, with the key in `?key=`, as one Fastify plugin
+ * `POST /v1/country`, `POST /v2/geosubmit` and the older `POST /v1/search`, with the key in
+ * `?key=`, as one Fastify plugin
  * answering that interface's errors (`{error: {errors, code, message}}` with the HTTP status
  * `code`). Bodies are translated into `/process` requests and validated and solved as those are
  * (src/locating/ichnaea.ts); tokens, balances and limits are those of `/process`: a located
@@ -11,9 +12,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import { type LearnBatcher, toSubmission } from '../learning/submissions.js';
 import {
-  type CountryResponse,
   countryAnswer,
-  type GeolocateResponse,
   geolocateAnswer,
   type IchnaeaError,
   IchnaeaErrors,
@@ -22,7 +21,10 @@ import {
   parseJsonText,
   readGeolocate,
   readGeosubmit,
+  readSearch,
+  searchAnswer,
 } from '../locating/ichnaea.js';
+import type { LocateRequest } from '../locating/request/index.js';
 import type { ProcessResponse } from '../locating/response.js';
 import type { ObservationStore } from '../observations/index.js';
 import type { TokenRecord } from '../tokens/index.js';
@@ -40,10 +42,11 @@ export interface IchnaeaDeps {
   learner?: LearnBatcher;
 }
 
-/** The routes' paths; `/v1/search` is not served (its older body shape is another interface). */
+/** The routes' paths; `/v1/search` takes the interface's first, older body shape. */
 export const ICHNAEA_PATHS = {
   geolocate: '/v1/geolocate',
   country: '/v1/country',
+  search: '/v1/search',
   geosubmit: '/v2/geosubmit',
 } as const;
 
@@ -64,12 +67,18 @@ export function ichnaeaRoutes(deps: IchnaeaDeps): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, ICHNAEA_ERRORS);
     app.post(ICHNAEA_PATHS.geolocate, (request, reply) =>
-      handleLocate(deps, request, reply, (res) => geolocateAnswer(res)),
+      handleLocate(deps, request, reply, readLocate, (res) => shaped(geolocateAnswer(res))),
     );
     app.post(ICHNAEA_PATHS.country, (request, reply) =>
-      handleLocate(deps, request, reply, (res) =>
-        countryAnswer(res, (lat, lon) => deps.engine.reverse({ lat, lon, zoom: 0 })),
+      handleLocate(deps, request, reply, readLocate, (res) =>
+        shaped(countryAnswer(res, (lat, lon) => deps.engine.reverse({ lat, lon, zoom: 0 }))),
       ),
+    );
+    app.post(ICHNAEA_PATHS.search, (request, reply) =>
+      handleLocate(deps, request, reply, readSearchBody, (res) => {
+        const body = searchAnswer(res);
+        return { status: 200, body, charge: body.status === 'ok' };
+      }),
     );
     app.post(ICHNAEA_PATHS.geosubmit, (request, reply) => handleGeosubmit(deps, request, reply));
   };
@@ -126,36 +135,72 @@ function jsonOf(request: FastifyRequest): { value: unknown } | undefined {
   return parseJsonText(typeof request.body === 'string' ? request.body : '');
 }
 
+/** A request read from a body (undefined: not JSON), or the answer that refuses it. */
+type Read = { ok: true; request: LocateRequest } | { ok: false; status: number; body: object };
+
+/** An answer: its HTTP status, its body, and whether it is charged (a located answer). */
+interface Shaped {
+  status: number;
+  body: object;
+  charge: boolean;
+}
+
+/** The geolocate and country body: the interface's errors with their own status. */
+function readLocate(json: { value: unknown } | undefined): Read {
+  const read = json === undefined ? undefined : readGeolocate(json.value);
+  if (read?.ok) return read;
+  const error = read?.error ?? IchnaeaErrors.parse();
+  return { ok: false, status: error.error.code, body: error };
+}
+
+/** The `/v1/search` body: 400 `{errors}` for a bad one, `not_found` (200) for one with nothing to locate with. */
+function readSearchBody(json: { value: unknown } | undefined): Read {
+  if (json === undefined) return { ok: false, status: 400, body: { errors: { body: 'Parse Error' } } };
+  return readSearch(json.value);
+}
+
+/** A geolocate or country answer: charged when located, else the error with its status. */
+function shaped(answer: object): Shaped {
+  return isIchnaeaError(answer)
+    ? { status: answer.error.code, body: answer, charge: false }
+    : { status: 200, body: answer, charge: true };
+}
+
 /**
- * `/v1/geolocate` and `/v1/country`: key, body, balance, the `/process` solve (with the engine's
- * remote policy), `shape` of its answer, then the charge of a located answer.
+ * `/v1/geolocate`, `/v1/country` and `/v1/search`: key, body (`read`), balance, the `/process`
+ * solve (with the engine's remote policy), `shape` of its answer, then the charge of a located
+ * answer.
  */
 async function handleLocate(
   deps: IchnaeaDeps,
   request: FastifyRequest,
   reply: FastifyReply,
-  shape: (res: ProcessResponse) => GeolocateResponse | CountryResponse | IchnaeaError,
-): Promise<GeolocateResponse | CountryResponse | IchnaeaError> {
+  read: (json: { value: unknown } | undefined) => Read,
+  shape: (res: ProcessResponse) => Shaped,
+): Promise<object> {
   const { engine, tokens } = deps;
   const access = keyOf(tokens, request, reply);
   if (!access.ok) return access.body;
   const key = access.key;
-  const json = jsonOf(request);
-  if (json === undefined) return fail(reply, IchnaeaErrors.parse());
-  const read = readGeolocate(json.value);
-  if (!read.ok) return fail(reply, read.error);
-  const req = read.request;
+  const parsed = read(jsonOf(request));
+  if (!parsed.ok) {
+    reply.code(parsed.status);
+    return parsed.body;
+  }
+  const req = parsed.request;
   if (req.fallbacks.ipf === 1 && req.ip === undefined) req.ip = callerOf(request).ip;
   // Cheap refusal before any solving; the charge below stays the authority.
   if (tokens.balance(key, 'geolocation') <= 0) return fail(reply, IchnaeaErrors.dailyLimit());
   const answer = shape(await engine.locateParsed(req));
-  if (isIchnaeaError(answer)) return fail(reply, answer);
-  const outcome = await tokens.charge(key, 'geolocation');
-  if (!outcome.ok) {
-    request.log.info({ token: tokenPreview(key), reason: outcome.reason }, 'not charged');
-    return refuse(reply, outcome.reason);
+  if (answer.charge) {
+    const outcome = await tokens.charge(key, 'geolocation');
+    if (!outcome.ok) {
+      request.log.info({ token: tokenPreview(key), reason: outcome.reason }, 'not charged');
+      return refuse(reply, outcome.reason);
+    }
   }
-  return answer;
+  reply.code(answer.status);
+  return answer.body;
 }
 
 /**
