@@ -3,11 +3,13 @@
  * the share of true positions inside its reported radius, beside two baselines run on the
  * same requests (the serving cell's position; a signal-weighted mean of known stations).
  *
- *   npx tsx bench/accuracy.ts [--requests N] [--seed N] [--keep] [--separate-masts SHARE]
+ *   npx tsx bench/accuracy.ts [--requests N] [--seed N] [--keep] [--separate-masts SHARE] [--ratios]
  *
  * It builds the simulator (cargo, release), writes a world into .eval/sim-SEED-N, imports it
  * with the CLI (`--keep`: reuses the world there while this build opens its database) and
- * evaluates every scenario. Deterministic for a given seed.
+ * evaluates every scenario. Deterministic for a given seed. `--ratios` adds the 68% and 95%
+ * quantiles of error / reported radius per scenario and over all answers: the 95% one is the
+ * factor that turns the 68% radius into a 95% one (the Ichnaea interface's, docs/server.md).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     'separate-masts': { type: 'string', default: '0' },
     json: { type: 'boolean', default: false },
+    ratios: { type: 'boolean', default: false },
   },
 });
 
@@ -46,6 +49,8 @@ const SIM_NOW = Date.UTC(2026, 5, 1) / 1000;
 const engine = await Engine.open({ db: dbDir, now: SIM_NOW });
 const baseline = MapBaseline.fromCsv(join(simDir, 'cells.csv'), join(simDir, 'wifi.csv'));
 const rows: Record<string, string | number>[] = [];
+/** Error / radius of every answer of every scenario, for the pooled quantiles of `--ratios`. */
+const allRatios: number[] = [];
 const scenarios = readdirSync(join(simDir, 'scenarios'))
   .filter((f) => f.endsWith('.jsonl'))
   .sort();
@@ -82,6 +87,13 @@ for (const file of scenarios) {
   });
   const f = (x: number) => (Number.isFinite(x) ? Math.round(x) : '-');
   const p = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
+  for (const x of ours.ratios) allRatios.push(x);
+  const ratioColumns: Record<string, string> = values.ratios
+    ? {
+        'err/radius q68': quantile(ours.ratios, 0.68).toFixed(2),
+        'err/radius q95': quantile(ours.ratios, 0.95).toFixed(2),
+      }
+    : {};
   rows.push({
     scenario: file.replace('.jsonl', ''),
     n: ours.total,
@@ -101,9 +113,18 @@ for (const file of scenarios) {
     'wmean/ours (paired)': pairedOurs.length
       ? (quantile(pairedMean, 0.5) / quantile(pairedOurs, 0.5)).toFixed(3)
       : '-',
+    ...ratioColumns,
   });
 }
 engine.close();
+if (values.ratios) {
+  rows.push({
+    scenario: 'all answers',
+    n: allRatios.length,
+    'err/radius q68': quantile(allRatios, 0.68).toFixed(3),
+    'err/radius q95': quantile(allRatios, 0.95).toFixed(3),
+  });
+}
 if (values.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
 else {
   console.log(

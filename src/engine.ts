@@ -16,6 +16,15 @@ import {
   type NativeSubmission,
   remoteSubmission,
 } from './learning/submissions.js';
+import {
+  type CountryResponse,
+  countryAnswer,
+  type GeolocateResponse,
+  geolocateAnswer,
+  geolocateToProcess,
+  type IchnaeaError,
+  IchnaeaErrors,
+} from './locating/ichnaea.js';
 import { Locator } from './locating/locator.js';
 import type { LocateRequest } from './locating/request/index.js';
 import type { ProcessResponse } from './locating/response.js';
@@ -199,6 +208,58 @@ export class Engine {
   /** {@link Engine.locate} for an already-validated request (the server validates once). */
   async locateParsed(request: LocateRequest): Promise<ProcessResponse> {
     return this.#locator.locateParsed(request);
+  }
+
+  /**
+   * Answers one request of the Ichnaea (Google Geolocation API style) interface, `/v1/geolocate`:
+   * `{ location: { lat, lng }, accuracy }` with `accuracy` a 95%-confidence radius (the 68% one of
+   * {@link Engine.process} times `ACCURACY_95_FACTOR`) and `fallback` when `lacf` or `ipf` gave it;
+   * or that interface's error body (`parseError`, `notFound`), whose `error.code` is its HTTP
+   * status. The body is translated into a `/process` request and answered by the same
+   * validation and solver (src/locating/ichnaea.ts). Synchronous; never throws for bad input.
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open();
+   * const res = engine.geolocate({
+   *   cellTowers: [{ radioType: 'lte', mobileCountryCode: 1, mobileNetworkCode: 1,
+   *     locationAreaCode: 3004, cellId: 25613314, signalStrength: -95, timingAdvance: 2 }],
+   * });
+   * console.log(res); // prints: { location: { lat: 52.0800171, lng: 4.2846786 }, accuracy: 327 }
+   * const none = engine.geolocate({ cellTowers: [{ radioType: 'gsm', mobileCountryCode: 1,
+   *   mobileNetworkCode: 1, locationAreaCode: 1, cellId: 1 }], fallbacks: { lacf: false } });
+   * console.log('error' in none && none.error.code); // prints: 404
+   * engine.close();
+   * ```
+   */
+  geolocate(request: unknown): GeolocateResponse | IchnaeaError {
+    const body = geolocateToProcess(request);
+    if (body === undefined) return IchnaeaErrors.parse();
+    return geolocateAnswer(this.#locator.process(body));
+  }
+
+  /**
+   * Answers one `/v1/country` request of the Ichnaea interface (the body of
+   * {@link Engine.geolocate}): `{ country_code, country_name }` of the country polygon holding
+   * the located point, or that interface's error body (`notFound` at sea or without a location).
+   *
+   * @example
+   * ```ts
+   * import { Engine } from 'whereabouts';
+   * const engine = await Engine.open();
+   * const res = engine.country({ wifiAccessPoints: [
+   *   { macAddress: 'c0:92:92:f0:33:c4', signalStrength: -75 },
+   *   { macAddress: '50CB4BFA013A', signalStrength: -77 }, // any case, `:`, `-` or no separator
+   * ] });
+   * console.log(res); // prints: { country_code: 'NL', country_name: 'Netherlands' }
+   * engine.close();
+   * ```
+   */
+  country(request: unknown): CountryResponse | IchnaeaError {
+    const body = geolocateToProcess(request);
+    if (body === undefined) return IchnaeaErrors.parse();
+    return countryAnswer(this.#locator.process(body), (lat, lon) => this.reverse({ lat, lon, zoom: 0 }));
   }
 
   /** The remote layer's mode, breaker, regions and cache; undefined without `remote`. */

@@ -22,6 +22,13 @@ export type { SearchQuery, SearchResponse } from './geocoding/search.js';
 export type { TimezoneQuery, TimezoneResponse } from './geocoding/timezone.js';
 export type { LearnSummary } from './learning/submissions.js';
 export {
+  ACCURACY_95_FACTOR,
+  type CountryResponse,
+  type GeolocateResponse,
+  type IchnaeaError,
+  type IchnaeaErrorItem,
+} from './locating/ichnaea.js';
+export {
   type CellObservation,
   type LocateRequest,
   type ParseOptions,

@@ -18,6 +18,7 @@ function exportsOf(specifier: string): string[] {
 describe('package entry points', () => {
   it('whereabouts: the Engine, request parsing, database sync and upgrade', () => {
     expect(exportsOf('whereabouts')).toEqual([
+      'ACCURACY_95_FACTOR',
       'Engine',
       'GeoMessage',
       'parseRequest',

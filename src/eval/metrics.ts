@@ -89,6 +89,8 @@ export function pairedRatio(ours: ArrayLike<number>, baseline: ArrayLike<number>
 /** Accumulates the outcome of located requests (the benches' running form of {@link summarise}). */
 export class ErrorStats {
   readonly errors: number[] = [];
+  /** Error / reported radius of each answer that has a radius. */
+  readonly ratios: number[] = [];
   inside = 0;
   total = 0;
 
@@ -98,6 +100,7 @@ export class ErrorStats {
     if (!answer) return;
     const e = distanceM(truth.lat, truth.lon, answer.lat, answer.lon);
     this.errors.push(e);
+    if (answer.accuracy !== undefined && answer.accuracy > 0) this.ratios.push(e / answer.accuracy);
     if (answer.accuracy !== undefined && e <= answer.accuracy) this.inside++;
   }
 

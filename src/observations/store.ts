@@ -67,7 +67,8 @@ export interface ObservationStoreOptions {
 
 /** Durable, append-only store of GPS submissions; see the module comment. */
 export class ObservationStore {
-  private readonly commits: GroupCommit<Row, number>;
+  /** Each item is one submission's rows, inserted in one transaction (a group holds several). */
+  private readonly commits: GroupCommit<Row[], number[]>;
   private readonly countStmt;
 
   private constructor(private readonly db: Database.Database) {
@@ -76,8 +77,8 @@ export class ObservationStore {
        VALUES (@received_at, @token_hash, @device_id, @gps, @cells, @wifi)`,
     );
     this.countStmt = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM observations');
-    this.commits = new GroupCommit<Row, number>(db, (rows) =>
-      rows.map((r) => Number(insert.run(r).lastInsertRowid)),
+    this.commits = new GroupCommit<Row[], number[]>(db, (groups) =>
+      groups.map((rows) => rows.map((r) => Number(insert.run(r).lastInsertRowid))),
     );
   }
 
@@ -108,19 +109,33 @@ export class ObservationStore {
    * first, and this keeps the learning pipeline's input clean even if a caller does not.
    */
   add(o: Observation): Promise<number> {
-    if (!Array.isArray(o.gps) || o.gps.length === 0)
-      return Promise.reject(new RangeError('an observation needs at least one GPS fix'));
-    for (const g of o.gps)
-      if (!(Math.abs(g.lat) <= 90 && Math.abs(g.lon) <= 180))
-        return Promise.reject(new RangeError(`GPS fix out of range: ${g.lat}, ${g.lon}`));
-    return this.commits.submit({
-      received_at: Math.round(o.receivedAt),
-      token_hash: tokenHash(o.token),
-      device_id: o.deviceId ?? null,
-      gps: JSON.stringify(o.gps),
-      cells: JSON.stringify(o.cells ?? []),
-      wifi: JSON.stringify(o.wifi ?? []),
-    });
+    return this.addAll([o]).then((ids) => ids[0] as number);
+  }
+
+  /**
+   * Stores several submissions in one transaction: all are committed or none (a `/v2/geosubmit`
+   * batch). Resolves with their row ids, in order; rejects, storing nothing, when any of them
+   * fails {@link ObservationStore.add}'s checks.
+   */
+  addAll(observations: readonly Observation[]): Promise<number[]> {
+    const rows: Row[] = [];
+    for (const o of observations) {
+      if (!Array.isArray(o.gps) || o.gps.length === 0)
+        return Promise.reject(new RangeError('an observation needs at least one GPS fix'));
+      for (const g of o.gps)
+        if (!(Math.abs(g.lat) <= 90 && Math.abs(g.lon) <= 180))
+          return Promise.reject(new RangeError(`GPS fix out of range: ${g.lat}, ${g.lon}`));
+      rows.push({
+        received_at: Math.round(o.receivedAt),
+        token_hash: tokenHash(o.token),
+        device_id: o.deviceId ?? null,
+        gps: JSON.stringify(o.gps),
+        cells: JSON.stringify(o.cells ?? []),
+        wifi: JSON.stringify(o.wifi ?? []),
+      });
+    }
+    if (rows.length === 0) return Promise.resolve([]);
+    return this.commits.submit(rows);
   }
 
   /** Number of stored submissions (committed ones, as any reader sees them). */

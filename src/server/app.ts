@@ -23,6 +23,7 @@ import { redactUrl, ServerMessage } from './auth.js';
 import { CODE_ERRORS, useErrorShape } from './error-shape.js';
 import { geocodingRoutes } from './geocoding.js';
 import { healthRoutes } from './health.js';
+import { ichnaeaRoutes } from './ichnaea.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
 import { geolocationRoutes } from './process.js';
 import { syncRoutes } from './sync.js';
@@ -176,6 +177,7 @@ export function buildServer(options: ServerOptions): FastifyInstance {
 
   app.register(geolocationRoutes(options));
   app.register(geocodingRoutes(options));
+  app.register(ichnaeaRoutes(options));
   app.register(syncRoutes(options));
   app.register(healthRoutes(options));
   return app;

@@ -15,8 +15,8 @@ export interface ErrorShape {
   readonly invalid: string;
   /** The message of HTTP 500. */
   readonly unknown: string;
-  /** The JSON body of an error with `message`. */
-  body(message: string): Record<string, unknown>;
+  /** The JSON body of an error with `message`, answered with HTTP `status`. */
+  body(message: string, status?: number): Record<string, unknown>;
 }
 
 /** Spec 7.2's codes (`{status, message}`): geocoding, timezone, balance, sync, health. */
@@ -42,6 +42,6 @@ export function useErrorShape(app: FastifyInstance, shape: ErrorShape): void {
       request.log.error({ err: error, url: redactUrl(request.url) }, 'unexpected error');
       message = shape.unknown;
     } else message = shape.invalid;
-    reply.code(status).send(shape.body(message));
+    reply.code(status).send(shape.body(message, status));
   });
 }
