@@ -106,4 +106,15 @@ describe('limits on unbilled work', () => {
     expect(located).toMatchObject({ status: 'ok', balance: 9_999 });
     expect(server.tokens.balance(token, 'geolocation')).toBe(9_999);
   });
+
+  it('a body that fails validation still reports the balance only within the limits', async () => {
+    clock += 1000;
+    const token = server.tokens.create({ perSecond: 2 }).token;
+    const bad = { token, cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10 }] };
+    const bodies = await Promise.all(Array.from({ length: 5 }, () => post(bad)));
+    const parsed = bodies.filter((b) => b.message !== ServerMessage.rateLimitedSecond);
+    expect(parsed).toHaveLength(2);
+    for (const b of parsed) expect(b).toEqual({ status: 'error', message: b.message, balance: 10_000 });
+    expect(count(bodies, ServerMessage.rateLimitedSecond)).toBe(3);
+  });
 });

@@ -101,7 +101,10 @@ async function handleProcess(
       request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
       return geoError(reply, geoRefusal(access.reason), 0);
     }
-    return geoError(reply, { status: 200, message: parsed.message }, tokens.balance(token, 'geolocation'));
+    // Reporting the balance is within the token's limits too, as on every other path.
+    const admitted = await tokens.admit(token, 'geolocation');
+    if (!admitted.ok) return geoError(reply, geoRefusal(admitted.reason), admitted.balance);
+    return geoError(reply, { status: 200, message: parsed.message }, admitted.balance);
   }
 
   const req = parsed.request;
