@@ -192,7 +192,8 @@ async function learnGps(
   request: FastifyRequest,
 ): Promise<void> {
   try {
-    await learner.submit(toSubmission(req, Date.now()));
+    // The token (and device) is the submission's source: one voice, capped (docs/learning.md).
+    await learner.submit(toSubmission(req, Date.now(), { token, deviceId: req.id }));
   } catch (err) {
     request.log.error({ err, token: tokenPreview(token) }, 'learning GPS observations failed');
   }
