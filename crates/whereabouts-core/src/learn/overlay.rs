@@ -1004,11 +1004,16 @@ fn decide_batch(
         // learned again once there is enough of it; any other keeps its far
         // sightings until they make a move or expire.
         let held = match &block {
-            Some(b) => group
-                .iter()
-                .filter(|o| o.time.is_some_and(|t| t >= b.until))
-                .cloned()
-                .collect(),
+            Some(b) => {
+                // Bounded like suspects: one token must not grow the file without end.
+                let mut fresh: Vec<Observation> = group
+                    .iter()
+                    .filter(|o| o.time.is_some_and(|t| t >= b.until))
+                    .cloned()
+                    .collect();
+                super::trim_suspects(&mut fresh);
+                fresh
+            }
             None => suspects,
         };
         changes.push(Change {
