@@ -117,4 +117,14 @@ describe('limits on unbilled work', () => {
     for (const b of parsed) expect(b).toEqual({ status: 'error', message: b.message, balance: 10_000 });
     expect(count(bodies, ServerMessage.rateLimitedSecond)).toBe(3);
   });
+
+  it('sync pages count against the per-second limit too', async () => {
+    clock += 1000;
+    const token = server.tokens.create({ perSecond: 1, scopes: ['sync'] }).token;
+    const first = await fetch(`${server.base}/v2/sync?token=${token}&since=0`);
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const second = await server.get(`/v2/sync?token=${token}&since=0`);
+    expect(second.body).toEqual({ status: 'error', message: 'RATELIMITED_SECOND' });
+  });
 });
