@@ -3,8 +3,12 @@
  * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
  */
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { LearnCounts } from '../learning/submissions.js';
 import { type NativeImportProgress, native } from '../native/binding.js';
+import { tokenHash } from '../observations/index.js';
+import { maskToken, TokenStore } from '../tokens/index.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -60,6 +64,105 @@ function code(name: string, text: string | undefined, max: number): number | und
   return n;
 }
 
+/** The native functions over a directory's live-learning records (learn/overlay.rs). */
+interface LedgerFns {
+  learnedContributions(db: string, tokenHash?: string | null): string;
+  revertLearnedToken(db: string, tokenHash: string): string;
+  quarantineLearnedToken(db: string, tokenHash: string, on: boolean): void;
+}
+
+function ledgerFns(): LedgerFns {
+  const n = native() as unknown as Partial<LedgerFns>;
+  if (!n.learnedContributions || !n.revertLearnedToken || !n.quarantineLearnedToken)
+    throw new Error(
+      'this build of the native addon cannot list or revert contributions; run `npm run build:native`',
+    );
+  return n as LedgerFns;
+}
+
+/**
+ * The hash a TOKEN argument stands for: a token (43 base64url characters) is hashed as the
+ * server hashes it; 16 or 64 hex digits are taken as its key or its hash.
+ */
+export function tokenArgument(text: string): string {
+  if (/^[0-9a-f]{16}$|^[0-9a-f]{64}$/i.test(text)) return text.toLowerCase();
+  return tokenHash(text);
+}
+
+/** One token's key (the start of its hash) and, when the token store knows it, its name. */
+interface TokenName {
+  label?: string;
+  masked: string;
+}
+
+function tokenNames(store: string): Map<string, TokenName> {
+  const names = new Map<string, TokenName>();
+  if (!existsSync(join(store, 'tokens.sqlite'))) throw new Error(`no tokens.sqlite in ${store}`);
+  const tokens = TokenStore.open(store);
+  try {
+    for (const t of tokens.list()) {
+      const name: TokenName = { masked: maskToken(t.token) };
+      if (t.label !== undefined) name.label = t.label;
+      names.set(tokenHash(t.token).slice(0, 16), name);
+    }
+  } finally {
+    tokens.close();
+  }
+  return names;
+}
+
+/** Deletes the rows a token submitted from an observations.sqlite; how many there were. */
+function dropObservations(file: string, hash: string): number {
+  if (!existsSync(file)) throw new Error(`no such file: ${file}`);
+  const db = new Database(file);
+  try {
+    db.pragma('busy_timeout = 5000');
+    const where = hash.length === 64 ? 'token_hash = ?' : 'substr(token_hash, 1, 16) = ?';
+    return db.prepare(`DELETE FROM observations WHERE ${where}`).run(hash).changes;
+  } finally {
+    db.close();
+  }
+}
+
+/** `--contributions`, `--revert-token`, `--quarantine-token`, `--release-token`: JSON on stdout. */
+function runLedger(values: Record<string, string | boolean | undefined>, db: string): number {
+  const fns = ledgerFns();
+  const str = (name: string) => values[name] as string | undefined;
+  const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+  const revert = str('revert-token');
+  const quarantine = str('quarantine-token');
+  const release = str('release-token');
+  const chosen = [values.contributions === true, revert, quarantine, release].filter(
+    (v) => v !== undefined && v !== false,
+  );
+  if (chosen.length > 1)
+    throw new UsageError('give one of --contributions, --revert-token, --quarantine-token, --release-token');
+  if (revert !== undefined) {
+    const hash = tokenArgument(revert);
+    const report = JSON.parse(fns.revertLearnedToken(db, hash)) as Record<string, unknown>;
+    const observations = str('observations');
+    if (observations !== undefined) report.observationsDeleted = dropObservations(observations, hash);
+    out(report);
+    return 0;
+  }
+  if (quarantine !== undefined || release !== undefined) {
+    const hash = tokenArgument((quarantine ?? release) as string);
+    fns.quarantineLearnedToken(db, hash, quarantine !== undefined);
+    out({ token: hash.slice(0, 16), quarantined: quarantine !== undefined });
+    return 0;
+  }
+  const token = str('token');
+  const list = JSON.parse(
+    fns.learnedContributions(db, token === undefined ? null : tokenArgument(token)),
+  ) as {
+    token: string;
+  }[];
+  const store = str('store');
+  const names = store === undefined ? undefined : tokenNames(store);
+  out(list.map((c) => ({ ...c, ...(names?.get(c.token) ?? {}) })));
+  return 0;
+}
+
 export async function runLearn(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
     db: { type: 'string' },
@@ -67,8 +170,24 @@ export async function runLearn(argv: string[]): Promise<number> {
     mnc: { type: 'string' },
     'block-days': { type: 'string' },
     quiet: { type: 'boolean' },
+    contributions: { type: 'boolean' },
+    token: { type: 'string' },
+    store: { type: 'string' },
+    'revert-token': { type: 'string' },
+    observations: { type: 'string' },
+    'quarantine-token': { type: 'string' },
+    'release-token': { type: 'string' },
   });
   if (!values.db) throw new UsageError('learn needs --db DIR');
+  if (
+    values.contributions ||
+    values['revert-token'] !== undefined ||
+    values['quarantine-token'] !== undefined ||
+    values['release-token'] !== undefined
+  ) {
+    if (positionals.length > 0) throw new UsageError('no FILE with --contributions or a token action');
+    return runLedger(values, values.db);
+  }
   if (positionals.length === 0) throw new UsageError('learn needs at least one FILE');
   const mcc = code('mcc', values.mcc, 999);
   const mnc = code('mnc', values.mnc, 32767);
@@ -93,7 +212,9 @@ export async function runLearn(argv: string[]): Promise<number> {
   process.stderr.write(
     `learned from ${n(learned.observations)} observations (${n(learned.outliers)} dropped as inconsistent): ` +
       `${n(learned.added)} stations added, ${n(learned.refined)} refined, ${n(learned.moved)} moved, ` +
-      `${n(learned.relearned)} re-learned after a move, ${n(learned.blocked)} withdrawn (blocklisted)\n` +
+      `${n(learned.relearned)} re-learned after a move, ${n(learned.blocked)} withdrawn (blocklisted)` +
+      (learned.capped > 0 ? `, ${n(learned.capped)} submitted sightings over their token's cap` : '') +
+      '\n' +
       `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ${report.shards} shard(s), ` +
       `${(report.bytes / 1e6).toFixed(1)} MB, ${learned.seconds.toFixed(1)} s\n`,
   );

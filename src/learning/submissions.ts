@@ -5,6 +5,7 @@
  */
 
 import type { GpsObservation, LocateRequest } from '../locating/request/index.js';
+import { tokenHash } from '../observations/store.js';
 import type { RemoteObservation } from '../remote/index.js';
 
 /** A submission as the core reads it: the same JSON columns as observations.sqlite (docs/tokens.md). */
@@ -14,7 +15,27 @@ export interface NativeSubmission {
   gps: string;
   cells: string;
   wifi: string;
+  /**
+   * Who submitted it: the hex SHA-256 of the token (`tokenHash`). Absent for the operator's own
+   * data (`engine.learn`), which is trusted; a submission with a source is one voice among the
+   * tokens that must agree before a station moves, capped in what it adds (docs/learning.md).
+   */
+  source?: string;
+  /** The device id the submission named (spec 2.2 `id`). */
+  device?: string;
 }
+
+/** Where a submission came from: a token (and the device id it named). */
+export interface SubmissionSource {
+  token: string;
+  deviceId?: string | undefined;
+}
+
+/**
+ * The source remote answers are learned under: one untrusted source, so that answers a remote
+ * service gave for callers' requests never move or block a station on their own.
+ */
+export const REMOTE_SOURCE = tokenHash('whereabouts:remote');
 
 /** What a learning run or batch did with its observations (counts of stations unless named otherwise). */
 export interface LearnCounts {
@@ -22,6 +43,10 @@ export interface LearnCounts {
   observations: number;
   /** Sightings dropped as inconsistent with the rest of their station's. */
   outliers: number;
+  /** Sightings beyond what their token (10) or device (3) may add to one station. */
+  capped: number;
+  /** Sightings of quarantined tokens: held as suspects, not learned. */
+  quarantined: number;
   /** Stations new to the engine. */
   added: number;
   /** Stations whose estimate (the database's or an earlier learned one) was refined. */
@@ -64,17 +89,26 @@ export function withoutOptedOut(value: unknown): unknown {
   return kept.length === wifi.length ? value : { ...value, wifi: kept };
 }
 
-/** A validated request with GPS fixes as the core's submission. */
+/**
+ * A validated request with GPS fixes as the core's submission; `from` names the token (and
+ * device) that sent it, absent for the operator's own data.
+ */
 export function toSubmission(
   request: Pick<LocateRequest, 'cells' | 'wifi'> & { gps: GpsObservation[] },
   receivedAt: number,
+  from?: SubmissionSource,
 ): NativeSubmission {
-  return {
+  const submission: NativeSubmission = {
     receivedAt,
     gps: JSON.stringify(request.gps),
     cells: JSON.stringify(request.cells),
     wifi: JSON.stringify(request.wifi),
   };
+  if (from !== undefined) {
+    submission.source = tokenHash(from.token);
+    if (from.deviceId !== undefined) submission.device = from.deviceId;
+  }
+  return submission;
 }
 
 /**
@@ -84,10 +118,12 @@ export function toSubmission(
  */
 export function remoteSubmission(observation: RemoteObservation): NativeSubmission {
   const { cells, wifi, lat, lon, accuracy, receivedAt } = observation;
-  return toSubmission(
+  const submission = toSubmission(
     { cells: [...cells], wifi: [...wifi], gps: [{ lat, lon, accuracy, source: 'remote' }] },
     receivedAt,
   );
+  submission.source = REMOTE_SOURCE;
+  return submission;
 }
 
 /**

@@ -10,16 +10,25 @@
  * committed. A charge is therefore still durable before the worker's response leaves. Workers
  * keep their own read-only use of the store (`get`, `balance`): WAL readers never wait.
  */
-import type { ChargeOutcome, MeteredService, TokenStore } from '../tokens/index.js';
+import type { AdmitOutcome, ChargeOutcome, MeteredService, TokenStore } from '../tokens/index.js';
 
 /** What the routes need of the token store; a {@link TokenStore} is one. */
-export type TokenAccess = Pick<TokenStore, 'get' | 'balance' | 'charge' | 'hit'>;
+export type TokenAccess = Pick<TokenStore, 'get' | 'balance' | 'admit' | 'charge' | 'hit'>;
 
 type Job =
-  | { kind: 'charge'; token: string; service: MeteredService; units?: number; deviceId?: string }
+  | {
+      kind: 'charge';
+      token: string;
+      service: MeteredService;
+      units?: number;
+      deviceId?: string;
+      admitted?: boolean;
+    }
+  | { kind: 'admit'; token: string; service?: MeteredService }
   | { kind: 'hit'; token: string; bucket: string; perSecond: number };
 
-type JobResult = { ok: true; value: ChargeOutcome | boolean } | { ok: false; error: string };
+type Outcome = ChargeOutcome | AdmitOutcome | boolean;
+type JobResult = { ok: true; value: Outcome } | { ok: false; error: string };
 
 /** Worker to primary. */
 export interface LedgerRequest {
@@ -47,14 +56,16 @@ export function serveLedger(store: TokenStore, channel: Channel): void {
     const m = message as LedgerRequest;
     if (m?.type !== 'whereabouts:ledger' || !Array.isArray(m.jobs)) return;
     // Submitted in one turn, so they share one group commit.
-    const pending = m.jobs.map((job) =>
-      job.kind === 'charge'
-        ? store.charge(job.token, job.service, {
-            ...(job.units === undefined ? {} : { units: job.units }),
-            ...(job.deviceId === undefined ? {} : { deviceId: job.deviceId }),
-          })
-        : store.hit(job.token, job.bucket, job.perSecond),
-    );
+    const pending = m.jobs.map((job): Promise<Outcome> => {
+      if (job.kind === 'charge')
+        return store.charge(job.token, job.service, {
+          ...(job.units === undefined ? {} : { units: job.units }),
+          ...(job.deviceId === undefined ? {} : { deviceId: job.deviceId }),
+          ...(job.admitted === undefined ? {} : { admitted: job.admitted }),
+        });
+      if (job.kind === 'admit') return store.admit(job.token, job.service);
+      return store.hit(job.token, job.bucket, job.perSecond);
+    });
     Promise.allSettled(pending).then((settled) => {
       const results: JobResult[] = settled.map((s) =>
         s.status === 'fulfilled' ? { ok: true, value: s.value } : { ok: false, error: String(s.reason) },
@@ -69,7 +80,7 @@ export function serveLedger(store: TokenStore, channel: Channel): void {
 }
 
 interface Waiting {
-  resolve: (v: ChargeOutcome | boolean) => void;
+  resolve: (v: Outcome) => void;
   reject: (e: Error) => void;
 }
 
@@ -101,12 +112,19 @@ export class LedgerClient implements TokenAccess {
   charge(
     token: string,
     service: MeteredService,
-    options: { units?: number; deviceId?: string } = {},
+    options: { units?: number; deviceId?: string; admitted?: boolean } = {},
   ): Promise<ChargeOutcome> {
     const job: Job = { kind: 'charge', token, service };
     if (options.units !== undefined) job.units = options.units;
     if (options.deviceId !== undefined) job.deviceId = options.deviceId;
+    if (options.admitted !== undefined) job.admitted = options.admitted;
     return this.#submit(job) as Promise<ChargeOutcome>;
+  }
+
+  admit(token: string, service?: MeteredService): Promise<AdmitOutcome> {
+    const job: Job = { kind: 'admit', token };
+    if (service !== undefined) job.service = service;
+    return this.#submit(job) as Promise<AdmitOutcome>;
   }
 
   hit(token: string, bucket: string, perSecond: number): Promise<boolean> {
@@ -122,7 +140,7 @@ export class LedgerClient implements TokenAccess {
     this.#queue = [];
   }
 
-  #submit(job: Job): Promise<ChargeOutcome | boolean> {
+  #submit(job: Job): Promise<Outcome> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ job, waiting: { resolve, reject } });
       if (!this.#scheduled) {

@@ -4,8 +4,9 @@
  *
  * The body arrives as text so that `parseRequestText` applies the spec's body rules (an
  * unquoted number with a leading zero is `Invalid request`). Order of decisions:
- * parse (a missing token first), token, restrictions, GPS feature, balance, solve, charge,
- * GPS store and live learning. Solving applies the engine's remote policy, if any (docs/remote.md). Only a located answer to a `geolocation: 1` request is charged, once, and the
+ * parse (a missing token first), token, restrictions, GPS feature, admission (the daily balance
+ * and the per-second and per-minute limits, which every call that does work counts against,
+ * `geolocation: 0` included), solve, charge, GPS store and live learning. Solving applies the engine's remote policy, if any (docs/remote.md). Only a located answer to a `geolocation: 1` request is charged, once, and the
  * charge is durable before the answer leaves.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -100,7 +101,10 @@ async function handleProcess(
       request.log.info({ token: tokenPreview(token), reason: access.reason }, 'refused');
       return geoError(reply, geoRefusal(access.reason), 0);
     }
-    return geoError(reply, { status: 200, message: parsed.message }, tokens.balance(token, 'geolocation'));
+    // Reporting the balance is within the token's limits too, as on every other path.
+    const admitted = await tokens.admit(token, 'geolocation');
+    if (!admitted.ok) return geoError(reply, geoRefusal(admitted.reason), admitted.balance);
+    return geoError(reply, { status: 200, message: parsed.message }, admitted.balance);
   }
 
   const req = parsed.request;
@@ -117,11 +121,16 @@ async function handleProcess(
   }
   if (req.fallbacks.ipf === 1 && req.ip === undefined) req.ip = caller.ip;
 
+  // Every call that does work uses the token's limits, `geolocation: 0` too (it stores and
+  // learns, and reports the balance); the charge below stays the authority on the balance.
+  const admitted = await tokens.admit(token, 'geolocation');
+  if (!admitted.ok) {
+    request.log.info({ token: tokenPreview(token), reason: admitted.reason }, 'not admitted');
+    return geoError(reply, geoRefusal(admitted.reason), admitted.balance);
+  }
+
   let answer: ProcessResponse;
   if (req.geolocation === 1) {
-    // Cheap refusal before any solving; the charge below stays the authority.
-    const before = balanceOf(tokens, token);
-    if (before <= 0) return geoError(reply, geoRefusal('RATELIMITED_DAY'), 0);
     // The remote's balance belongs to the remote token; this caller sees its own below.
     const { balance: _remote, balance_slots: _remoteSlots, ...solved } = await engine.locateParsed(req);
     answer = solved;
@@ -132,11 +141,10 @@ async function handleProcess(
   let balance: number | undefined;
   let balanceSlots: number | undefined;
   if (answer.status === 'ok' && req.geolocation === 1) {
-    const outcome = await tokens.charge(
-      token,
-      'geolocation',
-      req.id === undefined ? {} : { deviceId: req.id },
-    );
+    const outcome = await tokens.charge(token, 'geolocation', {
+      admitted: true,
+      ...(req.id === undefined ? {} : { deviceId: req.id }),
+    });
     if (!outcome.ok) {
       request.log.info({ token: tokenPreview(token), reason: outcome.reason }, 'not charged');
       const extra = outcome.reason === 'SLOTS' ? { balance_slots: -1 } : undefined;
@@ -184,7 +192,8 @@ async function learnGps(
   request: FastifyRequest,
 ): Promise<void> {
   try {
-    await learner.submit(toSubmission(req, Date.now()));
+    // The token (and device) is the submission's source: one voice, capped (docs/learning.md).
+    await learner.submit(toSubmission(req, Date.now(), { token, deviceId: req.id }));
   } catch (err) {
     request.log.error({ err, token: tokenPreview(token) }, 'learning GPS observations failed');
   }

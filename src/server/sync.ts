@@ -7,7 +7,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import { SyncHeader } from '../sync/wire.js';
-import { authorizeForCodes } from './auth.js';
+import { authorizeForCodes, replyCodeRefusal } from './auth.js';
 import { CODE_ERRORS, useErrorShape } from './error-shape.js';
 import type { TokenAccess } from './ledger.js';
 import { queryParam } from './query.js';
@@ -37,6 +37,9 @@ export function syncRoutes(deps: {
     app.get('/v2/sync', async (request: FastifyRequest, reply: FastifyReply) => {
       const access = authorizeForCodes(deps.tokens, queryParam(request, 'token'), request, reply, 'sync');
       if (!access.ok) return access.body;
+      // Unmetered, but work: it counts against the token's per-second and per-minute limits.
+      const admitted = await deps.tokens.admit(access.token);
+      if (!admitted.ok) return replyCodeRefusal(reply, admitted.reason);
       // Only whole UTC days: `updated` is kept to the day, so a station changed later today
       // would carry the same day as one changed before this pull and could not be told apart.
       const today = Math.floor(clock() / 1000 / DAY_S) * DAY_S;

@@ -12,6 +12,7 @@ export {
   referrerPatternProblem,
 } from './restrictions.js';
 export {
+  type AdmitOutcome,
   type ChargeOutcome,
   MAP_SERVICES,
   type MapService,

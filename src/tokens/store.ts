@@ -215,11 +215,32 @@ type Job =
       service: MeteredService;
       units: number;
       deviceId: string | undefined;
+      /** The call was counted against the rate limits by {@link TokenStore.admit}: not again. */
+      admitted: boolean;
       at: number;
     }
+  | { kind: 'admit'; token: string; service: MeteredService | undefined; at: number }
   | { kind: 'hit'; token: string; bucket: string; limit: number; windowMs: number; at: number };
 
-type JobResult = ChargeOutcome | boolean;
+type JobResult = ChargeOutcome | AdmitOutcome | boolean;
+
+/**
+ * The outcome of {@link TokenStore.admit}: the call may do its work (and was counted against the
+ * token's per-second and per-minute limits), or the reason it may not. `balance` is what remains
+ * today for the service asked about (0 when none was).
+ */
+export type AdmitOutcome =
+  | { ok: true; balance: number }
+  | {
+      ok: false;
+      reason:
+        | 'INVALID_TOKEN'
+        | 'INACTIVE_TOKEN'
+        | 'RATELIMITED_DAY'
+        | 'RATELIMITED_MINUTE'
+        | 'RATELIMITED_SECOND';
+      balance: number;
+    };
 
 /** Opens the token database with the settings every connection to it needs. */
 export function openTokenDatabase(
@@ -410,7 +431,7 @@ export class TokenStore {
   charge(
     token: string,
     service: MeteredService,
-    options: { units?: number; deviceId?: string } = {},
+    options: { units?: number; deviceId?: string; admitted?: boolean } = {},
   ): Promise<ChargeOutcome> {
     const units = options.units ?? 1;
     if (!Number.isSafeInteger(units) || units < 1)
@@ -423,8 +444,24 @@ export class TokenStore {
       service,
       units,
       deviceId: options.deviceId,
+      admitted: options.admitted === true,
       at: this.now(),
     }) as Promise<ChargeOutcome>;
+  }
+
+  /**
+   * Admission of a call that is about to do work, billed or not: checks the token, its daily
+   * balance for `service` (none left: RATELIMITED_DAY; no `service`: no balance check) and its
+   * per-minute and per-second limits, and counts the admitted call in those windows. Calls that
+   * turn out unbilled (no match, `geolocation: 0`, a sync page) therefore still use the limits;
+   * a billed call then charges with `admitted: true`, which checks the balance again but does
+   * not count the call a second time. Checks in the order of {@link charge}; a refused call is
+   * not counted. Resolves after the commit, like {@link charge}.
+   */
+  admit(token: string, service?: MeteredService): Promise<AdmitOutcome> {
+    if (service !== undefined && service !== 'geolocation' && service !== 'geocoding')
+      return Promise.reject(new RangeError(`unknown metered service ${String(service)}`));
+    return this.commits.submit({ kind: 'admit', token, service, at: this.now() }) as Promise<AdmitOutcome>;
   }
 
   /**
@@ -454,7 +491,55 @@ export class TokenStore {
 
   /** Applies one queued job inside the group's transaction. */
   private apply(job: Job): JobResult {
-    return job.kind === 'charge' ? this.applyCharge(job) : this.applyHit(job);
+    if (job.kind === 'charge') return this.applyCharge(job);
+    if (job.kind === 'admit') return this.applyAdmit(job);
+    return this.applyHit(job);
+  }
+
+  private applyAdmit(job: Extract<Job, { kind: 'admit' }>): AdmitOutcome {
+    const { token, service, at } = job;
+    const row = this.stmt.selectLimits.get(token);
+    if (!row) return { ok: false, reason: 'INVALID_TOKEN', balance: 0 };
+    let balance = 0;
+    if (service !== undefined) {
+      const used = this.stmt.selectUsed.get(token, utcDay(at), service)?.used ?? 0;
+      balance = Math.max(0, perDay(row, service) - used);
+    }
+    if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
+    if (service !== undefined && balance <= 0) return { ok: false, reason: 'RATELIMITED_DAY', balance };
+    const rated = this.rateCheck(row, token, at);
+    if (!rated.ok) return { ok: false, reason: rated.reason, balance };
+    rated.count();
+    return { ok: true, balance };
+  }
+
+  /**
+   * The per-minute and per-second windows of a call at `at`: refused with the limit it hits,
+   * or allowed with `count` to record it (called only once every other check has passed).
+   */
+  private rateCheck(
+    row: LimitRow,
+    token: string,
+    at: number,
+  ): { ok: true; count: () => void } | { ok: false; reason: 'RATELIMITED_MINUTE' | 'RATELIMITED_SECOND' } {
+    let minute: number | undefined;
+    if (row.per_minute !== null) {
+      minute = this.windowHits(token, 'charge:m', Math.floor(at / 60_000));
+      if (minute >= row.per_minute) return { ok: false, reason: 'RATELIMITED_MINUTE' };
+    }
+    let second: number | undefined;
+    if (row.per_second !== null) {
+      second = this.windowHits(token, 'charge:s', Math.floor(at / 1000));
+      if (second >= row.per_second) return { ok: false, reason: 'RATELIMITED_SECOND' };
+    }
+    return {
+      ok: true,
+      count: () => {
+        if (minute !== undefined)
+          this.stmt.putRate.run(token, 'charge:m', Math.floor(at / 60_000), minute + 1);
+        if (second !== undefined) this.stmt.putRate.run(token, 'charge:s', Math.floor(at / 1000), second + 1);
+      },
+    };
   }
 
   private applyHit(job: Extract<Job, { kind: 'hit' }>): boolean {
@@ -468,7 +553,7 @@ export class TokenStore {
   }
 
   private applyCharge(job: Extract<Job, { kind: 'charge' }>): ChargeOutcome {
-    const { token, service, units, deviceId, at } = job;
+    const { token, service, units, deviceId, admitted, at } = job;
     const row = this.stmt.selectLimits.get(token);
     if (!row) return { ok: false, reason: 'INVALID_TOKEN', balance: 0 };
     const day = utcDay(at);
@@ -477,16 +562,9 @@ export class TokenStore {
     if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
     if (units > balance) return { ok: false, reason: 'RATELIMITED_DAY', balance };
 
-    let minute: number | undefined;
-    if (row.per_minute !== null) {
-      minute = this.windowHits(token, 'charge:m', Math.floor(at / 60_000));
-      if (minute >= row.per_minute) return { ok: false, reason: 'RATELIMITED_MINUTE', balance };
-    }
-    let second: number | undefined;
-    if (row.per_second !== null) {
-      second = this.windowHits(token, 'charge:s', Math.floor(at / 1000));
-      if (second >= row.per_second) return { ok: false, reason: 'RATELIMITED_SECOND', balance };
-    }
+    // An admitted call was counted against the windows when it was admitted.
+    const rated = admitted ? undefined : this.rateCheck(row, token, at);
+    if (rated !== undefined && !rated.ok) return { ok: false, reason: rated.reason, balance };
     let balanceSlots: number | undefined;
     let newDevice = false;
     if (row.slots !== null) {
@@ -500,8 +578,7 @@ export class TokenStore {
 
     // Every check passed: only now is anything written, so a refused call leaves no trace.
     this.stmt.addUsed.run(token, day, service, units);
-    if (minute !== undefined) this.stmt.putRate.run(token, 'charge:m', Math.floor(at / 60_000), minute + 1);
-    if (second !== undefined) this.stmt.putRate.run(token, 'charge:s', Math.floor(at / 1000), second + 1);
+    rated?.count();
     if (newDevice && deviceId !== undefined) {
       this.stmt.insertDevice.run(token, day, deviceId);
       this.stmt.addUsed.run(token, day, DEVICES_ROW, 1);

@@ -295,6 +295,7 @@ impl Req {
             signal_dbm: None,
             ta_m: None,
             psc: None,
+            source: None,
         };
         let cells = self.cells.iter().map(|c| {
             at(StationKey::Cell {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use whereabouts_core::geo::{destination, distance_m};
 use whereabouts_core::learn::compact::{compact, Compactor, Thresholds};
 use whereabouts_core::learn::overlay::{Lookup, Overlay, LEARNED_FILE};
-use whereabouts_core::learn::{LearnOptions, Observation, StationKey};
+use whereabouts_core::learn::{LearnOptions, Observation, Source, StationKey};
 use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::{Answer, CellObs, Locator, Options, Query, WifiObs};
 use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
@@ -85,6 +85,7 @@ fn ring(key: StationKey, lat: f64, lon: f64, n: usize, time: i64) -> Vec<Observa
                 signal_dbm: None,
                 ta_m: None,
                 psc: None,
+                source: None,
             }
         })
         .collect()
@@ -547,4 +548,118 @@ fn compaction_merges_learned_lte_cells_in_the_stored_order() {
         )
         .unwrap();
     assert_eq!(site.neighbours.len(), 2);
+}
+
+/// `obs` as submitted through token `token` (device `device`; 0: none).
+fn from(token: u64, device: u64, mut obs: Vec<Observation>) -> Vec<Observation> {
+    for o in &mut obs {
+        o.source = Some(Source { token, device });
+    }
+    obs
+}
+
+#[test]
+fn one_token_neither_moves_nor_blocks_a_known_cell_and_is_quarantined() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    // 40 submissions placing cell 2 in Sydney, at distinct times, from one token (and
+    // a different device id on each).
+    for i in 0..40u64 {
+        let obs = sighting(cell_key_of(2), -33.87, 151.21, NOW + i as i64 * 600);
+        learn(&l, from(7, i + 1, obs));
+    }
+    let a = locate_cell(&l, 2).expect("still answered");
+    assert!(distance_m(a.lat, a.lon, 52.60, 13.40) < 5.0, "{a:?}");
+    assert_eq!(l.overlay().stats().blocked, 0);
+    let c = l.overlay().contributions(Some(7)).unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].quarantined.as_deref(), Some("automatic"), "{c:?}");
+    assert!(c[0].held <= 8, "{c:?}");
+    // Quarantined: its sightings near a station refine nothing.
+    let near = ring(cell_key_of(1), 52.53, 13.40, 5, NOW + 90_000);
+    let r = l
+        .overlay()
+        .learn(&l.database(), from(7, 1, near), &LearnOptions::default())
+        .unwrap();
+    assert_eq!((r.quarantined, r.refined), (5, 0), "{r:?}");
+}
+
+#[test]
+fn one_token_adds_at_most_its_cap_to_a_station() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    // 4 km north of cell 1 (20 samples): near enough to refine, not a move.
+    for i in 0..30i64 {
+        let obs = ring(cell_key_of(1), 52.536, 13.40, 5, NOW + i * 600);
+        learn(&l, from(9, (i % 3) as u64 + 1, obs));
+    }
+    let a = locate_cell(&l, 1).unwrap();
+    // 10 of its samples beside the database's 20: a third of the way at most.
+    let moved = distance_m(a.lat, a.lon, 52.50, 13.40);
+    assert!(moved < 4_000.0 * 10.0 / 30.0 + 50.0, "{moved} m");
+    let c = l.overlay().contributions(Some(9)).unwrap();
+    assert_eq!(
+        c[0].stations[0].used, 9,
+        "three devices, three sightings each: {c:?}"
+    );
+    // Taken out again, the station is the database's.
+    let r = l.overlay().revert_token(Some(&l.database()), 9).unwrap();
+    assert_eq!(r.stations, 1);
+    let a = locate_cell(&l, 1).unwrap();
+    assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0, "{a:?}");
+    assert!(l.overlay().contributions(Some(9)).unwrap().is_empty());
+}
+
+#[test]
+fn three_tokens_agreeing_move_a_station_and_reverting_one_lifts_the_block() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    let places = [(52.780, 13.400), (52.781, 13.401), (52.779, 13.399)];
+    // Two tokens agreeing, many times over: no move.
+    for round in 0..4i64 {
+        for (t, (la, lo)) in places.iter().take(2).enumerate() {
+            let obs = sighting(cell_key_of(2), *la, *lo, NOW + round * 1200 + t as i64 * 60);
+            learn(&l, from(t as u64 + 1, 1, obs));
+        }
+    }
+    assert!(locate_cell(&l, 2).is_some(), "two tokens moved a station");
+    // A third token agrees: moved.
+    let (la, lo) = places[2];
+    learn(&l, from(3, 1, sighting(cell_key_of(2), la, lo, NOW + 6000)));
+    assert!(locate_cell(&l, 2).is_none(), "three tokens agreeing: moved");
+    let c = l.overlay().contributions(Some(3)).unwrap();
+    assert_eq!(c[0].blocks, vec![cell_key_of(2).label()]);
+    // Token 3 turns out to be a sock puppet: reverting it lifts the block.
+    let r = l.overlay().revert_token(Some(&l.database()), 3).unwrap();
+    assert_eq!(r.unblocked, 1, "{r:?}");
+    let a = locate_cell(&l, 2).expect("restored");
+    assert!(distance_m(a.lat, a.lon, 52.60, 13.40) < 5.0, "{a:?}");
+    // A fresh engine on the file agrees.
+    drop(l);
+    let l = open(tmp.path());
+    assert!(locate_cell(&l, 2).is_some());
+}
+
+#[test]
+fn one_token_cannot_set_up_an_old_place_with_back_dated_sightings() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    // The attacker's sightings 20 km away, dated ten days back ...
+    for i in 0..3i64 {
+        let obs = sighting(cell_key_of(2), 52.78, 13.40, NOW - 10 * 86_400 + i * 600);
+        learn(&l, from(66, 1, obs));
+    }
+    // ... then honest tokens at the true place now, learned together (one batch): no move.
+    let mut honest = Vec::new();
+    for t in 1..=3u64 {
+        let obs = sighting(cell_key_of(2), 52.60, 13.40, NOW + t as i64 * 600);
+        honest.extend(from(t, 1, obs));
+    }
+    learn(&l, honest);
+    assert!(locate_cell(&l, 2).is_some());
+    assert_eq!(l.overlay().stats().blocked, 0);
 }

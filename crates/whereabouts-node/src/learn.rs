@@ -49,6 +49,10 @@ pub struct LearnCounts {
     pub moved: f64,
     pub relearned: f64,
     pub blocked: f64,
+    /// Sightings beyond what their token or device may add to a station.
+    pub capped: f64,
+    /// Sightings of quarantined tokens (held, not learned).
+    pub quarantined: f64,
     pub seconds: f64,
 }
 
@@ -62,6 +66,8 @@ impl From<&LearnReport> for LearnCounts {
             moved: r.moved as f64,
             relearned: r.relearned as f64,
             blocked: r.blocked as f64,
+            capped: r.capped as f64,
+            quarantined: r.quarantined as f64,
             seconds: r.seconds,
         }
     }
@@ -322,4 +328,62 @@ pub fn read_observation_files(
             ..LearnOptions::default()
         },
     }))
+}
+
+/// A token's key as the overlay counts it: the first 16 hex digits of its `tokenHash`.
+fn token_arg(hash: &str) -> Result<u64> {
+    whereabouts_core::learn::token_key(hash).ok_or_else(|| {
+        Error::new(
+            Status::InvalidArg,
+            format!("{hash:?} is not a token hash (hex SHA-256, at least 16 digits)"),
+        )
+    })
+}
+
+fn overlay_of(db: &str) -> Result<whereabouts_core::learn::overlay::Overlay> {
+    whereabouts_core::learn::overlay::Overlay::open(std::path::Path::new(db)).map_err(crate::err)
+}
+
+/// What tokens gave the learned stations of `db` (all of them, or the one whose hash is
+/// `token_hash`), as JSON: see `Overlay::contributions`.
+#[napi]
+pub fn learned_contributions(db: String, token_hash: Option<String>) -> Result<String> {
+    crate::guarded("learnedContributions", || {
+        let token = token_hash.as_deref().map(token_arg).transpose()?;
+        let list = overlay_of(&db)?.contributions(token).map_err(crate::err)?;
+        serde_json::to_string(&list).map_err(|e| Error::from_reason(e.to_string()))
+    })
+}
+
+/// Takes out what the token whose hash is `token_hash` contributed to the learned stations
+/// of `db`; the report as JSON (see `Overlay::revert_token`).
+#[napi]
+pub fn revert_learned_token(db: String, token_hash: String) -> Result<String> {
+    crate::guarded("revertLearnedToken", || {
+        let token = token_arg(&token_hash)?;
+        let dir = std::path::Path::new(&db);
+        let database = if whereabouts_core::store::Manifest::read(dir)
+            .map_err(crate::err)?
+            .is_some()
+        {
+            Some(whereabouts_core::store::Database::open(dir).map_err(crate::err)?)
+        } else {
+            None
+        };
+        let report = overlay_of(&db)?
+            .revert_token(database.as_ref(), token)
+            .map_err(crate::err)?;
+        serde_json::to_string(&report).map_err(|e| Error::from_reason(e.to_string()))
+    })
+}
+
+/// Quarantines (`on`) or releases the token whose hash is `token_hash` in `db`'s learning.
+#[napi]
+pub fn quarantine_learned_token(db: String, token_hash: String, on: bool) -> Result<()> {
+    crate::guarded("quarantineLearnedToken", || {
+        let token = token_arg(&token_hash)?;
+        overlay_of(&db)?
+            .set_quarantine(token, on)
+            .map_err(crate::err)
+    })
 }

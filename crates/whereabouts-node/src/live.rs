@@ -6,7 +6,7 @@ use std::sync::Arc;
 use napi::{Env, Error, Result, Status, Task};
 use napi_derive::napi;
 use whereabouts_core::learn::compact::{CompactReport, Compactor};
-use whereabouts_core::learn::{submission_observations, LearnOptions, LearnReport};
+use whereabouts_core::learn::{submission_observations, LearnOptions, LearnReport, Source};
 use whereabouts_core::solve::Locator;
 
 use crate::learn::LearnCounts;
@@ -19,6 +19,11 @@ pub struct Submission {
     pub gps: String,
     pub cells: String,
     pub wifi: String,
+    /// Who submitted it: the hex SHA-256 of the token (`tokenHash`); absent for the
+    /// operator's own data (`engine.learn`), which is trusted.
+    pub source: Option<String>,
+    /// The device id the submission named (spec 2.2 `id`).
+    pub device: Option<String>,
 }
 
 #[napi(object)]
@@ -45,10 +50,18 @@ impl Task for LiveLearnTask {
         crate::guarded("learn", move || {
             let mut obs = Vec::new();
             for (i, s) in subs.iter().enumerate() {
-                let list = submission_observations(s.received_at as i64, &s.gps, &s.cells, &s.wifi)
-                    .map_err(|why| {
-                        Error::new(Status::InvalidArg, format!("submission {i}: {why}"))
-                    })?;
+                let source = s
+                    .source
+                    .as_deref()
+                    .map(|hash| Source::of(hash, s.device.as_deref()));
+                let list = submission_observations(
+                    s.received_at as i64,
+                    &s.gps,
+                    &s.cells,
+                    &s.wifi,
+                    source,
+                )
+                .map_err(|why| Error::new(Status::InvalidArg, format!("submission {i}: {why}")))?;
                 obs.extend(list);
             }
             let db = locator.database();

@@ -336,20 +336,28 @@ pub fn far_apart(a: &Estimate, b: &Estimate) -> bool {
 }
 
 /// The time from which a station's observations describe a new place, if its
-/// recent observations (`obs` sorted by time) sit far from the older ones.
-pub fn moved_at(obs: &[Observation], wifi: bool) -> Option<i64> {
+/// recent observations (`obs` sorted by time) sit far from the older ones, with the tokens
+/// of the recent ones (None: trusted data among them). Submitted (untrusted) sightings
+/// count only when independent tokens agree, on both sides: a token's own old-dated
+/// sightings must not set up the "old place" that honest recent ones then seem to leave.
+pub fn moved_at(obs: &[Observation], wifi: bool) -> Option<(i64, Option<Vec<u64>>)> {
     let newest = obs.iter().filter_map(|o| o.time).max()?;
     let split = obs.partition_point(|o| o.time.is_none_or(|t| t < newest - RECENT_S));
     let (old, recent) = obs.split_at(split);
     if old.len() < MOVED_MIN_OBS
         || recent.len() < MOVED_MIN_OBS
         || super::distinct_times(recent) < super::MOVED_MIN_TIMES
+        || !super::agreed(old)
+        || !super::agreed(recent)
     {
         return None;
     }
     let (a, b) = (estimate(old, wifi)?, estimate(recent, wifi)?);
     if far_apart(&a, &b) {
-        recent.first().and_then(|o| o.time)
+        Some((
+            recent.first().and_then(|o| o.time)?,
+            super::tokens_of(recent),
+        ))
     } else {
         None
     }
@@ -372,6 +380,7 @@ mod tests {
             signal_dbm: None,
             ta_m: None,
             psc: None,
+            source: None,
         }
     }
 
@@ -499,7 +508,7 @@ mod tests {
             o.time = Some(later + i);
             obs.push(o);
         }
-        assert_eq!(moved_at(&obs, false), Some(later));
+        assert_eq!(moved_at(&obs, false), Some((later, None)));
         // The same places observed over a month without a jump: not moved.
         assert_eq!(moved_at(&obs[..6], false), None);
     }

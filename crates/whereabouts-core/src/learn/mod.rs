@@ -98,6 +98,50 @@ impl StationKey {
     }
 }
 
+/// Who reported an observation that came from outside: an access token (its key, the first
+/// 64 bits of the SHA-256 of the token that `tokenHash` writes into observations.sqlite) and
+/// the device id it named (64-bit FNV-1a of the id; 0 without one). Device ids are chosen by
+/// the client, so only distinct tokens count as independent sources; devices bound what one
+/// device of a token adds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Source {
+    pub token: u64,
+    pub device: u64,
+}
+
+impl Source {
+    /// The source of a submission: `token_hash` is the hex SHA-256 of its token (at least its
+    /// first 16 digits), `device` its device id. A hash that is not hex still names one
+    /// source (its FNV-1a).
+    pub fn of(token_hash: &str, device: Option<&str>) -> Source {
+        Source {
+            token: token_key(token_hash).unwrap_or_else(|| device_key(token_hash)),
+            device: device.map_or(0, device_key),
+        }
+    }
+}
+
+/// A token's key from its hex SHA-256 (the first 16 hex digits).
+pub fn token_key(hash: &str) -> Option<u64> {
+    let head = hash.get(..16)?;
+    u64::from_str_radix(head, 16).ok()
+}
+
+/// A token key as the operator's listings spell it: 16 hex digits, the start of `tokenHash`.
+pub fn token_label(token: u64) -> String {
+    format!("{token:016x}")
+}
+
+/// 64-bit FNV-1a of a device id; never 0 (0 is "no device id").
+fn device_key(id: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in id.as_bytes() {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h.max(1)
+}
+
 /// One sighting of a station by a device that knew where it was.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Observation {
@@ -113,6 +157,9 @@ pub struct Observation {
     /// Distance from the mast implied by a timing advance.
     pub ta_m: Option<f64>,
     pub psc: Option<u16>,
+    /// Who submitted it; None: the operator's own data (files given to `learn`, the library's
+    /// `engine.learn`), trusted as a whole.
+    pub source: Option<Source>,
 }
 
 /// How long a moved station stays withdrawn after the move was first seen.
@@ -184,6 +231,11 @@ pub struct LearnReport {
     pub relearned: u64,
     /// Stations withdrawn until their block ends (in the blocklist file).
     pub blocked: u64,
+    /// Sightings not learned because their token or device had given the station its
+    /// [`TOKEN_CAP_SAMPLES`] or [`DEVICE_CAP_SAMPLES`] already.
+    pub capped: u64,
+    /// Sightings of quarantined tokens: held as suspects, never learned (see `overlay`).
+    pub quarantined: u64,
     pub cells: u64,
     pub wifi: u64,
     pub shards: u64,
@@ -225,6 +277,9 @@ struct BlockEntry {
     moved_at: i64,
     /// Observations before this are ignored for the station.
     until: i64,
+    /// The tokens whose agreeing sightings made the move; absent when trusted data did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tokens: Option<Vec<u64>>,
 }
 
 fn read_blocklist(dir: &Path) -> Result<BTreeMap<StationKey, BlockEntry>, LearnError> {
@@ -261,17 +316,38 @@ impl From<crate::progress::Cancelled> for LearnError {
     }
 }
 
-/// What learning decided for one station.
+/// What learning decided for one station, before estimating.
 #[derive(Debug)]
 enum Outcome {
-    /// Publish this estimate, replacing the database's station.
-    Put(Estimate),
-    /// Combine this estimate with the database's station.
-    Refine(Estimate),
+    /// Publish an estimate of these sightings, replacing the database's station.
+    Put(Vec<Observation>),
+    /// Combine an estimate of these sightings with the database's station (or add one).
+    Refine(Vec<Observation>),
     /// Withdraw the station (blocked).
     Withdraw,
-    /// Leave the station as it is: every observation was a suspect (see [`Suspects`]).
+}
+
+/// An [`Outcome`] with its sightings estimated in one piece (a file run's way).
+#[derive(Debug)]
+enum Decided {
+    Put(Estimate),
+    Refine(Estimate),
+    Withdraw,
+    /// Leave the station as it is: every observation was a suspect (see [`SUSPECT_TTL_S`]).
     Keep,
+}
+
+impl Outcome {
+    /// None: nothing to publish (too few consistent sightings to re-learn from).
+    fn estimated(self, wifi: bool) -> Option<Decided> {
+        match self {
+            Outcome::Put(obs) => estimate::estimate(&obs, wifi).map(Decided::Put),
+            Outcome::Refine(obs) => {
+                Some(estimate::estimate(&obs, wifi).map_or(Decided::Keep, Decided::Refine))
+            }
+            Outcome::Withdraw => Some(Decided::Withdraw),
+        }
+    }
 }
 
 /// Sightings of a known station far from it, too few or too uniform to say it
@@ -287,6 +363,98 @@ pub const MOVED_MIN_TIMES: usize = 2;
 /// Held suspects per station, the newest kept: a client replaying one
 /// submission must not grow the file without bound.
 pub const MAX_SUSPECTS: usize = 64;
+/// Held suspects per station and token, the newest kept: one token must not crowd out
+/// the sightings of others that could agree on a move.
+pub const MAX_SUSPECTS_PER_TOKEN: usize = 8;
+/// Distinct tokens whose sightings must agree before submitted (untrusted) data moves,
+/// blocks or re-learns a station: one token, however many submissions or device ids it
+/// sends, is one source.
+pub const MOVED_MIN_SOURCES: usize = 3;
+/// Most sightings one token adds to one station's estimate, over all its submissions (the
+/// overlay remembers what each token gave each station); more are counted as `capped`.
+pub const TOKEN_CAP_SAMPLES: u32 = 10;
+/// Most sightings one device of a token adds to one station's estimate.
+pub const DEVICE_CAP_SAMPLES: u32 = 3;
+
+/// Whether `obs` speak with enough independent voices to move, block or re-learn a station:
+/// any trusted sighting (the operator's own data), or sightings of at least
+/// [`MOVED_MIN_SOURCES`] distinct tokens.
+fn agreed<'a>(obs: impl IntoIterator<Item = &'a Observation>) -> bool {
+    match tokens_of(obs) {
+        None => true,
+        Some(t) => t.len() >= MOVED_MIN_SOURCES,
+    }
+}
+
+/// The distinct tokens of `obs`, sorted; None when any of them is trusted.
+fn tokens_of<'a>(obs: impl IntoIterator<Item = &'a Observation>) -> Option<Vec<u64>> {
+    let mut t = Vec::new();
+    for o in obs {
+        t.push(o.source?.token);
+    }
+    t.sort_unstable();
+    t.dedup();
+    Some(t)
+}
+
+/// The sightings a station learns from, with each token and device held to what it may still
+/// add (`allowance`: per token and per device of a token, what is left of the caps); trusted
+/// sightings are all kept. The newest sightings are the ones kept; the dropped ones are
+/// counted in `report.capped`.
+fn capped(
+    obs: &[Observation],
+    mut allowance: impl FnMut(Source) -> (u32, u32),
+    report: &mut LearnReport,
+) -> Vec<Observation> {
+    use std::collections::HashMap;
+    let mut left_token: HashMap<u64, u32> = HashMap::new();
+    let mut left_device: HashMap<Source, u32> = HashMap::new();
+    let mut keep = vec![false; obs.len()];
+    for (i, o) in obs.iter().enumerate().rev() {
+        let Some(src) = o.source else {
+            keep[i] = true;
+            continue;
+        };
+        if !left_token.contains_key(&src.token) || !left_device.contains_key(&src) {
+            let (t, d) = allowance(src);
+            left_token.entry(src.token).or_insert(t);
+            left_device.entry(src).or_insert(d);
+        }
+        let t = left_token.get_mut(&src.token).expect("inserted");
+        let d = left_device.get_mut(&src).expect("inserted");
+        if *t > 0 && *d > 0 {
+            *t -= 1;
+            *d -= 1;
+            keep[i] = true;
+        } else {
+            report.capped += 1;
+        }
+    }
+    obs.iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(o, _)| o.clone())
+        .collect()
+}
+
+/// `suspects` cut to the newest [`MAX_SUSPECTS_PER_TOKEN`] per token (trusted ones are not
+/// limited so) and the newest [`MAX_SUSPECTS`] in all; `suspects` is sorted by time.
+fn trim_suspects(suspects: &mut Vec<Observation>) {
+    use std::collections::HashMap;
+    let mut per: HashMap<u64, usize> = HashMap::new();
+    let mut keep = vec![true; suspects.len()];
+    for (i, o) in suspects.iter().enumerate().rev() {
+        if let Some(s) = o.source {
+            let n = per.entry(s.token).or_default();
+            *n += 1;
+            keep[i] = *n <= MAX_SUSPECTS_PER_TOKEN;
+        }
+    }
+    let mut k = keep.into_iter();
+    suspects.retain(|_| k.next().unwrap_or(true));
+    let excess = suspects.len().saturating_sub(MAX_SUSPECTS);
+    suspects.drain(..excess);
+}
 
 /// Whether `o` lies far enough from the station `s` to speak for a move.
 fn is_far(o: &Observation, s: &Station) -> bool {
@@ -326,12 +494,16 @@ fn decide(
         let i = obs.partition_point(|o| o.time.is_none_or(|t| t < until));
         &obs[i..]
     };
-    let mut withdraw = |block: &mut BTreeMap<StationKey, BlockEntry>, at: i64, until: i64| {
+    let mut withdraw = |block: &mut BTreeMap<StationKey, BlockEntry>,
+                        at: i64,
+                        until: i64,
+                        tokens: Option<Vec<u64>>| {
         let fresh = fresh_after(until);
-        if fresh.len() >= RELEARN_MIN_OBS {
+        // Submitted data re-learns a station only when independent sources agree on it.
+        if fresh.len() >= RELEARN_MIN_OBS && agreed(fresh) {
             report.relearned += 1;
             block.remove(&key);
-            return estimate::estimate(fresh, wifi).map(Outcome::Put);
+            return Some(Outcome::Put(fresh.to_vec()));
         }
         block.insert(
             key,
@@ -339,21 +511,22 @@ fn decide(
                 station: key.label(),
                 moved_at: at,
                 until,
+                tokens,
             },
         );
         Some(Outcome::Withdraw)
     };
 
     if let Some(entry) = block.get(&key) {
-        let (at, until) = (entry.moved_at, entry.until);
-        return withdraw(block, at, until);
+        let (at, until, tokens) = (entry.moved_at, entry.until, entry.tokens.clone());
+        return withdraw(block, at, until, tokens);
     }
-    if let Some(at) = estimate::moved_at(obs, wifi) {
+    if let Some((at, tokens)) = estimate::moved_at(obs, wifi) {
         report.moved += 1;
-        return withdraw(block, at, at.saturating_add(opts.block_s));
+        return withdraw(block, at, at.saturating_add(opts.block_s), tokens);
     }
     let Some(s) = existing else {
-        return estimate::estimate(obs, wifi).map(Outcome::Put);
+        return Some(Outcome::Put(obs.to_vec()));
     };
     // Sightings far from the known station are no evidence of where it is, only,
     // if enough of them agree, of a move; the near ones refine it as usual.
@@ -386,6 +559,13 @@ fn decide(
                 _ => false,
             })
             .count();
+        // The far sightings that speak for the new place: those within its reach.
+        let agreeing = |e: &Estimate| -> Vec<&Observation> {
+            let reach = e.range_m.max(estimate::MOVED_MIN_M / 10.0);
+            far.iter()
+                .filter(|o| crate::geo::distance_m(o.lat, o.lon, e.lat, e.lon) <= reach)
+                .collect()
+        };
         let moved = estimate::estimate(&far, wifi).filter(|e| {
             e.samples as usize >= estimate::MOVED_MIN_OBS
                 && distinct_times(&far) >= MOVED_MIN_TIMES
@@ -393,22 +573,21 @@ fn decide(
                 && estimate::far_apart(&old, e)
                 // Only what we saw after the station's last update can say it moved.
                 && e.last.is_none_or(|t| t > s.updated())
+                // Submitted sightings move a station only when independent tokens agree.
+                && agreed(agreeing(e))
         });
         if let Some(e) = moved {
             report.moved += 1;
             let at = e.first.unwrap_or_else(wall_clock);
-            return withdraw(block, at, at.saturating_add(opts.block_s));
+            let tokens = tokens_of(agreeing(&e));
+            return withdraw(block, at, at.saturating_add(opts.block_s), tokens);
         }
         let timed = far.into_iter().filter(|o| o.time.is_some());
         suspects.extend(timed);
         suspects.sort_by_key(|o| o.time);
-        let excess = suspects.len().saturating_sub(MAX_SUSPECTS);
-        suspects.drain(..excess);
+        trim_suspects(suspects);
     }
-    match estimate::estimate(&near, wifi) {
-        Some(est) => Some(Outcome::Refine(est)),
-        None => Some(Outcome::Keep),
-    }
+    Some(Outcome::Refine(near))
 }
 
 fn station_of(key: StationKey, e: &Estimate, now: i64) -> Station {
@@ -476,27 +655,27 @@ fn database_station(db: &Database, key: StationKey) -> Option<Station> {
 /// The station an outcome publishes (None: withdrawn), counted in `report`.
 fn settle(
     key: StationKey,
-    outcome: Outcome,
+    outcome: Decided,
     existing: Option<&Station>,
     now: i64,
     report: &mut LearnReport,
 ) -> Option<Station> {
     match outcome {
-        Outcome::Withdraw => {
+        Decided::Withdraw => {
             report.blocked += 1;
             None
         }
-        Outcome::Keep => existing.copied(),
-        Outcome::Put(e) | Outcome::Refine(e) if existing.is_none() => {
+        Decided::Keep => existing.copied(),
+        Decided::Put(e) | Decided::Refine(e) if existing.is_none() => {
             report.added += 1;
             report.outliers += e.rejected as u64;
             Some(station_of(key, &e, now))
         }
-        Outcome::Put(e) => {
+        Decided::Put(e) => {
             report.outliers += e.rejected as u64;
             Some(station_of(key, &e, now))
         }
-        Outcome::Refine(e) => {
+        Decided::Refine(e) => {
             report.refined += 1;
             report.outliers += e.rejected as u64;
             existing.map(|s| refine(key, s, &e, now))
@@ -657,6 +836,15 @@ pub fn learn_files(
             phase: LearnPhase::Estimating,
         })?;
         let existing = db.as_ref().and_then(|db| database_station(db, key));
+        // Submissions (observations.sqlite) are held to the caps of one token and device
+        // within a run; the operator's own files are taken whole.
+        let limited;
+        let g = if g.iter().any(|o| o.source.is_some()) {
+            limited = capped(g, |_| (TOKEN_CAP_SAMPLES, DEVICE_CAP_SAMPLES), &mut report);
+            &limited[..]
+        } else {
+            g
+        };
         let mut suspects = Vec::new();
         let Some(outcome) = decide(
             key,
@@ -666,13 +854,14 @@ pub fn learn_files(
             opts,
             &mut report,
             &mut suspects,
-        ) else {
+        )
+        .and_then(|o| o.estimated(key.is_wifi())) else {
             continue;
         };
         // A file run is all the evidence there is: far sightings that made no
         // move are outliers.
         report.outliers += suspects.len() as u64;
-        if matches!(outcome, Outcome::Keep) {
+        if matches!(outcome, Decided::Keep) {
             continue;
         }
         let station = settle(key, outcome, existing.as_ref(), now, &mut report);

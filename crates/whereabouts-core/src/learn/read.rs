@@ -453,6 +453,7 @@ fn opencellid_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
             signal_dbm: signal,
             ta_m,
             psc: code.filter(|c| (0..=1007).contains(c)).map(|c| c as u16),
+            source: None,
         })
     }
 }
@@ -509,6 +510,7 @@ fn gnettrack_row(cols: &Columns, mcc: u16, mnc: u16) -> impl FnMut(&[String]) ->
             signal_dbm: signal,
             ta_m: None,
             psc: None,
+            source: None,
         })
     }
 }
@@ -551,6 +553,7 @@ fn wigle_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
             signal_dbm: num(f, rssi).filter(|s| (-150.0..0.0).contains(s)),
             ta_m: None,
             psc: None,
+            source: None,
         })
     }
 }

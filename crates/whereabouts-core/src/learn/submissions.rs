@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde::Deserialize;
 
 use super::read::{FileReport, ObservationFormat};
-use super::{LearnError, LearnOptions, Observation, StationKey};
+use super::{LearnError, LearnOptions, Observation, Source, StationKey};
 use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
 use crate::store::record::cell_key;
 
@@ -78,7 +78,9 @@ pub fn read(
         bad_lines: Vec::new(),
     };
     let mut stmt = db
-        .prepare("SELECT id, received_at, gps, cells, wifi FROM observations ORDER BY id")
+        .prepare(
+            "SELECT id, received_at, gps, cells, wifi, token_hash, device_id FROM observations ORDER BY id",
+        )
         .map_err(err)?;
     let mut rows = stmt.query([]).map_err(err)?;
     while let Some(row) = rows.next().map_err(err)? {
@@ -90,7 +92,11 @@ pub fn read(
             row.get(3).map_err(err)?,
             row.get(4).map_err(err)?,
         );
-        match observations(received_ms, &gps, &cells, &wifi) {
+        let token_hash: String = row.get(5).map_err(err)?;
+        let device: Option<String> = row.get(6).map_err(err)?;
+        // Submitted through a token: an untrusted source, whatever file it is read from.
+        let source = Source::of(&token_hash, device.as_deref());
+        match observations(received_ms, &gps, &cells, &wifi, Some(source)) {
             Ok(list) if list.is_empty() => report.skipped += 1,
             Ok(list) => {
                 report.accepted += 1;
@@ -111,13 +117,19 @@ pub fn read(
     Ok(report)
 }
 
+/// How far past the time the server received it a fix's own timestamp may lie; later
+/// timestamps are read as the receiving time. A fix from the future would make every other
+/// sighting of its stations look old (older sightings weigh less and expire as suspects).
+pub const MAX_FUTURE_MS: i64 = 60_000;
+
 /// The observations of one submission (its JSON columns, see docs/tokens.md): its
-/// stations at its most accurate fix.
+/// stations at its most accurate fix, reported by `source` (None: trusted).
 pub fn observations(
     received_ms: i64,
     gps: &str,
     cells: &str,
     wifi: &str,
+    source: Option<Source>,
 ) -> Result<Vec<Observation>, String> {
     let fixes: Vec<Fix> = serde_json::from_str(gps).map_err(|e| format!("gps: {e}"))?;
     let cells: Vec<Cell> = serde_json::from_str(cells).map_err(|e| format!("cells: {e}"))?;
@@ -133,6 +145,7 @@ pub fn observations(
         .ok_or("no valid GPS fix")?;
     let time = Some(
         fix.timestamp
+            .filter(|t| *t <= (received_ms + MAX_FUTURE_MS) as f64)
             .map_or(received_ms / 1000, |t| (t / 1000.0) as i64),
     );
     let at =
@@ -146,6 +159,7 @@ pub fn observations(
             signal_dbm: signal,
             ta_m,
             psc,
+            source,
         };
     let mut out = Vec::with_capacity(cells.len() + aps.len());
     for (i, c) in cells.iter().enumerate() {
