@@ -11,6 +11,7 @@ import {
   describeZoneUncached,
   numericAbbreviation,
   parsePosixTz,
+  ZoneAnswers,
 } from '../src/geocoding/timezone.js';
 import { native } from '../src/native/binding.js';
 import { ZoneLookup } from '../src/native/zone-lookup.js';
@@ -148,6 +149,16 @@ describe('the per-zone answer cache', () => {
     expect(wrong).toEqual([]);
   });
 
+  it('keeps the answers of an engine by zone index, the same as by name', () => {
+    const answers = new ZoneAnswers(['Europe/Berlin', 'Australia/Sydney']);
+    const d = at('2026-03-29T01:00:00Z');
+    expect(answers.describe(0, d)).toEqual(describeZoneUncached('Europe/Berlin', d));
+    expect(answers.describe(1, d)).toEqual(describeZoneUncached('Australia/Sydney', d));
+    expect(answers.describe(0, at('2026-03-29T00:59:59.999Z'))).toEqual(BERLIN_CET);
+    expect(answers.describe(2, d)).toBeUndefined();
+    expect(answers.describe(-1, d)).toBeUndefined();
+  });
+
   it('answers now by default, as the clock reads', () => {
     const before = Date.now();
     const r = describeZone('America/New_York');
@@ -175,6 +186,26 @@ describe('engine.timezone', () => {
     expect(engine.timezone({ lat: '40.7128', lon: '-74.006' })).toMatchObject({
       status: 'ok',
       timezone: { name: 'America/New_York' },
+    });
+  });
+
+  it('answers both sides of a transition, alternating, through its cached answers', () => {
+    const before = new Date('2026-03-29T00:59:59.999Z');
+    const after = new Date('2026-03-29T01:00:00Z');
+    for (let i = 0; i < 6; i++) {
+      expect(engine.timezone({ lat: 52.52, lon: 13.405, at: before })).toMatchObject({
+        timezone: { short_name: 'CET', offset_sec: 3600, now_in_dst: 0 },
+      });
+      expect(engine.timezone({ lat: 52.52, lon: 13.405, at: after })).toMatchObject({
+        timezone: { short_name: 'CEST', offset_sec: 7200, now_in_dst: 1 },
+      });
+    }
+    const sydney = { lat: -33.8688, lon: 151.2093 };
+    expect(engine.timezone({ ...sydney, at: new Date('2026-04-04T15:59:59.999Z') })).toMatchObject({
+      timezone: { name: 'Australia/Sydney', short_name: 'AEDT', offset_sec: 39600, now_in_dst: 1 },
+    });
+    expect(engine.timezone({ ...sydney, at: new Date('2026-04-04T16:00:00Z') })).toMatchObject({
+      timezone: { short_name: 'AEST', offset_sec: 36000, now_in_dst: 0 },
     });
   });
 

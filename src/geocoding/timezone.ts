@@ -192,6 +192,45 @@ export function describeZone(name: string, at?: Date): TimezoneObject {
   return { name, short_name: w.short_name, offset_sec: w.offset_sec, now_in_dst: w.now_in_dst };
 }
 
+/** A window that holds no moment: the start of every zone's slot in `ZoneAnswers`. */
+const NO_WINDOW: ZoneWindow = {
+  from: 0,
+  until: 0,
+  short_name: '',
+  offset_sec: 0,
+  now_in_dst: 0,
+  year: Number.NaN,
+  standard: 0,
+};
+
+/**
+ * Answers for the zones of one list of names (an engine's `timezoneNames()`), by index: the
+ * same windows as {@link describeZone} keeps, in an array the zone lookup's index reads
+ * directly instead of a Map keyed by the name.
+ */
+export class ZoneAnswers {
+  readonly #names: readonly string[];
+  readonly #windows: ZoneWindow[];
+
+  constructor(names: readonly string[]) {
+    this.#names = names;
+    this.#windows = names.map(() => NO_WINDOW);
+  }
+
+  /** The answer for the zone at `index` at `at` (default now); undefined for an index out of the list. */
+  describe(index: number, at?: Date): TimezoneObject | undefined {
+    let w = this.#windows[index];
+    if (w === undefined) return undefined;
+    const name = this.#names[index] as string;
+    const ms = at === undefined ? Date.now() : at.getTime();
+    if (!(ms >= w.from && ms < w.until)) {
+      w = zoneWindow(name, ms, w);
+      this.#windows[index] = w;
+    }
+    return { name, short_name: w.short_name, offset_sec: w.offset_sec, now_in_dst: w.now_in_dst };
+  }
+}
+
 /** The answer for `name` at `at` without the cache: what every cached answer must equal. */
 export function describeZoneUncached(name: string, at: Date): TimezoneObject {
   const offset = offsetSeconds(name, at);
@@ -269,14 +308,34 @@ export type TimezoneResponse =
   | { status: 'ok'; timezone: TimezoneObject }
   | { status: 'error'; message: string };
 
-/** Validates the query, asks `zoneAt` (the core) for the zone name and describes it. */
+/**
+ * Validates the query, asks `zones` (the core's cell tree) for the zone's index in the names
+ * of `answers` and describes it.
+ */
 export function answerTimezone(
   query: TimezoneQuery,
-  zoneAt: (lat: number, lon: number) => string | null,
+  zones: { indexAt(lat: number, lon: number): number },
+  answers: ZoneAnswers,
 ): TimezoneResponse {
-  const p = parseLatLon(query?.lat, query?.lon);
-  if (!p) return { status: 'error', message: 'INVALID_REQUEST' };
-  const name = zoneAt(p.lat, p.lon);
-  if (name === null) return { status: 'error', message: 'INVALID_REQUEST' };
-  return { status: 'ok', timezone: describeZone(name, query.at) };
+  const lat = query?.lat;
+  const lon = query?.lon;
+  let index: number;
+  // numbers in range need no parsing (and no object for them); NaN fails the test
+  if (
+    typeof lat === 'number' &&
+    typeof lon === 'number' &&
+    lat >= -90 &&
+    lat <= 90 &&
+    lon >= -180 &&
+    lon <= 180
+  ) {
+    index = zones.indexAt(lat, lon);
+  } else {
+    const p = parseLatLon(lat, lon);
+    if (!p) return { status: 'error', message: 'INVALID_REQUEST' };
+    index = zones.indexAt(p.lat, p.lon);
+  }
+  const timezone = answers.describe(index, query.at);
+  if (timezone === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
+  return { status: 'ok', timezone };
 }
