@@ -317,24 +317,26 @@ export function answerTimezone(
   zones: { indexAt(lat: number, lon: number): number },
   answers: ZoneAnswers,
 ): TimezoneResponse {
-  const lat = query?.lat;
-  const lon = query?.lon;
-  let index: number;
+  let lat = query?.lat;
+  let lon = query?.lon;
   // numbers in range need no parsing (and no object for them); NaN fails the test
   if (
-    typeof lat === 'number' &&
-    typeof lon === 'number' &&
-    lat >= -90 &&
-    lat <= 90 &&
-    lon >= -180 &&
-    lon <= 180
+    !(
+      typeof lat === 'number' &&
+      typeof lon === 'number' &&
+      lat >= -90 &&
+      lat <= 90 &&
+      lon >= -180 &&
+      lon <= 180
+    )
   ) {
-    index = zones.indexAt(lat, lon);
-  } else {
     const p = parseLatLon(lat, lon);
     if (!p) return { status: 'error', message: 'INVALID_REQUEST' };
-    index = zones.indexAt(p.lat, p.lon);
+    lat = p.lat;
+    lon = p.lon;
   }
+  // one call site: the optimizer inlines the cell tree's walk once
+  const index = zones.indexAt(lat as number, lon as number);
   const timezone = answers.describe(index, query.at);
   if (timezone === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
   return { status: 'ok', timezone };
