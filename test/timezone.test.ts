@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../bench/random.js';
 import { defaultDbDir, timezonesFile } from '../src/data-files.js';
 import { Engine } from '../src/engine.js';
-import { describeZone, numericAbbreviation, parsePosixTz } from '../src/geocoding/timezone.js';
+import {
+  describeZone,
+  describeZoneUncached,
+  numericAbbreviation,
+  parsePosixTz,
+  ZoneAnswers,
+} from '../src/geocoding/timezone.js';
 import { native } from '../src/native/binding.js';
 import { ZoneLookup } from '../src/native/zone-lookup.js';
 import { cli, serverForSuite } from './helpers.js';
@@ -65,6 +71,105 @@ describe('tzdb data for a zone', () => {
   });
 });
 
+describe('the per-zone answer cache', () => {
+  const at = (iso: string) => new Date(iso);
+  const BERLIN_CET = { name: 'Europe/Berlin', short_name: 'CET', offset_sec: 3600, now_in_dst: 0 };
+  const BERLIN_CEST = { name: 'Europe/Berlin', short_name: 'CEST', offset_sec: 7200, now_in_dst: 1 };
+
+  it('answers the last millisecond before a transition and the first after it', () => {
+    // the window computed hours before ends at the transition, found by its binary search
+    expect(describeZone('Europe/Berlin', at('2026-03-28T12:00:00Z'))).toEqual(BERLIN_CET);
+    expect(describeZone('Europe/Berlin', at('2026-03-29T00:59:59.999Z'))).toEqual(BERLIN_CET);
+    expect(describeZone('Europe/Berlin', at('2026-03-29T01:00:00Z'))).toEqual(BERLIN_CEST);
+    expect(describeZone('Europe/Berlin', at('2026-03-29T00:59:59Z'))).toEqual(BERLIN_CET);
+    // and in autumn, back to standard time
+    expect(describeZone('Europe/Berlin', at('2026-10-25T00:59:59.999Z'))).toEqual(BERLIN_CEST);
+    expect(describeZone('Europe/Berlin', at('2026-10-25T01:00:00Z'))).toEqual(BERLIN_CET);
+  });
+
+  it('stays right for moments alternating across a transition', () => {
+    const sides: [string, object][] = [
+      ['2026-03-29T00:59:59Z', BERLIN_CET],
+      ['2026-03-29T01:00:00Z', BERLIN_CEST],
+    ];
+    for (let i = 0; i < 20; i++) {
+      const [iso, expected] = sides[i % 2] as [string, object];
+      expect(describeZone('Europe/Berlin', at(iso)), iso).toEqual(expected);
+    }
+  });
+
+  it('knows the southern hemisphere: Sydney leaves DST in April and enters it in October', () => {
+    const aedt = { name: 'Australia/Sydney', short_name: 'AEDT', offset_sec: 39600, now_in_dst: 1 };
+    const aest = { name: 'Australia/Sydney', short_name: 'AEST', offset_sec: 36000, now_in_dst: 0 };
+    const moments: [string, object][] = [
+      ['2026-04-04T10:00:00Z', aedt],
+      ['2026-04-04T15:59:59.999Z', aedt],
+      ['2026-04-04T16:00:00Z', aest],
+      ['2026-04-04T15:59:59Z', aedt],
+      ['2026-04-04T16:00:01Z', aest],
+      ['2026-10-03T15:00:00Z', aest],
+      ['2026-10-03T15:59:59.999Z', aest],
+      ['2026-10-03T16:00:00Z', aedt],
+      ['2026-10-03T15:59:59Z', aest],
+    ];
+    for (const [iso, expected] of moments) {
+      expect(describeZone('Australia/Sydney', at(iso)), iso).toEqual(expected);
+    }
+  });
+
+  it('holds for transitions off the whole minute (Monrovia, 1972: from -0:44:30 to GMT)', () => {
+    expect(describeZone('Africa/Monrovia', at('1972-01-07T00:44:29Z')).offset_sec).toBe(-2670);
+    expect(describeZone('Africa/Monrovia', at('1972-01-07T00:44:30Z')).offset_sec).toBe(0);
+    expect(describeZone('Africa/Monrovia', at('1972-01-07T00:44:29.999Z')).offset_sec).toBe(-2670);
+  });
+
+  it('equals the uncached answer over years of moments, in time order and shuffled', () => {
+    const zones = [
+      'Europe/Berlin',
+      'Australia/Sydney',
+      'America/Sao_Paulo',
+      'Africa/Casablanca',
+      'Asia/Gaza',
+    ];
+    const random = mulberry32(3);
+    const moments: number[] = [];
+    // every 7 h 13 min across 2014-2030, which steps over every transition of those years
+    for (let t = Date.UTC(2014, 0, 1); t < Date.UTC(2030, 0, 1); t += 25_980_000) moments.push(t);
+    // and moments in random order over two centuries, each in another window than the last
+    for (let i = 0; i < 500; i++) moments.push(Date.UTC(1900, 0, 1) + random() * 200 * 365.25 * 86_400_000);
+    const wrong: string[] = [];
+    for (const zone of zones) {
+      for (const t of moments) {
+        const d = new Date(t);
+        const cached = describeZone(zone, d);
+        const fresh = describeZoneUncached(zone, d);
+        if (JSON.stringify(cached) !== JSON.stringify(fresh)) wrong.push(`${zone} ${d.toISOString()}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('keeps the answers of an engine by zone index, the same as by name', () => {
+    const answers = new ZoneAnswers(['Europe/Berlin', 'Australia/Sydney']);
+    const d = at('2026-03-29T01:00:00Z');
+    expect(answers.describe(0, d)).toEqual(describeZoneUncached('Europe/Berlin', d));
+    expect(answers.describe(1, d)).toEqual(describeZoneUncached('Australia/Sydney', d));
+    expect(answers.describe(0, at('2026-03-29T00:59:59.999Z'))).toEqual(BERLIN_CET);
+    expect(answers.describe(2, d)).toBeUndefined();
+    expect(answers.describe(-1, d)).toBeUndefined();
+  });
+
+  it('answers now by default, as the clock reads', () => {
+    const before = Date.now();
+    const r = describeZone('America/New_York');
+    const after = Date.now();
+    expect([
+      describeZoneUncached('America/New_York', new Date(before)),
+      describeZoneUncached('America/New_York', new Date(after)),
+    ]).toContainEqual(r);
+  });
+});
+
 describe('engine.timezone', () => {
   let engine: Engine;
   beforeAll(async () => {
@@ -81,6 +186,26 @@ describe('engine.timezone', () => {
     expect(engine.timezone({ lat: '40.7128', lon: '-74.006' })).toMatchObject({
       status: 'ok',
       timezone: { name: 'America/New_York' },
+    });
+  });
+
+  it('answers both sides of a transition, alternating, through its cached answers', () => {
+    const before = new Date('2026-03-29T00:59:59.999Z');
+    const after = new Date('2026-03-29T01:00:00Z');
+    for (let i = 0; i < 6; i++) {
+      expect(engine.timezone({ lat: 52.52, lon: 13.405, at: before })).toMatchObject({
+        timezone: { short_name: 'CET', offset_sec: 3600, now_in_dst: 0 },
+      });
+      expect(engine.timezone({ lat: 52.52, lon: 13.405, at: after })).toMatchObject({
+        timezone: { short_name: 'CEST', offset_sec: 7200, now_in_dst: 1 },
+      });
+    }
+    const sydney = { lat: -33.8688, lon: 151.2093 };
+    expect(engine.timezone({ ...sydney, at: new Date('2026-04-04T15:59:59.999Z') })).toMatchObject({
+      timezone: { name: 'Australia/Sydney', short_name: 'AEDT', offset_sec: 39600, now_in_dst: 1 },
+    });
+    expect(engine.timezone({ ...sydney, at: new Date('2026-04-04T16:00:00Z') })).toMatchObject({
+      timezone: { short_name: 'AEST', offset_sec: 36000, now_in_dst: 0 },
     });
   });
 

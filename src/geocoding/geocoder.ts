@@ -16,7 +16,7 @@ import {
   type SearchQuery,
   type SearchResponse,
 } from './search.js';
-import { answerTimezone, type TimezoneQuery, type TimezoneResponse } from './timezone.js';
+import { answerTimezone, type TimezoneQuery, type TimezoneResponse, ZoneAnswers } from './timezone.js';
 
 /** Which geocoding data an engine has: fixed for its life. */
 export interface GeocodingData {
@@ -33,8 +33,11 @@ export class Geocoder {
   readonly #hasSearch: boolean;
   /** Whether an address file is loaded: fixed for the engine's life, asked once (a napi call costs). */
   readonly #hasAddresses: boolean;
-  /** The zone names and cell tree, made on the first timezone lookup (or by prepareTimezones). */
-  #zones: ZoneLookup | undefined;
+  /**
+   * The zone names and cell tree, and each zone's answer kept until its next transition, made on
+   * the first timezone lookup (or by prepareTimezones).
+   */
+  #zones: { lookup: ZoneLookup; answers: ZoneAnswers } | undefined;
   readonly #reverseLookup: ReverseLookup;
   readonly #shapedAddresses = new ShapedAddresses();
 
@@ -57,10 +60,17 @@ export class Geocoder {
     if (!this.#hasTimezones) return { status: 'error', message: 'UNKNOWN_ERROR' };
     // the file is read and the cell tree built on the first lookup (or by prepareTimezones):
     // they are for engines that answer timezones
-    this.#zones ??= new ZoneLookup(this.#handle.native);
-    const zones = this.#zones;
-    const names = zones.names;
-    return answerTimezone(query, (lat, lon) => names[zones.indexAt(lat, lon)] ?? null);
+    const zones = this.#zonesPrepared();
+    return answerTimezone(query, zones.lookup, zones.answers);
+  }
+
+  /** The zone lookup and the answers by its index, made once. */
+  #zonesPrepared(): { lookup: ZoneLookup; answers: ZoneAnswers } {
+    if (this.#zones === undefined) {
+      const lookup = new ZoneLookup(this.#handle.native);
+      this.#zones = { lookup, answers: new ZoneAnswers(lookup.names) };
+    }
+    return this.#zones;
   }
 
   /**
@@ -116,7 +126,7 @@ export class Geocoder {
    */
   prepareTimezones(): void {
     this.#handle.assertOpen();
-    if (this.#hasTimezones) this.#zones ??= new ZoneLookup(this.#handle.native);
+    if (this.#hasTimezones) this.#zonesPrepared();
   }
 
   /**

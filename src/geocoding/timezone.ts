@@ -136,13 +136,44 @@ function shortName(zone: string, at: Date, offset: number): string {
   return numericAbbreviation(offset);
 }
 
-/** The last answer per zone and the minute it holds for: offsets change only on whole minutes. */
-const described = new Map<string, { minute: number; value: TimezoneObject }>();
+/**
+ * The longest span that one probe at its end checks for a change: shorter than every period
+ * between two changes of UTC offset or abbreviation in tzdb (the shortest lasted 96 hours:
+ * Africa/Freetown, September 1939; since 1970 none lasted less than 166 hours). So an
+ * answer that is the same at both ends of such a span is the same all across it, and where
+ * it differs there was exactly one change in between, which a binary search finds.
+ */
+const PROBE_MS = 86_400_000;
+/** The last moment a `Date` can hold. */
+const MAX_TIME = 8.64e15;
 
 /**
- * The spec 2.10 object for an IANA zone name at `at` (default now). Now is read with
- * `Date.now()`, and a `Date` made only when the zone's cached minute has passed: building a
- * `Date` per call cost as much again as the cached answer (about 45 ns against 45 ns).
+ * A zone's answer and the moments it holds for, [from, until) in ms since the epoch: from the
+ * moment it was computed for to the zone's next change of offset or abbreviation, at most to
+ * the end of that UTC year (`now_in_dst` compares with the year's standard offset) and at most
+ * `PROBE_MS` long.
+ */
+interface ZoneWindow {
+  from: number;
+  until: number;
+  short_name: string;
+  offset_sec: number;
+  now_in_dst: 0 | 1;
+  /** The UTC year of `from` and its standard offset, kept for the next window in that year. */
+  year: number;
+  standard: number;
+}
+
+/**
+ * One window per zone, the last computed: a zone's tzdb shaping costs a few ICU calls (several
+ * microseconds), and between transitions its answer does not change.
+ */
+const windows = new Map<string, ZoneWindow>();
+
+/**
+ * The spec 2.10 object for an IANA zone name at `at` (default now, read with `Date.now()`).
+ * The zone's answer is computed once per window between its transitions (see `ZoneWindow`)
+ * and served to any moment inside it; a moment outside, earlier or later, gets a new window.
  *
  * @example
  * ```ts
@@ -152,26 +183,115 @@ const described = new Map<string, { minute: number; value: TimezoneObject }>();
  */
 export function describeZone(name: string, at?: Date): TimezoneObject {
   const ms = at === undefined ? Date.now() : at.getTime();
-  const minute = Math.floor(ms / 60_000);
-  const hit = described.get(name);
-  if (hit?.minute === minute) return { ...hit.value };
-  const value = describeUncached(name, at ?? new Date(ms));
-  described.set(name, { minute, value });
-  return { ...value };
+  let w = windows.get(name);
+  // false for NaN (an invalid Date) too, which the computation refuses as ICU does
+  if (w === undefined || !(ms >= w.from && ms < w.until)) {
+    w = zoneWindow(name, ms, w);
+    windows.set(name, w);
+  }
+  return { name, short_name: w.short_name, offset_sec: w.offset_sec, now_in_dst: w.now_in_dst };
 }
 
-function describeUncached(name: string, at: Date): TimezoneObject {
+/** A window that holds no moment: the start of every zone's slot in `ZoneAnswers`. */
+const NO_WINDOW: ZoneWindow = {
+  from: 0,
+  until: 0,
+  short_name: '',
+  offset_sec: 0,
+  now_in_dst: 0,
+  year: Number.NaN,
+  standard: 0,
+};
+
+/**
+ * Answers for the zones of one list of names (an engine's `timezoneNames()`), by index: the
+ * same windows as {@link describeZone} keeps, in an array the zone lookup's index reads
+ * directly instead of a Map keyed by the name.
+ */
+export class ZoneAnswers {
+  readonly #names: readonly string[];
+  readonly #windows: ZoneWindow[];
+
+  constructor(names: readonly string[]) {
+    this.#names = names;
+    this.#windows = names.map(() => NO_WINDOW);
+  }
+
+  /** The answer for the zone at `index` at `at` (default now); undefined for an index out of the list. */
+  describe(index: number, at?: Date): TimezoneObject | undefined {
+    let w = this.#windows[index];
+    if (w === undefined) return undefined;
+    const name = this.#names[index] as string;
+    const ms = at === undefined ? Date.now() : at.getTime();
+    if (!(ms >= w.from && ms < w.until)) {
+      w = zoneWindow(name, ms, w);
+      this.#windows[index] = w;
+    }
+    return { name, short_name: w.short_name, offset_sec: w.offset_sec, now_in_dst: w.now_in_dst };
+  }
+}
+
+/** The answer for `name` at `at` without the cache: what every cached answer must equal. */
+export function describeZoneUncached(name: string, at: Date): TimezoneObject {
   const offset = offsetSeconds(name, at);
-  const year = at.getUTCFullYear();
-  const standard = Math.min(
-    offsetSeconds(name, new Date(Date.UTC(year, 0, 1))),
-    offsetSeconds(name, new Date(Date.UTC(year, 6, 1))),
-  );
+  const standard = standardOffset(name, at.getUTCFullYear());
   return {
     name,
     short_name: shortName(name, at, offset),
     offset_sec: offset,
     now_in_dst: offset > standard ? 1 : 0,
+  };
+}
+
+/** The smaller of the offsets on 1 January and 1 July of a UTC year: both hemispheres. */
+function standardOffset(name: string, year: number): number {
+  return Math.min(offsetSeconds(name, utcDate(year, 0)), offsetSeconds(name, utcDate(year, 6)));
+}
+
+/** The first moment of a month of a UTC year; `Date.UTC` would read years 0-99 as 1900-1999. */
+function utcDate(year: number, month: number): Date {
+  const d = new Date(0);
+  d.setUTCFullYear(year, month, 1);
+  return d;
+}
+
+/** Whether the zone has `offset` and `short` at `ms`. */
+function sameAt(name: string, ms: number, offset: number, short: string): boolean {
+  const at = new Date(ms);
+  const o = offsetSeconds(name, at);
+  return o === offset && shortName(name, at, o) === short;
+}
+
+/** The window of `name` that holds `ms`, from `ms` to the next change; `last` lends its year's standard offset. */
+function zoneWindow(name: string, ms: number, last: ZoneWindow | undefined): ZoneWindow {
+  const at = new Date(ms);
+  const offset = offsetSeconds(name, at);
+  const short = shortName(name, at, offset);
+  const year = at.getUTCFullYear();
+  const standard = last?.year === year ? last.standard : standardOffset(name, year);
+  let end = Math.min(ms + PROBE_MS, MAX_TIME);
+  const yearEnd = utcDate(year + 1, 0).getTime();
+  if (yearEnd < end) end = yearEnd;
+  let until = end;
+  if (!sameAt(name, end, offset, short)) {
+    // one change in (ms, end]: the first moment with the new answer, to the millisecond
+    let lo = ms;
+    let hi = end;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (sameAt(name, mid, offset, short)) lo = mid;
+      else hi = mid;
+    }
+    until = hi;
+  }
+  return {
+    from: ms,
+    until,
+    short_name: short,
+    offset_sec: offset,
+    now_in_dst: offset > standard ? 1 : 0,
+    year,
+    standard,
   };
 }
 
@@ -188,14 +308,36 @@ export type TimezoneResponse =
   | { status: 'ok'; timezone: TimezoneObject }
   | { status: 'error'; message: string };
 
-/** Validates the query, asks `zoneAt` (the core) for the zone name and describes it. */
+/**
+ * Validates the query, asks `zones` (the core's cell tree) for the zone's index in the names
+ * of `answers` and describes it.
+ */
 export function answerTimezone(
   query: TimezoneQuery,
-  zoneAt: (lat: number, lon: number) => string | null,
+  zones: { indexAt(lat: number, lon: number): number },
+  answers: ZoneAnswers,
 ): TimezoneResponse {
-  const p = parseLatLon(query?.lat, query?.lon);
-  if (!p) return { status: 'error', message: 'INVALID_REQUEST' };
-  const name = zoneAt(p.lat, p.lon);
-  if (name === null) return { status: 'error', message: 'INVALID_REQUEST' };
-  return { status: 'ok', timezone: describeZone(name, query.at) };
+  let lat = query?.lat;
+  let lon = query?.lon;
+  // numbers in range need no parsing (and no object for them); NaN fails the test
+  if (
+    !(
+      typeof lat === 'number' &&
+      typeof lon === 'number' &&
+      lat >= -90 &&
+      lat <= 90 &&
+      lon >= -180 &&
+      lon <= 180
+    )
+  ) {
+    const p = parseLatLon(lat, lon);
+    if (!p) return { status: 'error', message: 'INVALID_REQUEST' };
+    lat = p.lat;
+    lon = p.lon;
+  }
+  // one call site: the optimizer inlines the cell tree's walk once
+  const index = zones.indexAt(lat as number, lon as number);
+  const timezone = answers.describe(index, query.at);
+  if (timezone === undefined) return { status: 'error', message: 'INVALID_REQUEST' };
+  return { status: 'ok', timezone };
 }
