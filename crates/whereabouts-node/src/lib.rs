@@ -14,7 +14,6 @@ mod locate;
 mod progress;
 mod reverse;
 mod sync;
-mod wire;
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -206,7 +205,7 @@ pub struct NativeEngine {
 #[derive(Default)]
 struct PendingBatches {
     next: u32,
-    batches: HashMap<u32, wire::Pending>,
+    batches: HashMap<u32, whereabouts_core::wire::Pending>,
 }
 
 #[napi]
@@ -330,7 +329,7 @@ impl NativeEngine {
 
     /// The locate call as a plain function `(buffer, length, ips, threads) => count` (see
     /// `locate.rs` for why not a method): locates the batch of encoded requests in
-    /// `buffer[..length]` (layout in `wire.rs`) and writes six numbers per request into
+    /// `buffer[..length]` (layout in whereabouts-core's `wire`) and writes six numbers per request into
     /// `buffer[length..]`; returns the number of requests. `ips` holds the requests' IP
     /// addresses (undefined when none has one). One buffer for both directions and no
     /// per-call allocation. `threads` (undefined: 1; 0: the machine's parallelism) spreads a
@@ -360,7 +359,7 @@ impl NativeEngine {
     ) -> Result<u32> {
         guarded("locateStart", || {
             let locator = Arc::clone(self.locator()?);
-            let pending = wire::start_locate(
+            let pending = whereabouts_core::wire::start_locate(
                 locator,
                 &buffer,
                 length as usize,

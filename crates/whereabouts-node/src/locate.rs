@@ -1,5 +1,5 @@
 //! Locating's hot call: a plain N-API function `(buffer, length, ips, threads) => count` made once
-//! per engine (`NativeEngine::locate_function`), over the batch wire format of `wire.rs`.
+//! per engine (`NativeEngine::locate_function`), over the batch wire format of whereabouts-core's `wire`.
 //!
 //! Why not a `#[napi]` method: see `function.rs`; with the arguments' conversion the class
 //! method cost about 0.5 us a call, a sixth of a one-request `engine.process`. The function
@@ -22,7 +22,7 @@ use napi::{sys, Error, Result, Status};
 use whereabouts_core::solve::Locator;
 
 use crate::function::{bound_function, callback_args, throw};
-use crate::wire;
+use whereabouts_core::wire;
 
 /// What a locate call needs: the engine's locator, and vectors reused from call to call.
 pub(crate) struct LocateData {

@@ -14,14 +14,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
-use napi::{sys, Error, Result, Status};
+use napi::{sys, Result};
 use whereabouts_core::countries::CountryIndex;
 use whereabouts_core::places::PlaceIndex;
 
 use crate::function::{bound_function, callback_args, throw};
-
-/// The place part of a reverse key: place ids (plus one) below 2^24.
-const KEY_PLACES: usize = 1 << 24;
 
 /// What a reverse lookup needs: an engine's places and (optional) country polygons.
 pub(crate) struct ReverseData {
@@ -48,20 +45,7 @@ pub(crate) fn key(
             None => return Ok(-1.0),
         },
     };
-    let b = code.as_bytes();
-    let code = f64::from(b[0]) * 256.0 + f64::from(b[1]);
-    let place = match place {
-        // checked, not assumed: places.bin could grow
-        Some(id) if id + 1 < KEY_PLACES => (id + 1) as f64,
-        Some(id) => {
-            return Err(Error::new(
-                Status::GenericFailure,
-                format!("place id {id} does not fit a reverse key"),
-            ))
-        }
-        None => 0.0,
-    };
-    Ok(code * KEY_PLACES as f64 + place)
+    whereabouts_core::wire::reverse_key(code, place).map_err(crate::err)
 }
 
 /// A JavaScript function `(lat, lon, zoom) => key` over `data`, freed with the function.
