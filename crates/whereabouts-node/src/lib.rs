@@ -6,6 +6,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod addresses;
+mod contracts;
 mod function;
 mod import;
 mod learn;
