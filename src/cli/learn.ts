@@ -3,51 +3,13 @@
  * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
  */
 import { existsSync } from 'node:fs';
-import type { LearnCounts } from '../learning/submissions.js';
-import { type NativeImportProgress, native } from '../native/binding.js';
+import { type NativeBinding, native } from '../native/binding.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 
-/** A file's part of the learning report (from the core). */
-export interface LearnFileReport {
-  file: string;
-  format: string;
-  rows: number;
-  accepted: number;
-  rejected: number;
-  skipped: number;
-  badLines: { line: number; reason: string }[];
-}
-
-/** The learning report (from the core): per file, the station counts, then the new database's totals. */
-export interface LearnReport {
-  files: LearnFileReport[];
-  counts: LearnCounts;
-  cells: number;
-  wifi: number;
-  shards: number;
-  bytes: number;
-}
-
-/** Options of the native learner. */
-export interface LearnOptions {
-  mcc?: number;
-  mnc?: number;
-  blockDays?: number;
-}
-
-type LearnFn = (
-  db: string,
-  files: string[],
-  options: LearnOptions,
-  progress: (p: NativeImportProgress) => void,
-) => Promise<LearnReport>;
-
-/** The native learner; the binding module types only what it had before learning existed. */
-export function nativeLearn(): LearnFn {
-  const fn = (native() as unknown as { learnFiles?: LearnFn }).learnFiles;
-  if (!fn) throw new Error('this build of the native addon has no learner; run `npm run build:native`');
-  return fn;
+/** The native learner (`learnFiles` of the binding). */
+export function nativeLearn(): NativeBinding['learnFiles'] {
+  return native().learnFiles;
 }
 
 function code(name: string, text: string | undefined, max: number): number | undefined {

@@ -135,6 +135,7 @@ pub struct SearchPlace {
     pub score: f64,
     /// "place", or "state" / "country" for a query naming a state or country alone (then
     /// `name` is its name and the point its seat's).
+    #[napi(ts_type = "'place' | 'state' | 'country'")]
     pub level: String,
 }
 
