@@ -8,8 +8,7 @@
 //! test/contracts.test.ts fails when the built addon's constants disagree with the file.
 
 use napi_derive::napi;
-use whereabouts_core::solve::Fallback;
-use whereabouts_core::{wire, Radio};
+use whereabouts_core::wire;
 
 /// Numbers of a request's header in the batch wire format (whereabouts-core's `wire`).
 #[napi]
@@ -36,6 +35,9 @@ pub const REVERSE_KEY_LAST_CODE: u32 = wire::KEY_LAST_CODE;
 /// `src/native/contracts.ts` as it must read (biome's format).
 #[cfg(test)]
 fn typescript() -> String {
+    use whereabouts_core::solve::Fallback;
+    use whereabouts_core::Radio;
+
     let radios = Radio::ALL
         .iter()
         .map(|r| format!("{}: {}", r.name(), *r as u8))
