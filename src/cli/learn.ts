@@ -5,55 +5,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { LearnCounts } from '../learning/submissions.js';
-import { type NativeImportProgress, native } from '../native/binding.js';
+import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
 import { maskToken, TokenStore } from '../tokens/index.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 
-/** A file's part of the learning report (from the core). */
-export interface LearnFileReport {
-  file: string;
-  format: string;
-  rows: number;
-  accepted: number;
-  rejected: number;
-  skipped: number;
-  badLines: { line: number; reason: string }[];
-}
-
-/** The learning report (from the core): per file, the station counts, then the new database's totals. */
-export interface LearnReport {
-  files: LearnFileReport[];
-  counts: LearnCounts;
-  cells: number;
-  wifi: number;
-  shards: number;
-  bytes: number;
-}
-
-/** Options of the native learner. */
-export interface LearnOptions {
-  mcc?: number;
-  mnc?: number;
-  blockDays?: number;
-  /** Per file, the sorted line numbers not to learn from (the rows an evaluation tests on). */
-  heldOut?: number[][];
-}
-
-type LearnFn = (
-  db: string,
-  files: string[],
-  options: LearnOptions,
-  progress: (p: NativeImportProgress) => void,
-) => Promise<LearnReport>;
-
-/** The native learner; the binding module types only what it had before learning existed. */
-export function nativeLearn(): LearnFn {
-  const fn = (native() as unknown as { learnFiles?: LearnFn }).learnFiles;
-  if (!fn) throw new Error('this build of the native addon has no learner; run `npm run build:native`');
-  return fn;
+/** The native learner (`learnFiles` of the binding). */
+export function nativeLearn(): NativeBinding['learnFiles'] {
+  return native().learnFiles;
 }
 
 function code(name: string, text: string | undefined, max: number): number | undefined {
@@ -62,22 +22,6 @@ function code(name: string, text: string | undefined, max: number): number | und
   if (!Number.isInteger(n) || n < 0 || n > max)
     throw new UsageError(`--${name} must be an integer 0..${max}`);
   return n;
-}
-
-/** The native functions over a directory's live-learning records (learn/overlay.rs). */
-interface LedgerFns {
-  learnedContributions(db: string, tokenHash?: string | null): string;
-  revertLearnedToken(db: string, tokenHash: string): string;
-  quarantineLearnedToken(db: string, tokenHash: string, on: boolean): void;
-}
-
-function ledgerFns(): LedgerFns {
-  const n = native() as unknown as Partial<LedgerFns>;
-  if (!n.learnedContributions || !n.revertLearnedToken || !n.quarantineLearnedToken)
-    throw new Error(
-      'this build of the native addon cannot list or revert contributions; run `npm run build:native`',
-    );
-  return n as LedgerFns;
 }
 
 /**
@@ -126,7 +70,7 @@ function dropObservations(file: string, hash: string): number {
 
 /** `--contributions`, `--revert-token`, `--quarantine-token`, `--release-token`: JSON on stdout. */
 function runLedger(values: Record<string, string | boolean | undefined>, db: string): number {
-  const fns = ledgerFns();
+  const fns = native();
   const str = (name: string) => values[name] as string | undefined;
   const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
   const revert = str('revert-token');

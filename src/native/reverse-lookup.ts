@@ -11,6 +11,7 @@
  * parts without building an object.
  */
 import type { NativeEngine, NativePlace } from './binding.js';
+import { REVERSE_KEY_FIRST_CODE, REVERSE_KEY_LAST_CODE, REVERSE_KEY_PLACES } from './contracts.js';
 
 /** What a reverse lookup finds: the country, and its place within 50 km if any. */
 export interface ReverseFound {
@@ -24,12 +25,12 @@ export interface ReverseFound {
 /** The reverse key of no answer. */
 export const NO_ANSWER = -1;
 
-/** The place part of a reverse key: ids plus one below 2^24 (KEY_PLACES of crates/whereabouts-node/src/reverse.rs). */
-const KEY_PLACES = 2 ** 24;
+/** The place part of a reverse key: ids plus one below 2^24 (whereabouts-core's `wire::KEY_PLACES`). */
+const KEY_PLACES = REVERSE_KEY_PLACES;
 
 /** Country codes from `AA` (65 * 256 + 65) to `ZZ`: the core checks that codes are A-Z. */
-const FIRST_CODE = 65 * 256 + 65;
-const LAST_CODE = 90 * 256 + 90;
+const FIRST_CODE = REVERSE_KEY_FIRST_CODE;
+const LAST_CODE = REVERSE_KEY_LAST_CODE;
 
 /** The place id of a reverse key (not {@link NO_ANSWER}), -1 for none. */
 export function placeIdOfKey(key: number): number {

@@ -1,8 +1,9 @@
 /**
- * The batch wire format shared with the core (`crates/whereabouts-node/src/wire.rs`): requests
- * go down as one flat Float64Array, a header then the cells and access points of each, and the
- * answers come back as {@link ANSWER} numbers each in the same array, after the requests. NaN
- * marks an absent optional value.
+ * The encoder of the batch wire format whose layout the core defines (whereabouts-core's `wire`;
+ * its sizes and codes come from there through `contracts.ts`): requests go down as one flat
+ * Float64Array, a header then the cells and access points of each, and the answers come back
+ * as {@link ANSWER} numbers each in the same array, after the requests. NaN marks an absent
+ * optional value.
  */
 import {
   AP_FIELDS,
@@ -13,15 +14,16 @@ import {
   type RequestRows,
   rowsOf,
 } from '../locating/request/index.js';
+import { WIRE_ANSWER, WIRE_CELL, WIRE_HEADER, WIRE_WIFI } from './contracts.js';
 
-const HEADER = 7;
-const CELL = 9;
-const WIFI = 3;
+export { FALLBACK_NAMES } from './contracts.js';
+
+// Module constants read once: the encoder pays no lookup per number.
+const HEADER = WIRE_HEADER;
+const CELL = WIRE_CELL;
+const WIFI = WIRE_WIFI;
 /** Numbers per answer. */
-export const ANSWER = 6;
-
-/** Answer field `fallback` codes of the core. */
-export const FALLBACK_NAMES = [undefined, 'lacf', 'scf', 'ipf'] as const;
+export const ANSWER = WIRE_ANSWER;
 
 /**
  * One reusable buffer for a call's requests and answers: a call then allocates nothing on

@@ -21,6 +21,7 @@
 //! - [`search`]: forward geocoding (free text to places) over GeoNames places.
 //! - [`progress`]: progress reports of the long-running file commands (import, learn).
 //! - [`sync`]: pages of changed stations in the import formats, for database sync.
+//! - [`wire`]: the numbers that cross to JavaScript (the batch wire format, the reverse key).
 
 pub mod addresses;
 pub mod countries;
@@ -41,5 +42,6 @@ pub mod solve;
 pub mod store;
 pub mod sync;
 pub mod timezone;
+pub mod wire;
 
 pub use radio::Radio;

@@ -11,6 +11,7 @@ use whereabouts_core::solve::batch::{
 use whereabouts_core::solve::{Answer, CellObs, Locator, Options, Query, WifiObs};
 use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
 use whereabouts_core::store::{BuildOptions, Database, DbBuilder};
+use whereabouts_core::wire;
 
 const NOW: i64 = 1_700_000_000;
 
@@ -155,6 +156,152 @@ fn parallel_answers_equal_sequential_ones() {
             .unwrap();
         assert_eq!(out, sequential, "{threads} threads");
     }
+}
+
+/// A request as the wire's encoder (src/native/wire.ts) writes it: a header, the cells, the
+/// access points; NaN for an absent value. The default options, no IP.
+fn encode(into: &mut Vec<f64>, cells: &[CellObs], wifi: &[WifiObs]) {
+    let v = |o: Option<f64>| o.unwrap_or(f64::NAN);
+    let o = Options::default();
+    let flag = |b: bool| f64::from(u8::from(b));
+    into.extend([
+        cells.len() as f64,
+        wifi.len() as f64,
+        f64::from(o.lacf),
+        flag(o.scf),
+        flag(o.ipf),
+        f64::from(o.bt),
+        -1.0,
+    ]);
+    for c in cells {
+        into.extend([
+            c.radio.map_or(-1.0, |r| r as u8 as f64),
+            c.mcc.map_or(-1.0, f64::from),
+            f64::from(c.mnc),
+            f64::from(c.lac),
+            c.cid as f64,
+            v(c.signal),
+            v(c.asu),
+            v(c.ta),
+            v(c.psc.map(f64::from)),
+        ]);
+    }
+    for w in wifi {
+        into.extend([w.bssid as f64, v(w.signal), v(w.frequency)]);
+    }
+}
+
+/// The wire's answers ([`wire::ANSWER`] numbers a request) equal the solver's, on one thread,
+/// on several, and through the pool ([`wire::start_locate`]).
+#[test]
+fn wire_batches_answer_as_the_solver_does() {
+    let (_dir, locator) = fixture();
+    let reqs = requests(2 * MIN_PER_THREAD as u64 + 11);
+    let mut input = Vec::new();
+    let mut want = Vec::new();
+    for (cells, wifi) in &reqs {
+        encode(&mut input, cells, wifi);
+        let q = Query {
+            cells,
+            wifi,
+            ip: None,
+            options: Options::default(),
+        };
+        want.push(locator.locate(&q));
+    }
+    let same = |out: &[f64]| {
+        for (i, w) in want.iter().enumerate() {
+            let a = &out[i * wire::ANSWER..(i + 1) * wire::ANSWER];
+            match w {
+                Some(w) => assert_eq!(
+                    a,
+                    [
+                        1.0,
+                        w.lat,
+                        w.lon,
+                        w.accuracy_m,
+                        w.fallback as u8 as f64,
+                        f64::from(u8::from(w.aged))
+                    ],
+                    "request {i}"
+                ),
+                None => assert_eq!(a[0], 0.0, "request {i}"),
+            }
+        }
+    };
+    let length = input.len();
+    for threads in [1, 2, 0] {
+        let mut buffer = input.clone();
+        buffer.resize(length + reqs.len() * wire::ANSWER, -7.0);
+        let n = wire::locate_into(
+            &locator,
+            &mut buffer,
+            length,
+            &[],
+            threads,
+            &mut wire::Scratch::default(),
+        )
+        .unwrap();
+        assert_eq!(n, reqs.len());
+        same(&buffer[length..]);
+    }
+    let pending = wire::start_locate(Arc::new(locator), &input, length, Vec::new(), 2).unwrap();
+    let mut out = vec![-7.0; reqs.len() * wire::ANSWER];
+    assert_eq!(pending.join(&mut out).unwrap(), reqs.len());
+    same(&out);
+}
+
+#[test]
+fn a_wire_batch_that_does_not_fit_its_buffer_fails() {
+    let (_dir, locator) = fixture();
+    let locator = Arc::new(locator);
+    let mut input = Vec::new();
+    encode(
+        &mut input,
+        &[],
+        &[WifiObs {
+            bssid: 1,
+            signal: None,
+            frequency: None,
+        }],
+    );
+    let mut scratch = wire::Scratch::default();
+    let length = input.len();
+    let beyond = format!(
+        "malformed request batch: length {} beyond the buffer's {length}",
+        length + 1
+    );
+    assert_eq!(
+        wire::locate_into(
+            &locator,
+            &mut input.clone(),
+            length + 1,
+            &[],
+            1,
+            &mut scratch
+        ),
+        Err(beyond.clone())
+    );
+    assert_eq!(
+        wire::start_locate(Arc::clone(&locator), &input, length + 1, Vec::new(), 1).err(),
+        Some(beyond)
+    );
+    let small = "malformed request batch: the answer buffer is too small".to_string();
+    for threads in [1, 2] {
+        assert_eq!(
+            wire::locate_into(
+                &locator,
+                &mut input.clone(),
+                length,
+                &[],
+                threads,
+                &mut scratch
+            ),
+            Err(small.clone())
+        );
+    }
+    let pending = wire::start_locate(locator, &input, length, Vec::new(), 1).unwrap();
+    assert_eq!(pending.join(&mut [0.0; 5]), Err(small));
 }
 
 #[test]

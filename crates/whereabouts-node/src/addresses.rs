@@ -113,7 +113,7 @@ pub fn import_addresses(
     out: String,
     files: Vec<String>,
     options: Option<AddressImportFileOptions>,
-    progress: Option<ProgressFn>,
+    #[napi(ts_arg_type = "(progress: FileProgress) => void")] progress: Option<ProgressFn>,
 ) -> Result<AsyncTask<AddressImportTask>> {
     Ok(AsyncTask::new(AddressImportTask {
         out: PathBuf::from(out),

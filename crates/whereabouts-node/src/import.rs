@@ -99,7 +99,7 @@ pub fn import_files(
     db: String,
     files: Vec<String>,
     options: Option<ImportFileOptions>,
-    progress: Option<ProgressFn>,
+    #[napi(ts_arg_type = "(progress: FileProgress) => void")] progress: Option<ProgressFn>,
 ) -> Result<AsyncTask<ImportTask>> {
     let o = options.unwrap_or(ImportFileOptions {
         replace: None,
@@ -174,7 +174,10 @@ impl Task for UpgradeTask {
 /// Writes a database of an older store format again in the current one, from its own
 /// stations (see `whereabouts upgrade`).
 #[napi(ts_return_type = "Promise<UpgradeSummary>")]
-pub fn upgrade_database(db: String, progress: Option<ProgressFn>) -> AsyncTask<UpgradeTask> {
+pub fn upgrade_database(
+    db: String,
+    #[napi(ts_arg_type = "(progress: FileProgress) => void")] progress: Option<ProgressFn>,
+) -> AsyncTask<UpgradeTask> {
     AsyncTask::new(UpgradeTask {
         db: PathBuf::from(db),
         progress,

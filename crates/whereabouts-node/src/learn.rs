@@ -144,7 +144,7 @@ pub fn learn_files(
     db: String,
     files: Vec<String>,
     options: Option<LearnFileOptions>,
-    progress: Option<ProgressFn>,
+    #[napi(ts_arg_type = "(progress: FileProgress) => void")] progress: Option<ProgressFn>,
 ) -> Result<AsyncTask<LearnTask>> {
     let o = options.unwrap_or(LearnFileOptions {
         mcc: None,

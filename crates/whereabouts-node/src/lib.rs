@@ -1,11 +1,26 @@
 //! Node binding of whereabouts-core: a thin skin that converts numbers, maps
-//! errors to JS exceptions and never lets a panic cross into Node.
+//! errors to JS exceptions and never lets a panic cross into Node. The formats both
+//! languages share are whereabouts-core's (`wire`); `contracts.rs` exports them.
+//!
+//! Raw N-API (`napi::sys` calls) remains in one place: `function.rs` with its one user,
+//! `reverse.rs`'s callback (`reverseKeyFunction`, the reverse geocoder's per-lookup call:
+//! `napi_get_cb_info`, three number reads, one number back). Against the same function made
+//! with napi-rs's safe `create_function_from_closure`, whose trampoline allocates the argument
+//! list on every call, it saves 13 ns a call: 37-39 against 50-53 ns of CPU for a call that
+//! answers at once, 1068-1130 against 1084-1134 ns for a lookup at Paris (about 1%; medians of
+//! 15 rounds of 200,000 calls, 8 runs with the builds in alternating order,
+//! `npx tsx bench/napi-calls.ts A.node B.node`). The locate function gained nothing measurable
+//! from raw N-API (127-132 ns of CPU for an empty call either way, 1535-1598 against 1548-1616
+//! for one request), so it uses the safe API (`locate.rs`). The other `unsafe` left is
+//! napi-rs's own typed-array `as_mut` (`locate.rs`, `locate_join`): a view written during a
+//! synchronous call, while no JavaScript runs.
 
 // napi-derive registers exports only outside `cfg(test)`, so in the test build (which
 // clippy --all-targets checks) the exported types look unused.
 #![cfg_attr(test, allow(dead_code))]
 
 mod addresses;
+mod contracts;
 mod function;
 mod import;
 mod learn;
@@ -14,7 +29,6 @@ mod locate;
 mod progress;
 mod reverse;
 mod sync;
-mod wire;
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -135,6 +149,7 @@ pub struct SearchPlace {
     pub score: f64,
     /// "place", or "state" / "country" for a query naming a state or country alone (then
     /// `name` is its name and the point its seat's).
+    #[napi(ts_type = "'place' | 'state' | 'country'")]
     pub level: String,
 }
 
@@ -206,7 +221,7 @@ pub struct NativeEngine {
 #[derive(Default)]
 struct PendingBatches {
     next: u32,
-    batches: HashMap<u32, wire::Pending>,
+    batches: HashMap<u32, whereabouts_core::wire::Pending>,
 }
 
 #[napi]
@@ -330,7 +345,7 @@ impl NativeEngine {
 
     /// The locate call as a plain function `(buffer, length, ips, threads) => count` (see
     /// `locate.rs` for why not a method): locates the batch of encoded requests in
-    /// `buffer[..length]` (layout in `wire.rs`) and writes six numbers per request into
+    /// `buffer[..length]` (layout in whereabouts-core's `wire`) and writes six numbers per request into
     /// `buffer[length..]`; returns the number of requests. `ips` holds the requests' IP
     /// addresses (undefined when none has one). One buffer for both directions and no
     /// per-call allocation. `threads` (undefined: 1; 0: the machine's parallelism) spreads a
@@ -339,10 +354,11 @@ impl NativeEngine {
     #[napi(
         ts_return_type = "(buffer: Float64Array, length: number, ips: string[] | undefined, threads?: number) => number"
     )]
-    pub fn locate_function(&self, env: napi::Env) -> Result<napi::sys::napi_value> {
-        guarded("locate", || {
-            locate::locate_function(env.raw(), self.locator()?)
-        })
+    pub fn locate_function<'env>(
+        &self,
+        env: &'env napi::Env,
+    ) -> Result<napi::bindgen_prelude::Function<'env, (), u32>> {
+        guarded("locate", || locate::locate_function(env, self.locator()?))
     }
 
     /// Starts locating the batch of encoded requests in `buffer[..length]` (the layout of
@@ -360,7 +376,7 @@ impl NativeEngine {
     ) -> Result<u32> {
         guarded("locateStart", || {
             let locator = Arc::clone(self.locator()?);
-            let pending = wire::start_locate(
+            let pending = whereabouts_core::wire::start_locate(
                 locator,
                 &buffer,
                 length as usize,

@@ -3,7 +3,8 @@
 //! (`NativeEngine::reverse_key_function`).
 //!
 //! Why not a `#[napi]` method: napi-rs spends about 0.3 us of this VM's time on any class
-//! method call before it reaches our code (`function.rs`), a quarter of the whole lookup.
+//! method call before it reaches our code (`function.rs`), a quarter of the whole lookup. Why
+//! raw N-API rather than napi-rs's function API: lib.rs's notes (the measured gain).
 //! The function made here holds its data (the engine's places and countries, shared) as the
 //! function's own data pointer, so a call is one `napi_get_cb_info`, three number reads and
 //! one number back. The data is freed by the function's finalizer; the engine's `close` does
@@ -14,14 +15,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
-use napi::{sys, Error, Result, Status};
+use napi::{sys, Result};
 use whereabouts_core::countries::CountryIndex;
 use whereabouts_core::places::PlaceIndex;
 
 use crate::function::{bound_function, callback_args, throw};
-
-/// The place part of a reverse key: place ids (plus one) below 2^24.
-const KEY_PLACES: usize = 1 << 24;
 
 /// What a reverse lookup needs: an engine's places and (optional) country polygons.
 pub(crate) struct ReverseData {
@@ -48,20 +46,7 @@ pub(crate) fn key(
             None => return Ok(-1.0),
         },
     };
-    let b = code.as_bytes();
-    let code = f64::from(b[0]) * 256.0 + f64::from(b[1]);
-    let place = match place {
-        // checked, not assumed: places.bin could grow
-        Some(id) if id + 1 < KEY_PLACES => (id + 1) as f64,
-        Some(id) => {
-            return Err(Error::new(
-                Status::GenericFailure,
-                format!("place id {id} does not fit a reverse key"),
-            ))
-        }
-        None => 0.0,
-    };
-    Ok(code * KEY_PLACES as f64 + place)
+    whereabouts_core::wire::reverse_key(code, place).map_err(crate::err)
 }
 
 /// A JavaScript function `(lat, lon, zoom) => key` over `data`, freed with the function.

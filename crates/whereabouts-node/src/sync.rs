@@ -26,6 +26,7 @@ pub struct ChangesPage {
     /// Gzip-compressed CSV in an import format; empty when `stations` is 0.
     pub body: Buffer,
     /// `cells` (OpenCelliD export header) or `wifi` (WiFi station header); null when empty.
+    #[napi(ts_type = "'cells' | 'wifi' | null")]
     pub kind: Option<String>,
     pub stations: f64,
     pub scanned: f64,

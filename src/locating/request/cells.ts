@@ -1,5 +1,6 @@
 /** Radios and cells of a `/process` request: radio names and codes, each radio's ranges, the `cells` list. */
 import { GeoMessage } from '../../errors.js';
+import { RadioCode } from '../../native/contracts.js';
 import { CELL_FIELDS, CellField, type RequestReader } from './reader.js';
 import {
   fieldsOf,
@@ -13,8 +14,8 @@ import {
   reject,
 } from './values.js';
 
-/** Radio codes shared with the Rust core (`Radio` discriminants); the numbers never change. */
-export const RadioCode = { gsm: 0, cdma: 1, umts: 2, lte: 3, nbiot: 4, nr: 5 } as const;
+/** Radio codes shared with the Rust core (`Radio` discriminants), generated from it; the numbers never change. */
+export { RadioCode };
 
 /** A known radio code. */
 export type RadioCodeValue = (typeof RadioCode)[keyof typeof RadioCode];

@@ -69,6 +69,9 @@ pub enum Fallback {
 }
 
 impl Fallback {
+    /// Every fallback, in code order.
+    pub const ALL: [Fallback; 4] = [Fallback::None, Fallback::Lacf, Fallback::Scf, Fallback::Ipf];
+
     pub fn name(self) -> Option<&'static str> {
         match self {
             Fallback::None => None,

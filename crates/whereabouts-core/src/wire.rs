@@ -1,28 +1,78 @@
-//! The batch wire format shared with `src/native.ts`: requests as one flat
-//! `Float64Array` (a JS number holds a 36-bit cell id or a 48-bit BSSID exactly),
-//! answers as six numbers each, written after the requests in the same buffer
-//! (`locate_into` splits it). NaN marks an absent optional value.
+//! The numbers that cross to JavaScript: the batch wire format of the locate calls and the
+//! reverse key. This module is their one definition: the Node binding (whereabouts-node)
+//! only converts N-API values and calls it, exports the constants to JavaScript, and
+//! renders them into `src/native/contracts.ts` (a cargo test there fails when that file is
+//! stale; a vitest test, when the built addon disagrees with it).
 //!
-//! request: ncells, nwifi, lacf, scf, ipf, bt, ip index (-1: none)
-//!   then ncells x (radio|-1, mcc|-1, mnc, lac, cid, signal, asu, ta, psc)
-//!   then nwifi  x (bssid, signal, frequency)
-//! answer:  found (1/0), lat, lon, accuracy, fallback (0 none, 1 lacf, 2 scf, 3 ipf), aged (1/0)
+//! Requests go down as one flat `f64` buffer (a JS number holds a 36-bit cell id or a 48-bit
+//! BSSID exactly), answers come back as [`ANSWER`] numbers each, written after the requests
+//! in the same buffer ([`locate_into`] splits it). NaN marks an absent optional value.
+//!
+//! ```text
+//! request: ncells, nwifi, lacf, scf, ipf, bt, ip index (-1: none)          HEADER numbers
+//!   then ncells x (radio|-1, mcc|-1, mnc, lac, cid, signal, asu, ta, psc)  CELL numbers each
+//!   then nwifi  x (bssid, signal, frequency)                               WIFI numbers each
+//! answer:  found (1/0), lat, lon, accuracy, fallback (Fallback code), aged (1/0)
+//! ```
+//!
+//! `radio` is a [`Radio`] code and `fallback` a [`Fallback`] code (their discriminants).
+//! Decoding errors mean a broken encoder (JavaScript validates requests), so they are
+//! reported with what was wrong, never by a panic.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use whereabouts_core::radio::Radio;
-use whereabouts_core::solve::batch::{
-    default_threads, for_each_parallel, Blocks, Pool, Ticket, BLOCK,
-};
-use whereabouts_core::solve::{CellObs, Locator, Options, Query, WifiObs};
-use whereabouts_core::store::Database;
+use crate::radio::Radio;
+use crate::solve::batch::{default_threads, for_each_parallel, Blocks, Pool, Ticket, BLOCK};
+use crate::solve::{Answer, CellObs, Fallback, Locator, Options, Query, WifiObs};
+use crate::store::Database;
 
+/// Numbers of a request's header: ncells, nwifi, lacf, scf, ipf, bt, ip index.
 pub const HEADER: usize = 7;
+/// Numbers of a cell: radio, mcc, mnc, lac, cid, signal, asu, ta, psc.
 pub const CELL: usize = 9;
+/// Numbers of an access point: bssid, signal, frequency.
 pub const WIFI: usize = 3;
+/// Numbers of an answer: found, lat, lon, accuracy, fallback, aged.
 pub const ANSWER: usize = 6;
+
+/// The place part of a reverse key: place ids plus one are below it (see [`reverse_key`]).
+pub const KEY_PLACES: u32 = 1 << 24;
+
+/// The code number of a two-letter country code in a reverse key: `256 * first + second`.
+pub const fn country_code_number(code: [u8; 2]) -> u32 {
+    code[0] as u32 * 256 + code[1] as u32
+}
+
+/// The smallest country code number a reverse key holds (`AA`): codes are two of A-Z.
+pub const KEY_FIRST_CODE: u32 = country_code_number(*b"AA");
+/// The largest country code number a reverse key holds (`ZZ`).
+pub const KEY_LAST_CODE: u32 = country_code_number(*b"ZZ");
+
+/// The reverse key of a country and its place (an id, for `place(id)`), or of a country
+/// without a place: `code * KEY_PLACES + id + 1`, or `code * KEY_PLACES`, with `code` the
+/// [`country_code_number`]. The key of no answer is -1, which no country makes.
+pub fn reverse_key(country_code: &str, place: Option<usize>) -> Result<f64, String> {
+    let code = match country_code.as_bytes() {
+        &[a, b] if a.is_ascii_uppercase() && b.is_ascii_uppercase() => country_code_number([a, b]),
+        _ => {
+            return Err(format!(
+                "country code {country_code:?} does not fit a reverse key"
+            ))
+        }
+    };
+    let place = match place {
+        // checked, not assumed: places.bin could grow
+        Some(id) if id + 1 < KEY_PLACES as usize => (id + 1) as f64,
+        Some(id) => return Err(format!("place id {id} does not fit a reverse key")),
+        None => 0.0,
+    };
+    Ok(f64::from(code) * f64::from(KEY_PLACES) + place)
+}
+
+/// The largest radio code.
+const MAX_RADIO: f64 = (Radio::ALL.len() - 1) as f64;
 
 fn opt(v: f64) -> Option<f64> {
     (!v.is_nan()).then_some(v)
@@ -57,7 +107,7 @@ thread_local! {
 /// Locates the requests encoded in `buffer[..length]` and writes their answers into
 /// `buffer[length..]`; returns the number of requests. `threads` above 1 spreads a batch
 /// over that many threads (0: the machine's parallelism), each taking at least
-/// [`whereabouts_core::solve::batch::MIN_PER_THREAD`] requests, so small batches stay on the calling thread.
+/// [`crate::solve::batch::MIN_PER_THREAD`] requests, so small batches stay on the calling thread.
 pub fn locate_into(
     locator: &Locator,
     buffer: &mut [f64],
@@ -136,17 +186,13 @@ fn read_headers(input: &[f64]) -> Result<Vec<Header>, String> {
     Ok(headers)
 }
 
-/// Locates the request whose header is `h` in `db` (the caller's generation of the
-/// locator's database), decoding its observations into `scratch`.
-fn locate_one(
-    locator: &Locator,
-    db: &Database,
+/// The query of the request whose header is `h`, its observations decoded into `scratch`.
+fn decode<'a>(
     input: &[f64],
     h: &Header,
-    ips: &[String],
-    now: i64,
-    scratch: &mut Scratch,
-) -> Result<[f64; ANSWER], String> {
+    ips: &'a [String],
+    scratch: &'a mut Scratch,
+) -> Result<Query<'a>, String> {
     let ip = match h.ip {
         Some(i) => Some(
             ips.get(i)
@@ -164,7 +210,7 @@ fn locate_one(
             radio: if c[0] < 0.0 {
                 None
             } else {
-                Some(Radio::from_code(int(c[0], 5.0, "radio")? as u8).ok_or("radio")?)
+                Some(Radio::from_code(int(c[0], MAX_RADIO, "radio")? as u8).ok_or("radio")?)
             },
             mcc: if c[1] < 0.0 {
                 None
@@ -188,13 +234,17 @@ fn locate_one(
             frequency: opt(w[2]),
         });
     }
-    let q = Query {
+    Ok(Query {
         cells,
         wifi,
         ip,
         options: h.options,
-    };
-    Ok(match locator.locate_in(db, &q, now) {
+    })
+}
+
+/// The [`ANSWER`] numbers of an answer, or of none.
+fn encode(answer: Option<Answer>) -> [f64; ANSWER] {
+    match answer {
         Some(a) => [
             1.0,
             a.lat,
@@ -203,8 +253,30 @@ fn locate_one(
             a.fallback as u8 as f64,
             if a.aged { 1.0 } else { 0.0 },
         ],
-        None => [0.0, f64::NAN, f64::NAN, f64::NAN, 0.0, 0.0],
-    })
+        None => [
+            0.0,
+            f64::NAN,
+            f64::NAN,
+            f64::NAN,
+            Fallback::None as u8 as f64,
+            0.0,
+        ],
+    }
+}
+
+/// Locates the request whose header is `h` in `db` (the caller's generation of the
+/// locator's database), decoding its observations into `scratch`.
+fn locate_one(
+    locator: &Locator,
+    db: &Database,
+    input: &[f64],
+    h: &Header,
+    ips: &[String],
+    now: i64,
+    scratch: &mut Scratch,
+) -> Result<[f64; ANSWER], String> {
+    let q = decode(input, h, ips, scratch)?;
+    Ok(encode(locator.locate_in(db, &q, now)))
 }
 
 /// Locates every request of `input` in turn and writes its answer into `out`; returns the
@@ -408,7 +480,171 @@ impl Pending {
 
 #[cfg(test)]
 mod tests {
-    use super::int;
+    use super::*;
+
+    const NAN: f64 = f64::NAN;
+
+    /// A batch of two requests: two cells (LTE, then no radio and no mcc) and an access point
+    /// with an IP, then one access point alone.
+    fn batch() -> Vec<f64> {
+        let mut b = vec![2.0, 1.0, 1.0, 1.0, 1.0, 2.0, 0.0];
+        b.extend([
+            3.0,
+            262.0,
+            1.0,
+            4711.0,
+            68_719_476_735.0,
+            -80.0,
+            NAN,
+            3.0,
+            NAN,
+        ]);
+        b.extend([-1.0, -1.0, 32767.0, 7.0, 9.0, NAN, NAN, NAN, 100.0]);
+        b.extend([281_474_976_710_655.0, -60.0, 2412.0]);
+        b.extend([0.0, 1.0, 0.0, 0.0, 0.0, 0.0, -1.0]);
+        b.extend([1.0, NAN, NAN]);
+        b
+    }
+
+    fn err_of(input: &[f64]) -> String {
+        let ips = ["192.0.2.1".to_string()];
+        let mut scratch = Scratch::default();
+        let mut at = 0;
+        while at < input.len() {
+            let h = match read_header(input, at) {
+                Ok(h) => h,
+                Err(e) => return e,
+            };
+            if let Err(e) = decode(input, &h, &ips, &mut scratch) {
+                return e;
+            }
+            at = h.end;
+        }
+        panic!("decoded")
+    }
+
+    #[test]
+    fn a_batch_decodes_to_its_queries() {
+        let input = batch();
+        let headers = read_headers(&input).unwrap();
+        assert_eq!(headers.len(), 2);
+        assert_eq!(headers[0].body, HEADER);
+        assert_eq!(headers[0].end, HEADER + 2 * CELL + WIFI);
+        assert_eq!(headers[1].end, input.len());
+        let ips = ["192.0.2.1".to_string()];
+        let mut scratch = Scratch::default();
+        let q = decode(&input, &headers[0], &ips, &mut scratch).unwrap();
+        assert_eq!(q.ip, Some("192.0.2.1"));
+        assert_eq!(
+            (q.options.lacf, q.options.scf, q.options.ipf, q.options.bt),
+            (1, true, true, 2)
+        );
+        assert_eq!(q.cells.len(), 2);
+        let c = &q.cells[0];
+        assert_eq!(
+            (c.radio, c.mcc, c.mnc, c.lac, c.cid),
+            (Some(Radio::Lte), Some(262), 1, 4711, 68_719_476_735)
+        );
+        assert_eq!(
+            (c.signal, c.asu, c.ta, c.psc),
+            (Some(-80.0), None, Some(3.0), None)
+        );
+        let c = &q.cells[1];
+        assert_eq!(
+            (c.radio, c.mcc, c.mnc, c.psc),
+            (None, None, 32767, Some(100))
+        );
+        assert_eq!(q.wifi.len(), 1);
+        assert_eq!(q.wifi[0].bssid, 281_474_976_710_655);
+        assert_eq!(
+            (q.wifi[0].signal, q.wifi[0].frequency),
+            (Some(-60.0), Some(2412.0))
+        );
+        let q = decode(&input, &headers[1], &ips, &mut scratch).unwrap();
+        assert_eq!((q.ip, q.cells.len(), q.wifi.len()), (None, 0, 1));
+        assert_eq!((q.wifi[0].bssid, q.wifi[0].signal), (1, None));
+        assert!(read_headers(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_malformed_batch_says_what_is_wrong() {
+        let good = batch();
+        let with = |at: usize, v: f64| {
+            let mut b = good.clone();
+            b[at] = v;
+            b
+        };
+        let cell = HEADER;
+        for (input, want) in [
+            (
+                good[..3].to_vec(),
+                "malformed request batch: truncated header",
+            ),
+            (
+                good[..HEADER + 2].to_vec(),
+                "malformed request batch: truncated body",
+            ),
+            (with(0, 1025.0), "malformed request batch: ncells = 1025"),
+            (with(1, 0.5), "malformed request batch: nwifi = 0.5"),
+            (with(2, 3.0), "malformed request batch: lacf = 3"),
+            (with(5, NAN), "malformed request batch: bt = NaN"),
+            (with(6, 1.0), "malformed request batch: ip index"),
+            (with(6, 0.5), "malformed request batch: ip index = 0.5"),
+            (with(cell, 6.0), "malformed request batch: radio = 6"),
+            (
+                with(cell + 1, 1000.0),
+                "malformed request batch: mcc = 1000",
+            ),
+            (with(cell + 2, NAN), "malformed request batch: mnc = NaN"),
+            (
+                with(cell + 3, 16_777_216.0),
+                "malformed request batch: lac = 16777216",
+            ),
+            (with(cell + 4, -2.0), "malformed request batch: cid = -2"),
+            (
+                with(HEADER + 2 * CELL, 2f64.powi(48)),
+                "malformed request batch: bssid = 281474976710656",
+            ),
+        ] {
+            assert_eq!(err_of(&input), want);
+        }
+    }
+
+    #[test]
+    fn answers_are_encoded_in_their_layout() {
+        let a = Answer {
+            lat: 52.5,
+            lon: 13.4,
+            accuracy_m: 250.0,
+            fallback: Fallback::Scf,
+            aged: true,
+            source: crate::solve::Source::Cells,
+        };
+        assert_eq!(encode(Some(a)), [1.0, 52.5, 13.4, 250.0, 2.0, 1.0]);
+        let none = encode(None);
+        assert_eq!((none[0], none[4], none[5]), (0.0, 0.0, 0.0));
+        assert!(none[1..4].iter().all(|v| v.is_nan()));
+    }
+
+    #[test]
+    fn reverse_keys_hold_the_country_and_the_place() {
+        assert_eq!(KEY_FIRST_CODE, 65 * 256 + 65);
+        assert_eq!(KEY_LAST_CODE, 90 * 256 + 90);
+        let de = f64::from(country_code_number(*b"DE"));
+        assert_eq!(reverse_key("DE", Some(0)), Ok(de * 16_777_216.0 + 1.0));
+        assert_eq!(reverse_key("DE", None), Ok(de * 16_777_216.0));
+        let last = KEY_PLACES as usize - 2;
+        assert_eq!(
+            reverse_key("ZZ", Some(last)),
+            Ok(f64::from(KEY_LAST_CODE) * 16_777_216.0 + 16_777_215.0)
+        );
+        assert_eq!(
+            reverse_key("DE", Some(last + 1)),
+            Err("place id 16777215 does not fit a reverse key".to_string())
+        );
+        assert!(reverse_key("de", None).is_err());
+        assert!(reverse_key("D", None).is_err());
+    }
 
     #[test]
     fn a_number_is_read_only_when_whole_and_in_range() {
