@@ -34,8 +34,7 @@ export const DEFAULT_BODY_LIMIT = 512 * 1024;
 /**
  * Default time for a whole request (headers and body) to arrive. Node checks the deadline every
  * second (a quarter of the deadline when shorter), so a client that trickles its body is cut
- * off within 21 s; a
- * 512 KB body needs 25 KB/s to make it.
+ * off within 21 s; a 512 KB body needs 25 KB/s to make it.
  */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 20_000;
 
