@@ -11,7 +11,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { Engine, type EngineOptions } from '../src/engine.js';
 import { LearnBatcher } from '../src/learning/submissions.js';
 import { ObservationStore } from '../src/observations/index.js';
-import { buildServer } from '../src/server/app.js';
+import { buildServer, type ServerOptions } from '../src/server/app.js';
 import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';
 import { tempDir } from './temp-dirs.js';
 
@@ -94,6 +94,8 @@ export interface TestServer {
   base: string;
   /** The directory holding the token and observation stores. */
   store: string;
+  /** The server's log lines (pino JSON, level info), for tests that read what was logged. */
+  logs: string[];
   /** GET `path` on the server: the HTTP status and the JSON body. */
   get(
     path: string,
@@ -110,6 +112,8 @@ export async function startTestServer(
     bodyLimit?: number;
     clock?: () => number;
     learn?: boolean;
+    /** Further options of buildServer (timeouts, proxies, health detail...). */
+    server?: Partial<Omit<ServerOptions, 'engine' | 'tokens' | 'observations' | 'logger'>>;
   } = {},
 ): Promise<TestServer> {
   const store = tempDir('wb-server-');
@@ -117,6 +121,8 @@ export async function startTestServer(
   const tokens = TokenStore.open(store, options.tokens);
   const observations = ObservationStore.open(store);
   const learner = options.learn ? new LearnBatcher((batch) => engine.learnSubmissions(batch)) : undefined;
+  // Every test server logs at info into memory: `close` fails when a token reached the log.
+  const logs: string[] = [];
   const app = buildServer({
     engine,
     tokens,
@@ -124,6 +130,8 @@ export async function startTestServer(
     bodyLimit: options.bodyLimit,
     clock: options.clock,
     learner,
+    logger: { level: 'info', stream: { write: (line: string) => logs.push(line) } },
+    ...options.server,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
@@ -136,17 +144,51 @@ export async function startTestServer(
     app,
     base,
     store,
+    logs,
     get: async (path, headers = {}) => {
       const res = await fetch(`${base}${path}`, { headers });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     },
     close: async () => {
       await app.close();
+      const created = tokens.list().map((r) => r.token);
       tokens.close();
       observations.close();
       engine.close();
+      const leaked = leakedTokens(logs, created);
+      if (leaked.length > 0) {
+        throw new Error(`${leaked.length} token(s) reached the server log, e.g. in: ${leaked[0]}`);
+      }
     },
   };
+}
+
+/** `text` with every `%XX` escape decoded (one at a time, so that a broken one elsewhere does not stop the rest). */
+function percentDecoded(text: string): string {
+  return text.replace(/(?:%[0-9a-f]{2})+/gi, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run.replace(/%([0-9a-f]{2})/gi, (_m, hex: string) =>
+        String.fromCharCode(Number.parseInt(hex, 16)),
+      );
+    }
+  });
+}
+
+/**
+ * The log lines holding any of `tokens` in full: as is, percent-encoded (any characters, any
+ * hex case) or in another letter case.
+ */
+export function leakedTokens(lines: readonly string[], tokens: readonly string[]): string[] {
+  const wanted = tokens.filter((t) => t.length >= 8).map((t) => t.toLowerCase());
+  const found: string[] = [];
+  for (const line of lines) {
+    const plain = line.toLowerCase();
+    const decoded = percentDecoded(line).toLowerCase();
+    if (wanted.some((t) => plain.includes(t) || decoded.includes(t))) found.push(line);
+  }
+  return found;
 }
 
 /**

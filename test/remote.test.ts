@@ -545,6 +545,7 @@ describe('the server with a remote', () => {
         now: NOW,
         remote: { urls: [`${remote.base}/v2`], token: remoteToken, mode: 'fallback' },
       },
+      server: { healthDetail: true },
     });
     token = server.tokens.create({ geolocationPerDay: 50 }).token;
   });

@@ -627,7 +627,7 @@ describe('gps', () => {
       {
         source: 'gps',
         lat: 52.52,
-        lon: '13.405',
+        lon: 13.405,
         accuracy: 5,
         altitude: -10,
         altitude_accuracy: 3,
@@ -665,6 +665,12 @@ describe('gps', () => {
       { lat: 0, lon: 0, timestamp: 1.5 },
       { lat: 0, lon: 0, source: 1 },
       { lat: 'NaN', lon: 0 },
+      // spec 2.5: floats, so JSON numbers only; a source of bounded length
+      { lat: '52.5', lon: 13.4 },
+      { lat: 52.5, lon: 13.4, accuracy: '5' },
+      { lat: 52.5, lon: 13.4, timestamp: '1700000000000' },
+      { lat: 52.5, lon: 13.4, source: 'x'.repeat(33) },
+      { lat: 52.5, lon: 13.4, source: 'x'.repeat(100 * 1024) },
     ]) {
       expect(message(parseRequest({ cells: [lteCell], gps: [fix] })), JSON.stringify(fix)).toBe(
         GeoMessage.invalidRequest,

@@ -19,7 +19,7 @@ it('serves with 2 workers, then shuts down cleanly on SIGTERM, charging exactly 
   expect(created.code).toBe(0);
   const token = (JSON.parse(created.stdout) as { token: string }).token;
 
-  const serve = await startServe(['--db', db, '--workers', '2']);
+  const serve = await startServe(['--db', db, '--workers', '2', '--health-detail']);
   child = serve.child;
   const { port, exited } = serve;
   const url = `http://127.0.0.1:${port}`;

@@ -61,6 +61,7 @@ beforeAll(async () => {
     engine: { db, now: 1_700_000_000 },
     tokens: { now: () => clock, cacheMs: 0 },
     bodyLimit: 64 * 1024,
+    server: { healthDetail: true },
   });
   ({ engine, tokens, observations, base } = server);
 });

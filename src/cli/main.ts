@@ -56,6 +56,9 @@ Usage:
       DIR2 with --store (see "whereabouts token"). SIGTERM/SIGINT finish requests in
       flight, then exit 0.
       Logs are JSON lines on standard output (--log-level, default info).
+      --trust-proxy HOPS|ADDR,CIDR,... (bare: loopback) whose X-Forwarded-For to believe;
+      --request-timeout MS (default 20000) --max-connections N (default 512 per worker)
+      --body-limit BYTES --health-detail (pid, memory, counts on /health): docs/security.md.
       --remote-url URL (repeatable, one per region) --remote-mode fallback|remote-first
       [--remote-timeout MS] [--remote-accuracy M] [--remote-path /process.php]: ask
       another /process service (docs/remote.md); its token from WHEREABOUTS_REMOTE_TOKEN

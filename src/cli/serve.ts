@@ -9,12 +9,20 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../engine.js';
 import { LearnBatcher } from '../learning/submissions.js';
 import { ObservationStore } from '../observations/index.js';
+import { keepPrivate } from '../private-file.js';
 import { REMOTE_MODES, type RemoteMode, type RemoteOptions } from '../remote/index.js';
-import { buildServer, DEFAULT_BODY_LIMIT } from '../server/app.js';
+import {
+  buildServer,
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from '../server/app.js';
 import { type Channel, LedgerClient, serveLedger, type TokenAccess } from '../server/ledger.js';
+import { type TrustProxy, trustFunction } from '../server/proxy.js';
 import { TokenStore } from '../tokens/index.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -38,7 +46,10 @@ interface ServeConfig {
   workers: number;
   logLevel: string;
   bodyLimit: number;
-  trustProxy: boolean;
+  trustProxy: TrustProxy;
+  requestTimeoutMs: number;
+  maxConnections: number;
+  healthDetail: boolean;
   /** SQLite `synchronous` of the token and observation stores. */
   sync: 'FULL' | 'NORMAL';
   /** How long charges gather before one commit (TokenStore groupMs). */
@@ -58,8 +69,34 @@ function integerFlag(value: string | undefined, name: string, fallback: number, 
   return n;
 }
 
+/**
+ * `--trust-proxy` with no value (followed by nothing or by another flag), the form of earlier
+ * versions, as `--trust-proxy loopback`: a proxy on this machine. It used to trust every hop,
+ * which let a client pick its own address by writing `X-Forwarded-For`.
+ */
+function bareTrustProxy(argv: string[]): string[] {
+  return argv.map((arg, i) => {
+    const next = argv[i + 1];
+    return arg === '--trust-proxy' && (next === undefined || next.startsWith('--'))
+      ? '--trust-proxy=loopback'
+      : arg;
+  });
+}
+
+/** `--trust-proxy`'s value: a hop count, or addresses, CIDR subnets and named ranges (checked). */
+function trustProxyFlag(value: string | undefined): TrustProxy {
+  if (value === undefined) return false;
+  const setting: TrustProxy = /^\d+$/.test(value.trim()) ? Number(value.trim()) : value;
+  try {
+    trustFunction(setting);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  return setting;
+}
+
 function parseConfig(argv: string[]): ServeConfig {
-  const { values, positionals } = parseFlags(argv, {
+  const { values, positionals } = parseFlags(bareTrustProxy(argv), {
     db: { type: 'string' },
     store: { type: 'string' },
     port: { type: 'string' },
@@ -67,7 +104,10 @@ function parseConfig(argv: string[]): ServeConfig {
     workers: { type: 'string' },
     'log-level': { type: 'string' },
     'body-limit': { type: 'string' },
-    'trust-proxy': { type: 'boolean' },
+    'trust-proxy': { type: 'string' },
+    'request-timeout': { type: 'string' },
+    'max-connections': { type: 'string' },
+    'health-detail': { type: 'boolean' },
     sync: { type: 'string' },
     'group-ms': { type: 'string' },
     land: { type: 'string' },
@@ -102,7 +142,22 @@ function parseConfig(argv: string[]): ServeConfig {
     workers: integerFlag(values.workers, 'workers', availableParallelism(), 0, 256),
     logLevel,
     bodyLimit: integerFlag(values['body-limit'], 'body-limit', DEFAULT_BODY_LIMIT, 1024, 64 * 1024 * 1024),
-    trustProxy: values['trust-proxy'] === true,
+    trustProxy: trustProxyFlag(values['trust-proxy']),
+    requestTimeoutMs: integerFlag(
+      values['request-timeout'],
+      'request-timeout',
+      DEFAULT_REQUEST_TIMEOUT_MS,
+      100,
+      3_600_000,
+    ),
+    maxConnections: integerFlag(
+      values['max-connections'],
+      'max-connections',
+      DEFAULT_MAX_CONNECTIONS,
+      1,
+      1_000_000,
+    ),
+    healthDetail: values['health-detail'] === true,
     sync,
     groupMs: integerFlag(values['group-ms'], 'group-ms', 0, 0, 100),
     engine,
@@ -162,6 +217,9 @@ function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<strin
 /** Runs `serve`; resolves to the exit code once the service has shut down. */
 export async function runServe(argv: string[]): Promise<number> {
   const config = parseConfig(argv);
+  // Whatever the service creates (tokens.sqlite, observations.sqlite, learned.sqlite, which the
+  // Rust core creates, and their -wal and -shm files) is readable by its owner only.
+  process.umask(0o077);
   if (cluster.isWorker) return runWorker(config);
   if (config.workers === 0) return runSingle(config);
   return runPrimary(config);
@@ -265,6 +323,8 @@ interface Running {
 
 async function startServer(config: ServeConfig): Promise<Running> {
   const engine = await Engine.open(config.engine);
+  // A learned.sqlite (stations placed by users' GPS fixes) created before the umask rule.
+  if (config.engine.db !== undefined) keepPrivate(join(config.engine.db, 'learned.sqlite'));
   let tokens: TokenStore | undefined;
   let observations: ObservationStore | undefined;
   try {
@@ -307,6 +367,9 @@ async function startServer(config: ServeConfig): Promise<Running> {
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
+    requestTimeoutMs: config.requestTimeoutMs,
+    maxConnections: config.maxConnections,
+    healthDetail: config.healthDetail,
   });
   await app.listen({ port: config.port, host: config.host });
   const t = tokens;

@@ -23,6 +23,8 @@ const USAGE = `token commands:
   whereabouts token create --db DIR [SETTINGS]     prints the new token (the only time it is shown)
   whereabouts token update TOKEN --db DIR [SETTINGS]
   whereabouts token revoke TOKEN --db DIR          makes the token inactive (kept for its history)
+  TOKEN of update and revoke: "-" reads it from standard input; left out, it is taken from
+  WHEREABOUTS_TOKEN. Either keeps it out of the process list, where an argument is visible.
   whereabouts token list --db DIR                  every token, masked
 SETTINGS:
   --label L  --geolocation N  --geocoding N  (per UTC day; defaults 10000 and 5000)
@@ -77,7 +79,7 @@ export async function runToken(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(rest, settingFlags);
   if (!values.db) throw new UsageError(`token ${sub} needs --db DIR`);
   const wantsToken = sub === 'update' || sub === 'revoke';
-  if (wantsToken && positionals.length !== 1) throw new UsageError(`token ${sub} needs one TOKEN`);
+  if (wantsToken && positionals.length > 1) throw new UsageError(`token ${sub} takes one TOKEN`);
   if (!wantsToken && positionals.length > 0)
     throw new UsageError(`token ${sub} takes no TOKEN argument (got "${maskToken(positionals[0] ?? '')}")`);
   if (sub !== 'create' && sub !== 'update') {
@@ -85,6 +87,7 @@ export async function runToken(argv: string[]): Promise<number> {
     if (extra.length > 0) throw new UsageError(`token ${sub} takes only --db (got --${extra[0]})`);
   }
 
+  const given = wantsToken ? await tokenArgument(sub, positionals[0]) : '';
   const store = TokenStore.open(values.db, { cacheMs: 0 });
   try {
     switch (sub) {
@@ -94,14 +97,14 @@ export async function runToken(argv: string[]): Promise<number> {
         return 0;
       }
       case 'update': {
-        const token = positionals[0] as string;
+        const token = given;
         const current = store.get(token);
         if (!current) throw new TokenError('NOT_FOUND', `no token ${maskToken(token)}`);
         print(store.update(token, settings(values, current)), true);
         return 0;
       }
       case 'revoke':
-        print(store.revoke(positionals[0] as string), true);
+        print(store.revoke(given), true);
         return 0;
       default:
         process.stdout.write(`${JSON.stringify(store.list().map(masked), null, 2)}\n`);
@@ -113,6 +116,34 @@ export async function runToken(argv: string[]): Promise<number> {
   } finally {
     store.close();
   }
+}
+
+/** The environment variable `token update` and `revoke` read the token from when no TOKEN is given. */
+export const TOKEN_ENV = 'WHEREABOUTS_TOKEN';
+
+/**
+ * The token of `update` and `revoke`: `-` reads it from standard input (its first line), none
+ * takes it from {@link TOKEN_ENV}, anything else is the token itself (visible in the process
+ * list while the command runs, so the other two are the safer forms).
+ */
+async function tokenArgument(sub: string, positional: string | undefined): Promise<string> {
+  let token: string | undefined;
+  if (positional === '-') {
+    let text = '';
+    for await (const chunk of process.stdin) {
+      text += String(chunk);
+      if (text.length > 4096) break;
+    }
+    token = text.split(/\r?\n/, 1)[0];
+  } else {
+    token = positional ?? process.env[TOKEN_ENV];
+  }
+  token = token?.trim();
+  if (token === undefined || token === '')
+    throw new UsageError(
+      `token ${sub} needs the token: "-" to read it from standard input, or ${TOKEN_ENV}, or as an argument`,
+    );
+  return token;
 }
 
 function print(record: TokenRecord, mask: boolean): void {

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { GpsObservation } from '../locating/request/index.js';
+import { preparePrivateDatabase } from '../private-file.js';
 import { GroupCommit } from '../tokens/group-commit.js';
 
 /** A submission: the GPS fixes with the radio environment seen at the same place. */
@@ -85,7 +86,10 @@ export class ObservationStore {
   /** Opens (creating if needed) DIR/observations.sqlite in WAL mode; several processes may share it. */
   static open(dbDir: string, options: ObservationStoreOptions = {}): ObservationStore {
     mkdirSync(dbDir, { recursive: true });
-    const db = new Database(join(dbDir, 'observations.sqlite'));
+    const file = join(dbDir, 'observations.sqlite');
+    // Token hashes, device ids and GPS tracks: readable by the owner only.
+    preparePrivateDatabase(file);
+    const db = new Database(file);
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);

@@ -18,6 +18,7 @@ import {
   type TokenRecord,
 } from '../tokens/index.js';
 import type { TokenAccess } from './ledger.js';
+import { callerAddress } from './proxy.js';
 
 /** Why a caller was refused before any work was done. */
 export type AccessRefusal = 'INVALID_TOKEN' | 'INACTIVE_TOKEN' | 'REFERRER' | 'IP';
@@ -53,10 +54,11 @@ export function plainIp(ip: string): string {
 export function callerOf(request: {
   headers: Record<string, string | string[] | undefined>;
   ip: string;
+  ips?: string[] | undefined;
 }): Caller {
   const header = request.headers.referer;
   const referrer = Array.isArray(header) ? header[0] : header;
-  return { referrer, ip: plainIp(request.ip) };
+  return { referrer, ip: plainIp(callerAddress(request)) };
 }
 
 /**
@@ -188,16 +190,81 @@ export function authorizeForCodes(
   return { ok: true, token: token as string, record: access.record };
 }
 
-/** Replaces the value of a `token` or `key` query parameter with its preview, for logs. */
-export function redactUrl(url: string): string {
-  if (!url.includes('token=') && !url.includes('key=')) return url;
-  return url.replace(/([?&](?:token|key)=)([^&#]*)/g, (_m, name: string, value: string) => {
-    let decoded = value;
+/**
+ * Query parameters whose values logs may show as sent: what the routes read besides tokens.
+ * Every other parameter's value (`token`, `key`, and whatever a client invents: `Token`,
+ * `access_token`...) is cut to its first 4 characters.
+ */
+const LOGGED_PARAMS = new Set([
+  'q',
+  'lat',
+  'lon',
+  'zoom',
+  'limit',
+  'countrycodes',
+  'viewbox',
+  'accept-language',
+  'since',
+  'until',
+  'cursor',
+]);
+
+/**
+ * A run of characters a token is made of (base64url), at least as long as a token's 43 minus a
+ * few: wherever a token is pasted (a path, a search text, a parameter name), it is such a run.
+ * Shorter runs, such as UUIDs (36) and long words, are left alone.
+ */
+const TOKEN_RUN = /[A-Za-z0-9_-]{40,}/g;
+
+/** `text` with `%XX` escapes (and `+`, in a query) decoded; an escape that is not UTF-8 is decoded alone, as Latin-1. */
+function looseDecode(text: string, plus: boolean): string {
+  const t = plus ? text.replace(/\+/g, ' ') : text;
+  if (!t.includes('%')) return t;
+  return t.replace(/(?:%[0-9a-fA-F]{2})+/g, (run) => {
     try {
-      decoded = decodeURIComponent(value);
+      return decodeURIComponent(run);
     } catch {
-      // keep the raw text
+      return run.replace(/%([0-9a-fA-F]{2})/g, (_m, hex: string) =>
+        String.fromCharCode(Number.parseInt(hex, 16)),
+      );
     }
-    return `${name}${encodeURIComponent(tokenPreview(decoded))}`;
   });
+}
+
+/** One part of a URL for the log: as sent, or decoded with token-shaped runs cut to their preview and encoded again. */
+function maskRuns(raw: string, plus: boolean): string {
+  const decoded = looseDecode(raw, plus);
+  TOKEN_RUN.lastIndex = 0;
+  if (!TOKEN_RUN.test(decoded)) return raw;
+  return encodeURIComponent(decoded.replace(TOKEN_RUN, (run) => tokenPreview(run)));
+}
+
+/**
+ * A request URL as logs show it: no token in any spelling. Query values are masked by name
+ * (all but {@link LOGGED_PARAMS}) and by value (a token-shaped run anywhere, also in the path,
+ * a parameter name or a kept value), after percent-decoding, so `%74oken=`, `Token=`,
+ * `?q=TOKEN` and `/TOKEN` are all cut to the token's first 4 characters.
+ */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const safePath = path
+    .split('/')
+    .map((segment) => maskRuns(segment, false))
+    .join('/');
+  if (q < 0) return safePath;
+  const parts = url
+    .slice(q + 1)
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const rawName = eq < 0 ? part : part.slice(0, eq);
+      const name = maskRuns(rawName, true);
+      if (eq < 0) return name;
+      const rawValue = part.slice(eq + 1);
+      if (LOGGED_PARAMS.has(looseDecode(rawName, true))) return `${name}=${maskRuns(rawValue, true)}`;
+      if (rawValue === '') return `${name}=`;
+      return `${name}=${encodeURIComponent(tokenPreview(looseDecode(rawValue, true)))}`;
+    });
+  return `${safePath}?${parts.join('&')}`;
 }

@@ -13,7 +13,7 @@ export interface ErrorShape {
   readonly tooLarge: string;
   /** The message of the other 4xx errors (an unreadable body, a bad content type). */
   readonly invalid: string;
-  /** The message of HTTP 500. */
+  /** The message of HTTP 500, and of 503 while the server shuts down. */
   readonly unknown: string;
   /** The JSON body of an error with `message`, answered with HTTP `status`. */
   body(message: string, status?: number): Record<string, unknown>;
@@ -38,6 +38,8 @@ export function useErrorShape(app: FastifyInstance, shape: ErrorShape): void {
     const status = statusOf(error);
     let message: string;
     if (status === 413) message = shape.tooLarge;
+    // 503 is the server shutting down: nothing failed, the client retries (elsewhere).
+    else if (status === 503) message = shape.unknown;
     else if (status >= 500) {
       request.log.error({ err: error, url: redactUrl(request.url) }, 'unexpected error');
       message = shape.unknown;

@@ -1,7 +1,10 @@
 /**
- * `GET /health`: liveness and what this worker holds (station counts, stored observations, the
- * remote fallback's breaker, regions and cache when one is configured).
- * Not part of the spec; load balancers and operators call it.
+ * `GET /health`: liveness for load balancers and operators. Not part of the spec.
+ *
+ * Anyone can call it, so by default it says only `{status}`: whether the engine answers. With
+ * `healthDetail` it also shows what this worker holds (pid, uptime, memory, station counts,
+ * stored observations, the remote fallback's breaker, regions and cache), which helps an
+ * operator and would help an attacker size the service.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Engine } from '../engine.js';
@@ -9,17 +12,23 @@ import type { ObservationStore } from '../observations/index.js';
 import { CODE_ERRORS, useErrorShape } from './error-shape.js';
 
 /** The health route as a Fastify plugin, with spec 7.2's error shape. */
-export function healthRoutes(deps: { engine: Engine; observations: ObservationStore }): FastifyPluginAsync {
+export function healthRoutes(deps: {
+  engine: Engine;
+  observations: ObservationStore;
+  healthDetail?: boolean;
+}): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, CODE_ERRORS);
     const started = Date.now();
     app.get('/health', async (_request, reply) => {
       try {
+        const db = deps.engine.stats();
+        if (deps.healthDetail !== true) return { status: 'ok' };
         return {
           status: 'ok',
           pid: process.pid,
           uptime_s: Math.round((Date.now() - started) / 1000),
-          db: deps.engine.stats(),
+          db,
           observations: deps.observations.count(),
           rss_bytes: process.memoryUsage.rss(),
           // Per worker: each has its own breaker and cache.

@@ -13,6 +13,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Engine } from '../engine.js';
 import { type LearnBatcher, mentionsOptOut, toSubmission, withoutOptedOut } from '../learning/submissions.js';
 import { type LocateRequest, parseRequest, parseRequestText } from '../locating/request/index.js';
+import { jsonWithinLimits } from '../locating/request/limits.js';
 import type { ProcessResponse } from '../locating/response.js';
 import type { ObservationStore } from '../observations/index.js';
 import { authorize, callerOf, geoRefusal, type Refusal, ServerMessage, tokenPreview } from './auth.js';
@@ -63,21 +64,27 @@ function geoError(
 /**
  * The `token` of a body that failed validation, if it names one: used only to answer
  * authentication first and to report the token's balance. A body that is not JSON (an unquoted
- * leading zero, a cut-off body) still names its token in the usual spelling.
+ * leading zero, a cut-off body) or over the shape limits still names its token in the usual
+ * spelling.
  */
 function tokenOfText(text: string): string | undefined {
   let token: unknown;
-  try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-      token = (value as Record<string, unknown>).token;
-    }
-  } catch {
-    token = TOKEN_IN_TEXT.exec(text)?.[1];
+  // A body over the shape limits is never parsed, here either: its token is read from the text.
+  let value: unknown = NOT_PARSED;
+  if (jsonWithinLimits(text)) {
+    try {
+      value = JSON.parse(text);
+    } catch {}
+  }
+  if (value === NOT_PARSED) token = TOKEN_IN_TEXT.exec(text)?.[1];
+  else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    token = (value as Record<string, unknown>).token;
   }
   if (typeof token === 'string' && token.trim() !== '') return token.trim();
   return undefined;
 }
+
+const NOT_PARSED = Symbol('not parsed');
 
 /** `"token": "..."` in a body that is not valid JSON (a token has no quotes or escapes). */
 const TOKEN_IN_TEXT = /"token"\s*:\s*"([^"\\]{1,256})"/;

@@ -4,9 +4,10 @@
  * tokens while the server runs. See docs/tokens.md for the schema and the durability argument.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { preparePrivateDatabase } from '../private-file.js';
 import { GroupCommit } from './group-commit.js';
 import { maskToken } from './mask.js';
 import { ipEntryProblem, MAX_IPS, MAX_REFERRERS, referrerPatternProblem } from './restrictions.js';
@@ -249,11 +250,10 @@ export function openTokenDatabase(
 ): Database.Database {
   mkdirSync(dbDir, { recursive: true });
   const file = join(dbDir, 'tokens.sqlite');
-  const created = !existsSync(file);
+  // The file holds the tokens themselves (lookups need them): readable by its owner only, also
+  // when an older version or a loose umask created it readable by others.
+  preparePrivateDatabase(file);
   const db = new Database(file);
-  // The file holds the tokens themselves (lookups need them): readable by its owner only.
-  // SQLite gives the -wal and -shm files the same mode.
-  if (created) chmodSync(file, 0o600);
   // busy_timeout first: the statements after it may meet another process's lock while it
   // creates the file or switches it to WAL.
   db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);

@@ -9,12 +9,14 @@
  * (`wifi.ts`), GPS fixes (`gps.ts`).
  */
 import { GeoMessage } from '../../errors.js';
+import { jsonWithinLimits } from './limits.js';
 import { RequestReader } from './reader.js';
 import type { ParseOptions, ParseResult } from './types.js';
 
 /**
  * Parses a JSON body text. Malformed JSON, including an unquoted number with a leading zero
- * (spec 2.2 body rule 1), gives `Invalid request`.
+ * (spec 2.2 body rule 1), gives `Invalid request`, as does a text nested deeper or holding
+ * more elements than a request can need (`limits.ts`), without parsing it.
  *
  * @example
  * ```ts
@@ -25,6 +27,7 @@ import type { ParseOptions, ParseResult } from './types.js';
  */
 export function parseRequestText(text: string, options?: ParseOptions): ParseResult {
   let value: unknown;
+  if (!jsonWithinLimits(text)) return failure(GeoMessage.invalidRequest);
   try {
     value = JSON.parse(text);
   } catch {
