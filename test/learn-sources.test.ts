@@ -1,5 +1,5 @@
 /**
- * Learning from hostile submitters (docs/security-learning.md): one token's GPS submissions
+ * Learning from hostile submitters (docs/security.md): one token's GPS submissions
  * neither move nor block a known cell nor change other tokens' answers; independent tokens
  * agreeing do move a station; an operator lists a token's contributions and takes them out.
  */
