@@ -21,6 +21,7 @@
 //! - [`search`]: forward geocoding (free text to places) over GeoNames places.
 //! - [`progress`]: progress reports of the long-running file commands (import, learn).
 //! - [`sync`]: pages of changed stations in the import formats, for database sync.
+//! - [`tiles`]: the basemap's vector tiles and raster tiles rendered from them.
 
 pub mod addresses;
 pub mod countries;
@@ -40,6 +41,7 @@ pub mod sites;
 pub mod solve;
 pub mod store;
 pub mod sync;
+pub mod tiles;
 pub mod timezone;
 
 pub use radio::Radio;

@@ -1,0 +1,19 @@
+//! Maps: the vector tileset (MBTiles) the map routes serve, and raster tiles rendered from it.
+//!
+//! - [`tileset`]: an MBTiles file of vector tiles and SDF glyph ranges, read at open.
+//! - [`mvt`]: decoding of Mapbox Vector Tiles.
+//! - [`style`]: the subset of the MapLibre style specification the renderer interprets.
+//! - [`glyphs`]: SDF glyph ranges and text drawn from them.
+//! - [`render`]: raster tiles (PNG) from vector tiles and a style.
+//! - [`pbf`]: the protocol-buffers reader under the tile and glyph formats.
+
+pub mod glyphs;
+pub mod mvt;
+pub mod pbf;
+pub mod render;
+pub mod style;
+pub mod tileset;
+
+pub use render::{RenderError, Renderer};
+pub use style::Style;
+pub use tileset::{Tileset, TilesetError};
