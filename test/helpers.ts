@@ -12,6 +12,7 @@ import { Engine, type EngineOptions } from '../src/engine.js';
 import { LearnBatcher } from '../src/learning/submissions.js';
 import { ObservationStore } from '../src/observations/index.js';
 import { buildServer } from '../src/server/app.js';
+import type { MapsOptions } from '../src/server/maps.js';
 import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';
 import { tempDir } from './temp-dirs.js';
 
@@ -110,6 +111,7 @@ export async function startTestServer(
     bodyLimit?: number;
     clock?: () => number;
     learn?: boolean;
+    maps?: MapsOptions;
   } = {},
 ): Promise<TestServer> {
   const store = tempDir('wb-server-');
@@ -124,6 +126,7 @@ export async function startTestServer(
     bodyLimit: options.bodyLimit,
     clock: options.clock,
     learner,
+    maps: options.maps,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -238,8 +238,29 @@ export interface NativeImportProgress {
   phase: string;
 }
 
+/** What {@link NativeBasemapHandle.info} tells of a tileset. */
+export interface NativeBasemapInfo {
+  minzoom: number;
+  maxzoom: number;
+  tiles: number;
+  /** The MBTiles metadata table as a JSON object of strings. */
+  metadata: string;
+  fontstacks: string[];
+}
+
+/** A vector tileset and its raster renderer (crates/whereabouts-node/src/maps.rs). */
+export interface NativeBasemapHandle {
+  info(): NativeBasemapInfo;
+  tile(z: number, x: number, y: number): Buffer | null;
+  glyphs(fontstack: string, range: string): Buffer | null;
+  setStyle(name: string, json: string): void;
+  /** A PNG of 256 x ratio pixels a side, rendered on a worker thread; null for no such tile. */
+  render(name: string, z: number, x: number, y: number, ratio: number): Promise<Buffer | null>;
+}
+
 interface NativeBinding {
   NativeEngine: { open(options: NativeOpenOptions): NativeEngine };
+  NativeBasemap: { open(path: string): NativeBasemapHandle };
   importFiles?: (
     db: string,
     files: string[],

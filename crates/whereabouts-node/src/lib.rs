@@ -11,6 +11,7 @@ mod import;
 mod learn;
 mod live;
 mod locate;
+mod maps;
 mod progress;
 mod reverse;
 mod sync;

@@ -1,0 +1,157 @@
+//! `NativeBasemap`: the vector tileset of the map routes and the raster renderer over it
+//! (whereabouts-core's `tiles`). Rendering runs on a worker thread (`render` is an AsyncTask).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use napi::bindgen_prelude::{AsyncTask, Buffer};
+use napi::{Env, Result, Task};
+use napi_derive::napi;
+use whereabouts_core::tiles::{RenderError, Renderer, Style, Tileset};
+
+use crate::{err, guarded};
+
+/// What a tileset holds.
+#[napi(object)]
+pub struct BasemapInfo {
+    pub minzoom: u32,
+    pub maxzoom: u32,
+    pub tiles: u32,
+    /// The MBTiles `metadata` table as a JSON object of strings.
+    pub metadata: String,
+    pub fontstacks: Vec<String>,
+}
+
+#[napi]
+pub struct NativeBasemap {
+    renderer: Arc<Renderer>,
+    styles: Mutex<HashMap<String, Arc<Style>>>,
+}
+
+#[napi]
+impl NativeBasemap {
+    /// Opens and checks an MBTiles file of vector tiles; throws with the reason when it is
+    /// missing or unreadable.
+    #[napi(factory)]
+    pub fn open(path: String) -> Result<NativeBasemap> {
+        guarded("NativeBasemap.open", || {
+            let set = Tileset::open(Path::new(&path)).map_err(err)?;
+            let renderer = Renderer::new(Arc::new(set)).map_err(err)?;
+            Ok(NativeBasemap {
+                renderer: Arc::new(renderer),
+                styles: Mutex::new(HashMap::new()),
+            })
+        })
+    }
+
+    #[napi]
+    pub fn info(&self) -> Result<BasemapInfo> {
+        let set = self.renderer.tileset();
+        let mut meta: Vec<_> = set.metadata.iter().collect();
+        meta.sort();
+        let map: serde_json::Map<String, serde_json::Value> = meta
+            .into_iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        Ok(BasemapInfo {
+            minzoom: u32::from(set.minzoom),
+            maxzoom: u32::from(set.maxzoom),
+            tiles: set.tile_count() as u32,
+            metadata: serde_json::Value::Object(map).to_string(),
+            fontstacks: set.fontstacks(),
+        })
+    }
+
+    /// A tile's stored bytes (gzip-compressed MVT, or empty), null when the set has no such tile.
+    #[napi]
+    pub fn tile(&self, z: u32, x: u32, y: u32) -> Option<Buffer> {
+        let z = u8::try_from(z).ok()?;
+        self.renderer
+            .tileset()
+            .raw(z, x, y)
+            .map(|b| b.to_vec().into())
+    }
+
+    /// A glyph range (`0-255`) of a fontstack, null when absent.
+    #[napi]
+    pub fn glyphs(&self, fontstack: String, range: String) -> Option<Buffer> {
+        self.renderer
+            .tileset()
+            .glyph_range(&fontstack, &range)
+            .map(|b| b.to_vec().into())
+    }
+
+    /// Registers (or replaces) the style JSON rendered under `name`.
+    #[napi]
+    pub fn set_style(&self, name: String, json: String) -> Result<()> {
+        let style = Style::parse(&json).map_err(err)?;
+        self.styles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(name, Arc::new(style));
+        Ok(())
+    }
+
+    /// Renders tile z/x/y of style `name` as a PNG of 256 x `ratio` pixels a side, on a worker
+    /// thread; resolves to null for a tile that does not exist (zoom or x/y out of range).
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn render(
+        &self,
+        name: String,
+        z: u32,
+        x: u32,
+        y: u32,
+        ratio: u32,
+    ) -> Result<AsyncTask<RenderTask>> {
+        let style = self
+            .styles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| err(format!("no style named {name}")))?;
+        Ok(AsyncTask::new(RenderTask {
+            renderer: self.renderer.clone(),
+            style,
+            z,
+            x,
+            y,
+            ratio,
+        }))
+    }
+}
+
+pub struct RenderTask {
+    renderer: Arc<Renderer>,
+    style: Arc<Style>,
+    z: u32,
+    x: u32,
+    y: u32,
+    ratio: u32,
+}
+
+impl Task for RenderTask {
+    type Output = Option<Vec<u8>>;
+    type JsValue = Option<Buffer>;
+
+    fn compute(&mut self) -> Result<Option<Vec<u8>>> {
+        guarded("render", || {
+            let Ok(z) = u8::try_from(self.z) else {
+                return Ok(None);
+            };
+            match self
+                .renderer
+                .render_png(&self.style, z, self.x, self.y, self.ratio)
+            {
+                Ok(png) => Ok(Some(png)),
+                Err(RenderError::NotFound) => Ok(None),
+                Err(e) => Err(err(e)),
+            }
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, png: Option<Vec<u8>>) -> Result<Option<Buffer>> {
+        Ok(png.map(Buffer::from))
+    }
+}
