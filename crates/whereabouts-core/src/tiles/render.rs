@@ -47,7 +47,8 @@ pub struct Renderer {
 
 /// A label waiting for placement.
 struct Candidate<'a> {
-    /// Style layer index, sort key, global y, global x: the same order on every tile.
+    /// Placement order, the same on every tile: upper style layers first (as MapLibre places
+    /// them), then by sort key, then by global y and x.
     order: (usize, f64, f64, f64),
     layer: &'a StyleLayer,
     shaped: Shaped,
@@ -328,7 +329,7 @@ impl Renderer {
                     ratio,
                 };
                 let key = layer.number("symbol-sort-key", &ctx, 0.0);
-                let order = (li, key, gy, gx);
+                let order = (usize::MAX - li, key, gy, gx);
                 out.push(Candidate {
                     order,
                     layer,
