@@ -107,9 +107,10 @@ pub struct Shaped {
 
 /// The line height, in SDF pixels.
 const LINE_HEIGHT: f32 = 1.2 * SDF_SIZE;
-/// How far the baseline is below a line's top, in SDF pixels: fontnik's glyph `top` is measured
-/// from a baseline 24 px below the em box's top, and MapLibre shifts it up by this much.
-const BASELINE: f32 = 17.0;
+/// Where a glyph's `top` is measured from, in SDF pixels below a line's top: fontnik measures
+/// it down from the font's ascender line (26 px above the baseline for Noto Sans at 24 px);
+/// with that line 3 px above the line box, capitals sit centred in the box.
+const ASCENDER_LINE: f32 = -3.0;
 
 /// Lays `text` out left to right, breaking at spaces so that lines stay under `max_width` ems
 /// where a word allows, each line centred. No complex shaping: scripts that need it are drawn
@@ -236,7 +237,7 @@ fn draw_glyph(
     let bh = (g.height as i32 + 2 * BORDER) as f32;
     // The bitmap's top-left corner in SDF pixels from the text's top-left.
     let gx = p.x + (g.left - BORDER) as f32;
-    let gy = p.y + BASELINE - (g.top + BORDER) as f32 + (LINE_HEIGHT - SDF_SIZE) / 2.0;
+    let gy = p.y + ASCENDER_LINE - (g.top + BORDER) as f32;
     let x0 = ox + gx * scale;
     let y0 = oy + gy * scale;
     let (pw, ph) = (pixmap.width() as i32, pixmap.height() as i32);
@@ -319,6 +320,37 @@ mod tests {
         let a = &f.glyphs[&('A' as u32)];
         assert!(a.width > 5 && a.height > 10 && a.advance > 5, "{a:?}");
         assert_eq!(a.bitmap.len() as u32, (a.width + 6) * (a.height + 6));
+    }
+
+    #[test]
+    fn capitals_sit_centred_in_their_line_box() {
+        let f = font();
+        let s = shape(&f, "HEM", 10.0);
+        let mut pm = Pixmap::new(100, 60).unwrap();
+        pm.fill(tiny_skia::Color::WHITE);
+        let black = Color {
+            r: 0.0,
+            g: 0.0,
+            b: 0.0,
+            a: 1.0,
+        };
+        let paint = TextPaint {
+            color: black,
+            halo_color: black,
+            halo_width: 0.0,
+            scale: 1.0,
+            ratio: 1.0,
+        };
+        draw(&mut pm, &f, &s, 0.0, 10.0, &paint);
+        let rows: Vec<u32> = (0..60)
+            .filter(|&y| (0..100).any(|x| pm.pixel(x, y).unwrap().red() < 128))
+            .collect();
+        let ink_centre = (rows[0] + rows[rows.len() - 1]) as f32 / 2.0;
+        let box_centre = 10.0 + s.height / 2.0;
+        assert!(
+            (ink_centre - box_centre).abs() <= 2.0,
+            "ink {ink_centre} box {box_centre}"
+        );
     }
 
     #[test]
