@@ -11,7 +11,7 @@
 import { statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Basemap, basemapFile } from '../src/maps/basemap.js';
-import { renderStyle, THEMES, type Theme } from '../src/maps/styles.js';
+import { iconColor, renderStyle, THEMES, type Theme } from '../src/maps/styles.js';
 
 const { values } = parseArgs({
   options: {
@@ -73,7 +73,7 @@ for (let z = 0; z <= 12; z++) {
   for (let r = 0; r < rounds; r++) {
     // A style name per round and zoom: the renderer keeps no tiles, so every call draws.
     const name = `${theme}-${z}-${r}`;
-    basemap.setStyle(name, renderStyle(theme, basemap));
+    basemap.setStyle(name, renderStyle(theme, basemap), iconColor(theme));
     for (const [x, y] of tiles.values()) {
       const t0 = process.hrtime.bigint();
       const png = await basemap.rasterTile(name, z, x, y, ratio);

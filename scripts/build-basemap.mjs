@@ -17,7 +17,8 @@
 //   of its grid cell (3 x 3 cells a tile), so labels thin out evenly as the map zooms out.
 // The file also holds a `glyphs` table (fontstack, range, data): the SDF glyph ranges of
 // Noto Sans Regular that tileserver-gl-styles ships, served at the style's `glyphs` URL and
-// drawn by the raster renderer. Other MBTiles readers ignore the extra table.
+// drawn by the raster renderer; and an `icons` table (name, svg): the Maki icons (CC0) the
+// server rasterizes into each theme's sprite. Other MBTiles readers ignore the extra tables.
 //
 // Geometry: latitudes are clamped to the Web Mercator limit (±85.0511°); lines that jump across
 // the antimeridian are cut there. geojson-vt clips, simplifies (tolerance 3/4096 of a tile) and
@@ -218,6 +219,7 @@ db.exec(`
   CREATE TABLE tiles (zoom_level INTEGER NOT NULL, tile_column INTEGER NOT NULL, tile_row INTEGER NOT NULL, tile_data BLOB NOT NULL);
   CREATE UNIQUE INDEX tile_index ON tiles (zoom_level, tile_column, tile_row);
   CREATE TABLE glyphs (fontstack TEXT NOT NULL, range TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (fontstack, range));
+  CREATE TABLE icons (name TEXT NOT NULL PRIMARY KEY, svg TEXT NOT NULL);
 `);
 const insertTile = db.prepare('INSERT INTO tiles VALUES (?, ?, ?, ?)');
 const counts = {
@@ -268,6 +270,16 @@ db.transaction(() => {
     insertGlyphs.run(FONTSTACK, f.slice(0, -4), fs.readFileSync(path.join(glyphDir, f)));
 })();
 
+const iconDir = path.join(path.dirname(require.resolve('@mapbox/maki/package.json')), 'icons');
+const icons = fs
+  .readdirSync(iconDir)
+  .filter((f) => f.endsWith('.svg'))
+  .sort();
+const insertIcon = db.prepare('INSERT INTO icons VALUES (?, ?)');
+db.transaction(() => {
+  for (const f of icons) insertIcon.run(f.slice(0, -4), fs.readFileSync(path.join(iconDir, f), 'utf8'));
+})();
+
 const vectorLayers = [
   { id: 'water', fields: { class: 'String', name: 'String' }, minzoom: 0, maxzoom: MAX_ZOOM },
   { id: 'waterway', fields: { class: 'String' }, minzoom: 0, maxzoom: MAX_ZOOM },
@@ -306,5 +318,5 @@ db.close();
 const size = fs.statSync(OUT).size;
 console.log(
   `${path.relative(root, OUT)}: ${counts.tiles} tiles (${counts.empty} empty), ${(counts.bytes / 1e6).toFixed(2)} MB of tiles, ` +
-    `${ranges.length} glyph ranges, file ${(size / 1e6).toFixed(2)} MB; features per layer ${JSON.stringify(counts.features)}`,
+    `${ranges.length} glyph ranges, ${icons.length} icons, file ${(size / 1e6).toFixed(2)} MB; features per layer ${JSON.stringify(counts.features)}`,
 );

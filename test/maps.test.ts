@@ -137,6 +137,27 @@ describe('vector tiles and glyphs', () => {
     expect((await get(`/v3/streets/v/8/0/0.pbf?key=${key}`)).status).toBe(404);
   });
 
+  it('serves the sprite the vector styles name, at 1x and 2x', async () => {
+    const style = json((await get(`/v3/dark/vector.json?key=${key}`)).body);
+    expect(style.sprite).toBe(`${server.base}/v3/dark/sprite?key=${key}`);
+    for (const [suffix, ratio] of [
+      ['', 1],
+      ['@2x', 2],
+    ] as const) {
+      const index = json((await get(`/v3/dark/sprite${suffix}.json?key=${key}`)).body);
+      expect(Object.keys(index).length).toBe(215);
+      expect(index.star).toMatchObject({ width: 15 * ratio, height: 15 * ratio, pixelRatio: ratio });
+      const png = await get(`/v3/dark/sprite${suffix}.png?key=${key}`);
+      expect(png.status).toBe(200);
+      expect(png.headers.get('content-type')).toBe('image/png');
+      const img = decodePng(png.body);
+      const star = index.star as { x: number; y: number };
+      expect(img.width).toBeGreaterThanOrEqual(star.x + 15 * ratio);
+    }
+    expect((await get(`/v3/dark/sprite@3x.png?key=${key}`)).status).toBe(404);
+    expect((await get('/v3/dark/sprite.json')).status).toBe(400);
+  });
+
   it('serves the glyph ranges the styles name', async () => {
     const r = await get(`/v3/streets/glyphs/Noto%20Sans%20Regular/0-255.pbf?key=${key}`);
     expect(r.status).toBe(200);
@@ -152,9 +173,9 @@ describe('raster tiles', () => {
     expect(r.headers.get('content-type')).toBe('image/png');
     const img = decodePng(r.body);
     expect([img.width, img.height]).toEqual([256, 256]);
-    // The North Sea and the middle of Germany, in the streets palette.
+    // The North Sea and inland Karelia, in the streets palette.
     expect(pixelAt(img, 3, 4, 2, 3.0, 56.0)).toEqual([0xaa, 0xd3, 0xdf]);
-    expect(pixelAt(img, 3, 4, 2, 10.5, 50.5)).toEqual([0xf2, 0xef, 0xe9]);
+    expect(pixelAt(img, 3, 4, 2, 30, 62.5)).toEqual([0xf2, 0xef, 0xe9]);
   });
 
   it('renders @2x tiles of 512 px, overzoomed past the basemap, in each theme', async () => {

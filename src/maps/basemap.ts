@@ -31,6 +31,7 @@ export class Basemap {
   private cachedBytes = 0;
   private readonly inFlight = new Map<string, Promise<Buffer | null>>();
   private readonly cacheLimit: number;
+  private readonly sprites = new Map<string, { json: string; png: Buffer } | null>();
   /** Renders started (cache misses that were not joined to a render in flight). */
   renders = 0;
 
@@ -71,9 +72,25 @@ export class Basemap {
     return this.handle.glyphs(fontstack, range);
   }
 
-  /** Registers the style JSON that {@link rasterTile} draws under `name`. */
-  setStyle(name: string, style: object): void {
-    this.handle.setStyle(name, JSON.stringify(style));
+  /**
+   * Registers the style JSON that {@link rasterTile} draws under `name`, with the basemap's
+   * icons rasterized in `iconColor` as its sprite (none without a colour).
+   */
+  setStyle(name: string, style: object, iconColor?: string): void {
+    this.handle.setStyle(name, JSON.stringify(style), iconColor);
+    this.sprites.delete(`${name}@1`);
+    this.sprites.delete(`${name}@2`);
+  }
+
+  /** The sprite sheet of style `name` at pixel ratio 1 or 2 (index JSON and PNG); null when none. */
+  sprite(name: string, ratio: 1 | 2): { json: string; png: Buffer } | null {
+    const key = `${name}@${ratio}`;
+    let sheet = this.sprites.get(key);
+    if (sheet === undefined) {
+      sheet = this.handle.sprite(name, ratio);
+      this.sprites.set(key, sheet);
+    }
+    return sheet;
   }
 
   /**

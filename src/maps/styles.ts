@@ -89,7 +89,12 @@ export function tileBases(template: string, subdomains: readonly string[]): stri
   return t.includes('{s}') ? subdomains.map((s) => t.replaceAll('{s}', s)) : [t];
 }
 
-/** The layers of a theme: water, rivers, borders, place labels. */
+/** The colour of a theme's icons (Maki, rasterized into its sprite). */
+export function iconColor(theme: Theme): string {
+  return PALETTES[theme].city;
+}
+
+/** The layers of a theme: water, rivers, borders, place labels (capitals with a star icon). */
 function layers(theme: Theme): object[] {
   const p = PALETTES[theme];
   const text = (size: unknown, color: string) => ({
@@ -102,6 +107,7 @@ function layers(theme: Theme): object[] {
     },
     paint: { 'text-color': color, 'text-halo-color': p.halo, 'text-halo-width': 1.5 },
   });
+  const capital = text(['interpolate', ['linear'], ['zoom'], 2, 11, 10, 16], p.city);
   return [
     { id: 'background', type: 'background', paint: { 'background-color': p.land } },
     {
@@ -152,8 +158,24 @@ function layers(theme: Theme): object[] {
       source: 'basemap',
       'source-layer': 'place',
       minzoom: 2,
-      filter: ['==', ['get', 'class'], 'city'],
-      ...text(['interpolate', ['linear'], ['zoom'], 2, ['case', ['has', 'capital'], 11, 10], 10, 16], p.city),
+      filter: ['all', ['==', ['get', 'class'], 'city'], ['!', ['has', 'capital']]],
+      ...text(['interpolate', ['linear'], ['zoom'], 2, 10, 10, 16], p.city),
+    },
+    {
+      id: 'place-capital',
+      type: 'symbol',
+      source: 'basemap',
+      'source-layer': 'place',
+      minzoom: 2,
+      filter: ['all', ['==', ['get', 'class'], 'city'], ['has', 'capital']],
+      layout: {
+        ...capital.layout,
+        'icon-image': 'star',
+        'icon-size': 0.8,
+        'text-anchor': 'top',
+        'text-offset': [0, 0.5],
+      },
+      paint: capital.paint,
     },
     {
       id: 'place-country',
@@ -186,6 +208,7 @@ export function vectorStyle(theme: Theme, urls: StyleUrls, basemap: BasemapFacts
       },
     },
     glyphs: `${urls.base}/v3/${theme}/glyphs/{fontstack}/{range}.pbf${q}`,
+    sprite: `${urls.base}/v3/${theme}/sprite${q}`,
     layers: layers(theme),
   };
 }

@@ -253,7 +253,10 @@ export interface NativeBasemapHandle {
   info(): NativeBasemapInfo;
   tile(z: number, x: number, y: number): Buffer | null;
   glyphs(fontstack: string, range: string): Buffer | null;
-  setStyle(name: string, json: string): void;
+  /** `iconColor`: rasterize the basemap's icons in this colour as the style's sprite. */
+  setStyle(name: string, json: string, iconColor?: string): void;
+  /** The sprite sheet of a style at pixel ratio 1 or 2; null when the style has none. */
+  sprite(name: string, ratio: number): { json: string; png: Buffer } | null;
   /** A PNG of 256 x ratio pixels a side, rendered on a worker thread; null for no such tile. */
   render(name: string, z: number, x: number, y: number, ratio: number): Promise<Buffer | null>;
 }

@@ -1,7 +1,8 @@
 /**
  * The maps route family (spec 4.6, 4.7, 5, 7.4): styles `GET /v3/<theme>/<type>.json`, vector
  * tiles `GET /v3/<theme>/v/{z}/{x}/{y}.pbf`, raster tiles `GET /v3/<theme>/r/{z}/{x}/{y}.png`
- * (and `@2x.png`), and the glyphs the styles name, `GET /v3/<theme>/glyphs/{fontstack}/{range}.pbf`.
+ * (and `@2x.png`), and the glyphs and sprite the styles name,
+ * `GET /v3/<theme>/glyphs/{fontstack}/{range}.pbf`, `GET /v3/<theme>/sprite[@2x].{json,png}`.
  *
  * Every request carries the token as the `key` query parameter; the token must be active, have
  * the `maps` service, and accept the caller's referrer and IP. Errors are spec 7.4's JSON
@@ -14,6 +15,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Basemap } from '../maps/basemap.js';
 import {
   FONTSTACK,
+  iconColor,
   MAX_RASTER_ZOOM,
   rasterStyle,
   renderStyle,
@@ -90,6 +92,8 @@ class MapError extends Error {
 }
 
 const INTEGER = /^(0|[1-9]\d{0,7})$/;
+/** `sprite` and `sprite@2x`, the names MapLibre asks for after a style's `sprite` URL. */
+const SPRITE = /^sprite(@2x)?$/;
 
 /** The maps route family as a Fastify plugin. */
 export function mapsRoutes(deps: { tokens: TokenAccess; maps?: MapsOptions }): FastifyPluginAsync {
@@ -109,7 +113,7 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
     app.setNotFoundHandler((_request, reply) => {
       reply.code(404).send({ error: messages.notFound });
     });
-    for (const theme of THEMES) basemap.setStyle(theme, renderStyle(theme, basemap));
+    for (const theme of THEMES) basemap.setStyle(theme, renderStyle(theme, basemap), iconColor(theme));
 
     /** Key, token, service and restrictions; charges when this kind of request is metered. */
     async function admit(request: FastifyRequest, charged: boolean): Promise<string> {
@@ -190,6 +194,13 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
 
     app.get<{ Params: { theme: string; type: string } }>('/:theme/:type.json', (request, reply) =>
       answer(request, reply, async () => {
+        const sprite = SPRITE.exec(request.params.type);
+        if (sprite) {
+          await admit(request, false);
+          const sheet = basemap.sprite(themeOf(request.params.theme), sprite[1] ? 2 : 1);
+          if (!sheet) throw new MapError(404, messages.notFound);
+          return { body: sheet.json, type: 'application/json; charset=utf-8', maxAge: TILE_MAX_AGE };
+        }
         const key = await admit(request, metering === 'style');
         const theme = themeOf(request.params.theme);
         const type = request.params.type;
@@ -198,6 +209,17 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
         const make = (type as StyleType) === 'vector' ? vectorStyle : rasterStyle;
         const body = JSON.stringify(make(theme, urls, basemap));
         return { body, type: 'application/json; charset=utf-8', maxAge: STYLE_MAX_AGE };
+      }),
+    );
+
+    app.get<{ Params: { theme: string; name: string } }>('/:theme/:name.png', (request, reply) =>
+      answer(request, reply, async () => {
+        await admit(request, false);
+        const sprite = SPRITE.exec(request.params.name);
+        if (!sprite) throw new MapError(404, messages.notFound);
+        const sheet = basemap.sprite(themeOf(request.params.theme), sprite[1] ? 2 : 1);
+        if (!sheet) throw new MapError(404, messages.notFound);
+        return { body: sheet.png, type: 'image/png', maxAge: TILE_MAX_AGE };
       }),
     );
 

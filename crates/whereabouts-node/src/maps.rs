@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use napi::bindgen_prelude::{AsyncTask, Buffer};
 use napi::{Env, Result, Task};
 use napi_derive::napi;
-use whereabouts_core::tiles::{RenderError, Renderer, Style, Tileset};
+use whereabouts_core::tiles::style::Color;
+use whereabouts_core::tiles::{RenderError, Renderer, Sprite, Style, Tileset};
 
 use crate::{err, guarded};
 
@@ -23,10 +24,32 @@ pub struct BasemapInfo {
     pub fontstacks: Vec<String>,
 }
 
+/// A sprite sheet: MapLibre's index JSON and the PNG.
+#[napi(object)]
+pub struct SpriteSheet {
+    pub json: String,
+    pub png: Buffer,
+}
+
+/// A registered style and its icons rasterized at pixel ratios 1 and 2.
+struct Themed {
+    style: Style,
+    sprites: Vec<Sprite>,
+}
+
+impl Themed {
+    fn sprite(&self, ratio: u32) -> Option<&Sprite> {
+        self.sprites
+            .iter()
+            .find(|s| s.ratio == ratio)
+            .or_else(|| self.sprites.last())
+    }
+}
+
 #[napi]
 pub struct NativeBasemap {
     renderer: Arc<Renderer>,
-    styles: Mutex<HashMap<String, Arc<Style>>>,
+    styles: Mutex<HashMap<String, Arc<Themed>>>,
 }
 
 #[napi]
@@ -82,15 +105,56 @@ impl NativeBasemap {
             .map(|b| b.to_vec().into())
     }
 
-    /// Registers (or replaces) the style JSON rendered under `name`.
+    /// Registers (or replaces) the style JSON rendered under `name`, with the basemap's icons
+    /// rasterized in `icon_color` (a CSS colour) as its sprite; no sprite without a colour.
     #[napi]
-    pub fn set_style(&self, name: String, json: String) -> Result<()> {
-        let style = Style::parse(&json).map_err(err)?;
-        self.styles
+    pub fn set_style(&self, name: String, json: String, icon_color: Option<String>) -> Result<()> {
+        guarded("setStyle", || {
+            let style = Style::parse(&json).map_err(err)?;
+            let mut sprites = vec![];
+            if let Some(c) = icon_color {
+                let color = Color::parse(&c).ok_or_else(|| err(format!("not a colour: {c}")))?;
+                for ratio in [1, 2] {
+                    let icons = self.renderer.tileset().icons();
+                    let (sprite, failed) = Sprite::rasterize(icons, ratio, color);
+                    if !failed.is_empty() {
+                        return Err(err(format!(
+                            "icons that do not parse: {}",
+                            failed.join(", ")
+                        )));
+                    }
+                    sprites.push(sprite);
+                }
+            }
+            let themed = Arc::new(Themed { style, sprites });
+            self.styles
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(name, themed);
+            Ok(())
+        })
+    }
+
+    /// The sprite sheet of style `name` at pixel ratio 1 or 2; null when it has none.
+    #[napi]
+    pub fn sprite(&self, name: String, ratio: u32) -> Result<Option<SpriteSheet>> {
+        let themed = self
+            .styles
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(name, Arc::new(style));
-        Ok(())
+            .get(&name)
+            .cloned();
+        let Some(sprite) = themed
+            .as_deref()
+            .and_then(|t| t.sprites.iter().find(|s| s.ratio == ratio))
+        else {
+            return Ok(None);
+        };
+        let (json, png) = sprite.sheet().map_err(err)?;
+        Ok(Some(SpriteSheet {
+            json,
+            png: png.into(),
+        }))
     }
 
     /// Renders tile z/x/y of style `name` as a PNG of 256 x `ratio` pixels a side, on a worker
@@ -104,7 +168,7 @@ impl NativeBasemap {
         y: u32,
         ratio: u32,
     ) -> Result<AsyncTask<RenderTask>> {
-        let style = self
+        let themed = self
             .styles
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -113,7 +177,7 @@ impl NativeBasemap {
             .ok_or_else(|| err(format!("no style named {name}")))?;
         Ok(AsyncTask::new(RenderTask {
             renderer: self.renderer.clone(),
-            style,
+            themed,
             z,
             x,
             y,
@@ -124,7 +188,7 @@ impl NativeBasemap {
 
 pub struct RenderTask {
     renderer: Arc<Renderer>,
-    style: Arc<Style>,
+    themed: Arc<Themed>,
     z: u32,
     x: u32,
     y: u32,
@@ -140,9 +204,10 @@ impl Task for RenderTask {
             let Ok(z) = u8::try_from(self.z) else {
                 return Ok(None);
             };
+            let (style, sprite) = (&self.themed.style, self.themed.sprite(self.ratio));
             match self
                 .renderer
-                .render_png(&self.style, z, self.x, self.y, self.ratio)
+                .render_png(style, sprite, z, self.x, self.y, self.ratio)
             {
                 Ok(png) => Ok(Some(png)),
                 Err(RenderError::NotFound) => Ok(None),

@@ -5,15 +5,18 @@
 //! - [`style`]: the subset of the MapLibre style specification the renderer interprets.
 //! - [`glyphs`]: SDF glyph ranges and text drawn from them.
 //! - [`render`]: raster tiles (PNG) from vector tiles and a style.
+//! - [`sprite`]: icons rasterized into sprite sheets and for the renderer.
 //! - [`pbf`]: the protocol-buffers reader under the tile and glyph formats.
 
 pub mod glyphs;
 pub mod mvt;
 pub mod pbf;
 pub mod render;
+pub mod sprite;
 pub mod style;
 pub mod tileset;
 
 pub use render::{RenderError, Renderer};
+pub use sprite::Sprite;
 pub use style::Style;
 pub use tileset::{Tileset, TilesetError};

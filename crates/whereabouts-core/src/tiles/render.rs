@@ -11,8 +11,11 @@ use tiny_skia::{
     FillRule, LineCap, LineJoin, Paint, PathBuilder, Pixmap, Rect, Stroke, StrokeDash, Transform,
 };
 
+use tiny_skia::PixmapPaint;
+
 use super::glyphs::{self, Font, Shaped, TextPaint, SDF_SIZE};
 use super::mvt::{Feature, GeomType, Layer, Tile};
+use super::sprite::Sprite;
 use super::style::{Color, Ctx, Kind, Style, StyleLayer};
 use super::tileset::Tileset;
 
@@ -53,12 +56,34 @@ struct Candidate<'a> {
     layer: &'a StyleLayer,
     shaped: Shaped,
     font: &'a Font,
-    /// Top-left corner and size of the text box, in output pixels.
+    /// Top-left corner and size of the text box, in output pixels (no text: width 0).
     x: f32,
     y: f32,
     w: f32,
     h: f32,
     paint: TextPaint,
+    /// The icon, its top-left corner and its scale (output pixels per sprite pixel).
+    icon: Option<(&'a Pixmap, f32, f32, f32)>,
+}
+
+impl Candidate<'_> {
+    /// The box that must stay clear of other labels: text and icon together.
+    fn bounds(&self) -> (f32, f32, f32, f32) {
+        let mut b = if self.w > 0.0 {
+            (self.x, self.y, self.x + self.w, self.y + self.h)
+        } else {
+            (f32::MAX, f32::MAX, f32::MIN, f32::MIN)
+        };
+        if let Some((pm, x, y, s)) = self.icon {
+            b = (
+                b.0.min(x),
+                b.1.min(y),
+                b.2.max(x + pm.width() as f32 * s),
+                b.3.max(y + pm.height() as f32 * s),
+            );
+        }
+        b
+    }
 }
 
 impl Renderer {
@@ -85,18 +110,20 @@ impl Renderer {
     pub fn render_png(
         &self,
         style: &Style,
+        sprite: Option<&Sprite>,
         z: u8,
         x: u32,
         y: u32,
         ratio: u32,
     ) -> Result<Vec<u8>, RenderError> {
-        encode_png(&self.render(style, z, x, y, ratio)?)
+        encode_png(&self.render(style, sprite, z, x, y, ratio)?)
     }
 
     /// Renders tile `z/x/y` into a pixmap of `256 * ratio` pixels a side.
     pub fn render(
         &self,
         style: &Style,
+        sprite: Option<&Sprite>,
         z: u8,
         x: u32,
         y: u32,
@@ -184,6 +211,7 @@ impl Renderer {
                             &mut candidates,
                             li,
                             layer,
+                            sprite,
                             zoom,
                             src,
                             *tx,
@@ -243,6 +271,7 @@ impl Renderer {
         out: &mut Vec<Candidate<'a>>,
         li: usize,
         layer: &'a StyleLayer,
+        sprite: Option<&'a Sprite>,
         zoom: f64,
         src: &Layer,
         tx: i64,
@@ -282,7 +311,16 @@ impl Renderer {
                     "lowercase" => text = text.to_lowercase(),
                     _ => {}
                 }
-                if text.trim().is_empty() {
+                let icon = layer.layout.get("icon-image").and_then(|j| {
+                    let name = super::style::eval(j, &ctx).text();
+                    let sprite = sprite?;
+                    let pm = sprite.images.get(&name)?;
+                    let s =
+                        layer.number("icon-size", &ctx, 1.0) as f32 * ratio / sprite.ratio as f32;
+                    let (w, h) = (pm.width() as f32 * s, pm.height() as f32 * s);
+                    Some((pm, ax as f32 - w / 2.0, ay as f32 - h / 2.0, s))
+                });
+                if text.trim().is_empty() && icon.is_none() {
                     continue;
                 }
                 let font_name = match layer
@@ -301,7 +339,11 @@ impl Renderer {
                 };
                 let text_size = layer.number("text-size", &ctx, 16.0) as f32;
                 let max_width = layer.number("text-max-width", &ctx, 10.0) as f32;
-                let shaped = glyphs::shape(font, &text, max_width);
+                let shaped = if text.trim().is_empty() {
+                    Shaped::default()
+                } else {
+                    glyphs::shape(font, &text, max_width)
+                };
                 let scale = text_size / SDF_SIZE * ratio;
                 let (w, h) = (shaped.width * scale, shaped.height * scale);
                 let offset = layer.numbers("text-offset", &ctx).unwrap_or_default();
@@ -340,6 +382,7 @@ impl Renderer {
                     w,
                     h,
                     paint,
+                    icon,
                 });
             }
         }
@@ -496,7 +539,8 @@ fn place_labels(pm: &mut Pixmap, mut candidates: Vec<Candidate>, ratio: f32) {
     let size = pm.width() as f32;
     let mut placed: Vec<(f32, f32, f32, f32)> = vec![];
     for c in candidates {
-        let b = (c.x - pad, c.y - pad, c.x + c.w + pad, c.y + c.h + pad);
+        let (x0, y0, x1, y1) = c.bounds();
+        let b = (x0 - pad, y0 - pad, x1 + pad, y1 + pad);
         let overlaps = placed
             .iter()
             .any(|p| b.0 < p.2 && p.0 < b.2 && b.1 < p.3 && p.1 < b.3);
@@ -512,6 +556,14 @@ fn place_labels(pm: &mut Pixmap, mut candidates: Vec<Candidate>, ratio: f32) {
         placed.push(b);
         if b.2 < 0.0 || b.3 < 0.0 || b.0 > size || b.1 > size {
             continue;
+        }
+        if let Some((icon, x, y, s)) = c.icon {
+            let t = Transform::from_row(s, 0.0, 0.0, s, x, y);
+            let paint = PixmapPaint {
+                quality: tiny_skia::FilterQuality::Bilinear,
+                ..PixmapPaint::default()
+            };
+            pm.draw_pixmap(0, 0, icon.as_ref(), &paint, t, None);
         }
         glyphs::draw(pm, c.font, &c.shaped, c.x, c.y, &c.paint);
     }
@@ -583,15 +635,15 @@ mod tests {
     fn sea_is_blue_and_land_is_land_coloured() {
         let r = renderer();
         let style = Style::parse(STYLE).unwrap();
-        let pm = r.render(&style, 3, 4, 2, 1).unwrap();
+        let pm = r.render(&style, None, 3, 4, 2, 1).unwrap();
         // North Sea and the middle of Germany.
         assert_eq!(pixel_at(&pm, 3, 4, 2, 3.0, 56.0), (0, 0, 255));
         assert_eq!(pixel_at(&pm, 3, 4, 2, 10.0, 51.0), (0xf0, 0xe8, 0xd8));
         // Overzoomed past the tileset's z7, @2x: the sea off The Hague and inland Utrecht at z12.
-        let pm = r.render(&style, 12, 2095, 1351, 2).unwrap();
+        let pm = r.render(&style, None, 12, 2095, 1351, 2).unwrap();
         assert_eq!(pm.width(), 512);
         assert_eq!(pixel_at(&pm, 12, 2095, 1351, 4.15, 52.09), (0, 0, 255));
-        let pm = r.render(&style, 12, 2106, 1351, 2).unwrap();
+        let pm = r.render(&style, None, 12, 2106, 1351, 2).unwrap();
         assert_eq!(
             pixel_at(&pm, 12, 2106, 1351, 5.12, 52.09),
             (0xf0, 0xe8, 0xd8)
@@ -602,7 +654,7 @@ mod tests {
     fn draws_borders_and_labels() {
         let r = renderer();
         let style = Style::parse(STYLE).unwrap();
-        let pm = r.render(&style, 4, 8, 5, 1).unwrap();
+        let pm = r.render(&style, None, 4, 8, 5, 1).unwrap();
         let px = pm.pixels();
         let red = px
             .iter()
@@ -617,19 +669,56 @@ mod tests {
     }
 
     #[test]
+    fn draws_icons_from_the_sprite() {
+        let r = renderer();
+        let icons: Vec<(&str, &str)> = r.tileset().icons().filter(|(n, _)| *n == "star").collect();
+        assert_eq!(icons.len(), 1, "the basemap embeds Maki's star");
+        let (sprite, failed) = Sprite::rasterize(
+            icons,
+            2,
+            Color {
+                r: 0.0,
+                g: 1.0,
+                b: 0.0,
+                a: 1.0,
+            },
+        );
+        assert!(failed.is_empty());
+        let style = Style::parse(
+            r##"{"version":8,"sources":{},"layers":[
+              {"id":"bg","type":"background","paint":{"background-color":"#ffffff"}},
+              {"id":"capitals","type":"symbol","source":"b","source-layer":"place",
+               "filter":["has","capital"],"layout":{"icon-image":"star"}}]}"##,
+        )
+        .unwrap();
+        let green = |pm: &Pixmap| {
+            pm.pixels()
+                .iter()
+                .filter(|p| p.green() > 200 && p.red() < 60)
+                .count()
+        };
+        assert!(green(&r.render(&style, Some(&sprite), 4, 8, 5, 2).unwrap()) > 100);
+        assert!(
+            green(&r.render(&style, Some(&sprite), 4, 8, 5, 1).unwrap()) > 25,
+            "scaled to another ratio"
+        );
+        assert_eq!(green(&r.render(&style, None, 4, 8, 5, 1).unwrap()), 0);
+    }
+
+    #[test]
     fn out_of_range_tiles_are_not_found() {
         let r = renderer();
         let style = Style::parse(STYLE).unwrap();
         assert_eq!(
-            r.render(&style, 2, 4, 0, 1).err(),
+            r.render(&style, None, 2, 4, 0, 1).err(),
             Some(RenderError::NotFound)
         );
         assert_eq!(
-            r.render(&style, 23, 0, 0, 1).err(),
+            r.render(&style, None, 23, 0, 0, 1).err(),
             Some(RenderError::NotFound)
         );
         assert_eq!(
-            r.render(&style, 1, 0, 0, 5).err(),
+            r.render(&style, None, 1, 0, 0, 5).err(),
             Some(RenderError::NotFound)
         );
     }
@@ -638,7 +727,7 @@ mod tests {
     fn encodes_png() {
         let r = renderer();
         let style = Style::parse(STYLE).unwrap();
-        let png = r.render_png(&style, 0, 0, 0, 1).unwrap();
+        let png = r.render_png(&style, None, 0, 0, 0, 1).unwrap();
         assert_eq!(&png[1..4], b"PNG");
     }
 }

@@ -32,6 +32,8 @@ pub struct Tileset {
     tiles: HashMap<(u8, u32, u32), Vec<u8>>,
     /// Glyph ranges by (fontstack, "start-end").
     glyphs: HashMap<(String, String), Vec<u8>>,
+    /// SVG icons by name (the optional `icons` table), for sprites.
+    icons: std::collections::BTreeMap<String, String>,
 }
 
 impl Tileset {
@@ -105,16 +107,18 @@ impl Tileset {
             return Err(err("no tiles"));
         }
 
+        let has_table = |name: &str| -> Result<bool, TilesetError> {
+            let n: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+                    [name],
+                    |r| r.get(0),
+                )
+                .map_err(sql)?;
+            Ok(n > 0)
+        };
         let mut glyphs = HashMap::new();
-        let has_glyphs: bool = conn
-            .query_row(
-                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'glyphs'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(sql)?
-            > 0;
-        if has_glyphs {
+        if has_table("glyphs")? {
             let mut stmt = conn
                 .prepare("SELECT fontstack, range, data FROM glyphs")
                 .map_err(sql)?;
@@ -133,7 +137,20 @@ impl Tileset {
             }
         }
 
+        let mut icons = std::collections::BTreeMap::new();
+        if has_table("icons")? {
+            let mut stmt = conn.prepare("SELECT name, svg FROM icons").map_err(sql)?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .map_err(sql)?;
+            for row in rows {
+                let (name, svg) = row.map_err(sql)?;
+                icons.insert(name, svg);
+            }
+        }
+
         let set = Tileset {
+            icons,
             metadata,
             minzoom,
             maxzoom,
@@ -191,6 +208,11 @@ impl Tileset {
         v.sort();
         v.dedup();
         v
+    }
+
+    /// The SVG icons, by name.
+    pub fn icons(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.icons.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     /// How many tiles the set holds.
