@@ -317,6 +317,20 @@ describe('metering', () => {
   });
 });
 
+describe('a server without maps', () => {
+  it('answers every /v3 path with Imagery not found', async () => {
+    const plain = await startTestServer({ engine: { db: fixtureDb() } });
+    try {
+      const k = plain.tokens.create({}).token;
+      const r = await get(`/v3/streets/vector.json?key=${k}`, {}, plain.base);
+      expect(r.status).toBe(404);
+      expect(json(r.body)).toEqual({ error: M.notFound });
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
 describe('opening a tileset', () => {
   it('fails at once with the file and the reason when missing or corrupt', () => {
     const dir = tempDir('wb-maps-');

@@ -99,8 +99,17 @@ const SPRITE = /^sprite(@2x)?$/;
 export function mapsRoutes(deps: { tokens: TokenAccess; maps?: MapsOptions }): FastifyPluginAsync {
   return async (outer) => {
     if (deps.maps) outer.register(mapRoutes(deps.tokens, deps.maps), { prefix: '/v3' });
+    else outer.register(noMaps, { prefix: '/v3' });
   };
 }
+
+/** A server without a basemap (`serve --no-maps`): every `/v3` path is `Imagery not found`. */
+const noMaps: FastifyPluginAsync = async (app) => {
+  useErrorShape(app, MAP_ERRORS);
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).send({ error: 'Imagery not found' });
+  });
+};
 
 /** The routes under `/v3`, where any other path is `Imagery not found` too. */
 function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
