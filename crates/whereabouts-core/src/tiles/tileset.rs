@@ -257,6 +257,30 @@ mod tests {
     }
 
     #[test]
+    fn every_tile_of_the_basemap_decodes_in_the_openmaptiles_layers() {
+        let set = Tileset::open(&basemap()).unwrap();
+        let known = ["water", "waterway", "boundary", "place"];
+        let mut features = 0;
+        for z in 0..=7u8 {
+            for x in 0..1u32 << z {
+                for y in 0..1u32 << z {
+                    let tile = set.decoded(z, x, y).unwrap().unwrap();
+                    for layer in &tile.layers {
+                        assert!(
+                            known.contains(&layer.name.as_str()),
+                            "{z}/{x}/{y}: {}",
+                            layer.name
+                        );
+                        assert_eq!(layer.extent, 4096);
+                        features += layer.features.len();
+                    }
+                }
+            }
+        }
+        assert!(features > 50_000, "{features}");
+    }
+
+    #[test]
     fn missing_and_corrupt_files_fail_at_open() {
         let dir = tempfile::tempdir().unwrap();
         let missing = Tileset::open(&dir.path().join("none.mbtiles"))
