@@ -130,11 +130,23 @@ describe('vector tiles and glyphs', () => {
     expect(tile.layers.water?.length).toBeGreaterThan(0);
   });
 
-  it('has every tile from zoom 0 to the basemap maxzoom, and nothing deeper', async () => {
+  it('has every tile from zoom 0 to 7, and cuts deeper ones to z18 from their z7 ancestor', async () => {
     expect(basemap.maxzoom).toBe(7);
     expect(basemap.tileCount).toBe(21845);
-    expect(gunzipSync(basemap.vectorTile(7, 127, 127) as Buffer).length).toBeGreaterThan(0);
-    expect((await get(`/v3/streets/v/8/0/0.pbf?key=${key}`)).status).toBe(404);
+    expect(gunzipSync((await basemap.vectorTile(7, 127, 127)) as Buffer).length).toBeGreaterThan(0);
+    // z10 over The Hague: the sea, the coast, the city's label.
+    const r = await get(`/v3/streets/v/10/524/337.pbf?key=${key}`, { 'accept-encoding': 'identity' });
+    expect(r.status).toBe(200);
+    const tile = new VectorTile(new PbfReader(r.body));
+    expect(tile.layers.water?.feature(0).properties.class).toBe('ocean');
+    for (let i = 0; i < (tile.layers.water?.length ?? 0); i++) {
+      for (const ring of tile.layers.water?.feature(i).loadGeometry() ?? []) {
+        for (const p of ring)
+          expect(Math.max(Math.abs(p.x - 2048), Math.abs(p.y - 2048))).toBeLessThanOrEqual(2048 + 64);
+      }
+    }
+    expect((await get(`/v3/streets/v/18/134217/86337.pbf?key=${key}`)).status).toBe(200);
+    expect((await get(`/v3/streets/v/19/0/0.pbf?key=${key}`)).status).toBe(404);
   });
 
   it('serves the sprite the vector styles name, at 1x and 2x', async () => {

@@ -11,12 +11,12 @@ import { type NativeBasemapHandle, native } from '../native/binding.js';
 /** The embedded world basemap (scripts/build-basemap.mjs). */
 export const basemapFile = join(packageRoot, 'data', 'basemap.mbtiles');
 
-/** Default size of the raster tile cache, in bytes. */
+/** Default size of the cache of made tiles (raster, and vector past the deepest zoom), in bytes. */
 export const DEFAULT_RASTER_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** Options of {@link Basemap.open}. */
 export interface BasemapOptions {
-  /** Bytes of rendered PNG tiles kept in memory; 0 keeps none. Default {@link DEFAULT_RASTER_CACHE_BYTES}. */
+  /** Bytes of made tiles kept in memory; 0 keeps none. Default {@link DEFAULT_RASTER_CACHE_BYTES}. */
   rasterCacheBytes?: number;
 }
 
@@ -32,7 +32,7 @@ export class Basemap {
   private readonly inFlight = new Map<string, Promise<Buffer | null>>();
   private readonly cacheLimit: number;
   private readonly sprites = new Map<string, { json: string; png: Buffer } | null>();
-  /** Renders started (cache misses that were not joined to a render in flight). */
+  /** Tiles made (cache misses that were not joined to one in flight): renders and overzooms. */
   renders = 0;
 
   private constructor(
@@ -62,9 +62,14 @@ export class Basemap {
     return this.metadata.attribution ?? '';
   }
 
-  /** A vector tile as stored: gzip-compressed MVT (or empty); null when the set has no such tile. */
-  vectorTile(z: number, x: number, y: number): Buffer | null {
-    return this.handle.tile(z, x, y);
+  /**
+   * Vector tile z/x/y as gzip-compressed MVT (or empty); null when there is no such tile.
+   * Stored tiles are answered as they are; deeper ones are cut from their ancestor at the
+   * deepest zoom on a worker thread, cached like raster tiles.
+   */
+  vectorTile(z: number, x: number, y: number): Promise<Buffer | null> {
+    if (z <= this.maxzoom) return Promise.resolve(this.handle.tile(z, x, y));
+    return this.cached(`v/${z}/${x}/${y}`, () => this.handle.vectorTile(z, x, y));
   }
 
   /** A glyph range (`0-255`) of a fontstack, null when absent. */
@@ -98,7 +103,11 @@ export class Basemap {
    * such tile. Cached, and rendered once for concurrent requests of the same tile.
    */
   rasterTile(name: string, z: number, x: number, y: number, ratio: number): Promise<Buffer | null> {
-    const key = `${name}/${z}/${x}/${y}@${ratio}`;
+    return this.cached(`r/${name}/${z}/${x}/${y}@${ratio}`, () => this.handle.render(name, z, x, y, ratio));
+  }
+
+  /** What `produce` makes for `key`, from the cache, or made once for concurrent callers. */
+  private cached(key: string, produce: () => Promise<Buffer | null>): Promise<Buffer | null> {
     const hit = this.cache.get(key);
     if (hit) {
       // Refresh its place in the least-recently-used order.
@@ -109,11 +118,10 @@ export class Basemap {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     this.renders++;
-    const render = this.handle
-      .render(name, z, x, y, ratio)
-      .then((png) => {
-        if (png) this.remember(key, png);
-        return png;
+    const render = produce()
+      .then((tile) => {
+        if (tile) this.remember(key, tile);
+        return tile;
       })
       .finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, render);

@@ -14,8 +14,8 @@ export type Theme = (typeof THEMES)[number];
 export const STYLE_TYPES = ['vector', 'raster'] as const;
 export type StyleType = (typeof STYLE_TYPES)[number];
 
-/** The deepest zoom of raster tiles (the data above the basemap's own deepest zoom is magnified). */
-export const MAX_RASTER_ZOOM = 18;
+/** The deepest zoom of vector and raster tiles (past the basemap's own deepest zoom its data is magnified). */
+export const MAX_TILE_ZOOM = 18;
 
 /** The fontstack of every label; its glyphs ship in the basemap's `glyphs` table. */
 export const FONTSTACK = 'Noto Sans Regular';
@@ -227,7 +227,7 @@ export function rasterStyle(theme: Theme, urls: StyleUrls, basemap: BasemapFacts
         tiles: urls.tiles.map((t) => `${t}/v3/${theme}/r/{z}/{x}/{y}.png${q}`),
         tileSize: 256,
         minzoom: basemap.minzoom,
-        maxzoom: MAX_RASTER_ZOOM,
+        maxzoom: MAX_TILE_ZOOM,
         attribution: basemap.attribution,
       },
     },

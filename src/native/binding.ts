@@ -252,6 +252,8 @@ export interface NativeBasemapInfo {
 export interface NativeBasemapHandle {
   info(): NativeBasemapInfo;
   tile(z: number, x: number, y: number): Buffer | null;
+  /** Any zoom: past the deepest, cut from the ancestor on a worker thread. */
+  vectorTile(z: number, x: number, y: number): Promise<Buffer | null>;
   glyphs(fontstack: string, range: string): Buffer | null;
   /** `iconColor`: rasterize the basemap's icons in this colour as the style's sprite. */
   setStyle(name: string, json: string, iconColor?: string): void;

@@ -16,7 +16,7 @@ import type { Basemap } from '../maps/basemap.js';
 import {
   FONTSTACK,
   iconColor,
-  MAX_RASTER_ZOOM,
+  MAX_TILE_ZOOM,
   rasterStyle,
   renderStyle,
   STYLE_TYPES,
@@ -238,8 +238,8 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
         answer(request, reply, async () => {
           await admit(request, metering === 'tile');
           themeOf(request.params.theme);
-          const [z, x, y] = tileOf(request.params, basemap.maxzoom);
-          const body = basemap.vectorTile(z, x, y);
+          const [z, x, y] = tileOf(request.params, MAX_TILE_ZOOM);
+          const body = await basemap.vectorTile(z, x, y);
           if (body === null) throw new MapError(404, messages.notFound);
           return { body, type: 'application/x-protobuf', maxAge: TILE_MAX_AGE, gzip: true };
         }),
@@ -253,7 +253,7 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
           const theme = themeOf(request.params.theme);
           const m = /^(\d+)(@2x)?$/.exec(request.params.y);
           if (!m) throw new MapError(400, messages.invalidRequest);
-          const [z, x, y] = tileOf({ ...request.params, y: m[1] as string }, MAX_RASTER_ZOOM);
+          const [z, x, y] = tileOf({ ...request.params, y: m[1] as string }, MAX_TILE_ZOOM);
           const png = await basemap.rasterTile(theme, z, x, y, m[2] ? 2 : 1);
           if (png === null) throw new MapError(404, messages.notFound);
           return { body: png, type: 'image/png', maxAge: TILE_MAX_AGE };

@@ -96,6 +96,18 @@ impl NativeBasemap {
             .map(|b| b.to_vec().into())
     }
 
+    /// Tile z/x/y as gzip-compressed MVT at any zoom, on a worker thread: tiles past the set's
+    /// deepest zoom are cut from their ancestor. Null when there is no such tile.
+    #[napi(ts_return_type = "Promise<Buffer | null>")]
+    pub fn vector_tile(&self, z: u32, x: u32, y: u32) -> AsyncTask<VectorTask> {
+        AsyncTask::new(VectorTask {
+            renderer: self.renderer.clone(),
+            z,
+            x,
+            y,
+        })
+    }
+
     /// A glyph range (`0-255`) of a fontstack, null when absent.
     #[napi]
     pub fn glyphs(&self, fontstack: String, range: String) -> Option<Buffer> {
@@ -218,5 +230,33 @@ impl Task for RenderTask {
 
     fn resolve(&mut self, _env: Env, png: Option<Vec<u8>>) -> Result<Option<Buffer>> {
         Ok(png.map(Buffer::from))
+    }
+}
+
+pub struct VectorTask {
+    renderer: Arc<Renderer>,
+    z: u32,
+    x: u32,
+    y: u32,
+}
+
+impl Task for VectorTask {
+    type Output = Option<Vec<u8>>;
+    type JsValue = Option<Buffer>;
+
+    fn compute(&mut self) -> Result<Option<Vec<u8>>> {
+        guarded("vectorTile", || {
+            let Ok(z) = u8::try_from(self.z) else {
+                return Ok(None);
+            };
+            self.renderer
+                .tileset()
+                .vector_tile(z, self.x, self.y)
+                .map_err(err)
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, tile: Option<Vec<u8>>) -> Result<Option<Buffer>> {
+        Ok(tile.map(Buffer::from))
     }
 }

@@ -1,7 +1,8 @@
 //! Maps: the vector tileset (MBTiles) the map routes serve, and raster tiles rendered from it.
 //!
 //! - [`tileset`]: an MBTiles file of vector tiles and SDF glyph ranges, read at open.
-//! - [`mvt`]: decoding of Mapbox Vector Tiles.
+//! - [`mvt`]: decoding and encoding of Mapbox Vector Tiles.
+//! - [`overzoom`]: vector tiles past the tileset's deepest zoom, cut from their ancestor.
 //! - [`style`]: the subset of the MapLibre style specification the renderer interprets.
 //! - [`glyphs`]: SDF glyph ranges and text drawn from them.
 //! - [`render`]: raster tiles (PNG) from vector tiles and a style.
@@ -10,6 +11,7 @@
 
 pub mod glyphs;
 pub mod mvt;
+pub mod overzoom;
 pub mod pbf;
 pub mod render;
 pub mod sprite;

@@ -192,6 +192,154 @@ fn decode_geometry(cmds: &[u64], kind: GeomType) -> Result<Vec<Vec<(f32, f32)>>,
     Ok(parts)
 }
 
+/// Appends a varint.
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Appends a length-delimited field.
+fn put_bytes(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+    put_varint(out, u64::from(field << 3 | 2));
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Appends a varint field.
+fn put_uint(out: &mut Vec<u8>, field: u32, v: u64) {
+    put_varint(out, u64::from(field << 3));
+    put_varint(out, v);
+}
+
+fn zigzag_encode(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+impl Tile {
+    /// Encodes the tile (uncompressed MVT 2.1). Coordinates are rounded to integers.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![];
+        for layer in &self.layers {
+            put_bytes(&mut out, 3, &layer.encode());
+        }
+        out
+    }
+}
+
+impl Layer {
+    /// A layer with the same name, extent, keys and values, and other features.
+    pub fn with_features(&self, features: Vec<Feature>) -> Layer {
+        Layer {
+            name: self.name.clone(),
+            extent: self.extent,
+            keys: self.keys.clone(),
+            values: self.values.clone(),
+            features,
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = vec![];
+        put_uint(&mut out, 15, 2);
+        put_bytes(&mut out, 1, self.name.as_bytes());
+        for f in &self.features {
+            put_bytes(&mut out, 2, &f.encode());
+        }
+        for k in &self.keys {
+            put_bytes(&mut out, 3, k.as_bytes());
+        }
+        for v in &self.values {
+            let mut b = vec![];
+            match v {
+                Value::String(s) => put_bytes(&mut b, 1, s.as_bytes()),
+                Value::Number(n) if n.fract() == 0.0 && n.abs() < 9e15 => {
+                    put_uint(&mut b, 6, zigzag_encode(*n as i64))
+                }
+                Value::Number(n) => {
+                    put_varint(&mut b, 3 << 3 | 1);
+                    b.extend_from_slice(&n.to_le_bytes());
+                }
+                Value::Bool(x) => put_uint(&mut b, 7, u64::from(*x)),
+            }
+            put_bytes(&mut out, 4, &b);
+        }
+        put_uint(&mut out, 5, u64::from(self.extent));
+        out
+    }
+}
+
+impl Feature {
+    /// A feature with the same id, type and tags, and other parts.
+    pub fn with_parts(&self, parts: Vec<Vec<(f32, f32)>>) -> Feature {
+        Feature {
+            id: self.id,
+            kind: self.kind,
+            tags: self.tags.clone(),
+            parts,
+        }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = vec![];
+        if let Some(id) = self.id {
+            put_uint(&mut out, 1, id);
+        }
+        let mut tags = vec![];
+        for &(k, v) in &self.tags {
+            put_varint(&mut tags, u64::from(k));
+            put_varint(&mut tags, u64::from(v));
+        }
+        put_bytes(&mut out, 2, &tags);
+        let kind = match self.kind {
+            GeomType::Unknown => 0,
+            GeomType::Point => 1,
+            GeomType::LineString => 2,
+            GeomType::Polygon => 3,
+        };
+        put_uint(&mut out, 3, kind);
+        let mut cmds = vec![];
+        let (mut cx, mut cy) = (0i64, 0i64);
+        let mut step = |cmds: &mut Vec<u8>, (x, y): (f32, f32)| {
+            let (x, y) = (x.round() as i64, y.round() as i64);
+            put_varint(cmds, zigzag_encode(x - cx));
+            put_varint(cmds, zigzag_encode(y - cy));
+            (cx, cy) = (x, y);
+        };
+        if self.kind == GeomType::Point {
+            let points: Vec<(f32, f32)> = self
+                .parts
+                .iter()
+                .filter_map(|p| p.first().copied())
+                .collect();
+            if !points.is_empty() {
+                put_varint(&mut cmds, (points.len() as u64) << 3 | 1);
+                for p in points {
+                    step(&mut cmds, p);
+                }
+            }
+        } else {
+            for part in self.parts.iter().filter(|p| !p.is_empty()) {
+                put_varint(&mut cmds, 1 << 3 | 1);
+                step(&mut cmds, part[0]);
+                if part.len() > 1 {
+                    put_varint(&mut cmds, ((part.len() - 1) as u64) << 3 | 2);
+                    for &p in &part[1..] {
+                        step(&mut cmds, p);
+                    }
+                }
+                if self.kind == GeomType::Polygon {
+                    put_varint(&mut cmds, 1 << 3 | 7);
+                }
+            }
+        }
+        put_bytes(&mut out, 4, &cmds);
+        out
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -242,6 +390,35 @@ pub(crate) mod tests {
         assert_eq!(parts.len(), 2);
         assert_eq!(parts[0], vec![(0.0, 0.0), (10.0, 0.0), (10.0, 10.0)]);
         assert_eq!(parts[1][0], (12.0, 2.0));
+    }
+
+    #[test]
+    fn encodes_what_it_decodes() {
+        let tile = Tile::decode(&sample_tile()).unwrap();
+        let again = Tile::decode(&tile.encode()).unwrap();
+        let (a, b) = (&tile.layers[0], &again.layers[0]);
+        assert_eq!((a.name.as_str(), a.extent), (b.name.as_str(), b.extent));
+        assert_eq!(a.features[0].parts, b.features[0].parts);
+        assert_eq!(
+            b.property(&b.features[0], "name"),
+            Some(&Value::String("Paris".into()))
+        );
+        let ring = Feature {
+            id: Some(7),
+            kind: GeomType::Polygon,
+            tags: vec![],
+            parts: vec![
+                vec![(0.0, 0.0), (10.0, 0.0), (10.0, 10.0)],
+                vec![(2.0, 2.0), (3.0, 2.0), (3.0, 3.0)],
+            ],
+        };
+        let layer = a.with_features(vec![ring.clone()]);
+        let t = Tile {
+            layers: vec![layer],
+        };
+        let back = Tile::decode(&t.encode()).unwrap();
+        assert_eq!(back.layers[0].features[0].parts, ring.parts);
+        assert_eq!(back.layers[0].features[0].id, Some(7));
     }
 
     #[test]

@@ -187,6 +187,30 @@ impl Tileset {
             .map_err(|e| TilesetError(e.to_string()))
     }
 
+    /// Tile z/x/y as gzip-compressed MVT: a stored tile as it is; a tile deeper than the set's
+    /// deepest zoom cut from its ancestor there ([`super::overzoom::child`], 64 units of buffer).
+    /// `None` when there is no such tile (or ancestor).
+    pub fn vector_tile(&self, z: u8, x: u32, y: u32) -> Result<Option<Vec<u8>>, TilesetError> {
+        if z <= self.maxzoom {
+            return Ok(self.raw(z, x, y).map(<[u8]>::to_vec));
+        }
+        if z > 24 || u64::from(x) >= 1u64 << z || u64::from(y) >= 1u64 << z {
+            return Ok(None);
+        }
+        let d = z - self.maxzoom;
+        let Some(ancestor) = self.decoded(self.maxzoom, x >> d, y >> d)? else {
+            return Ok(None);
+        };
+        let mask = (1u32 << d) - 1;
+        let child = super::overzoom::child(&ancestor, d, x & mask, y & mask, 64.0);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+        std::io::Write::write_all(&mut gz, &child.encode())
+            .map_err(|e| TilesetError(e.to_string()))?;
+        gz.finish()
+            .map(Some)
+            .map_err(|e| TilesetError(e.to_string()))
+    }
+
     /// A glyph range (`range` as `0-255`) of a fontstack.
     pub fn glyph_range(&self, fontstack: &str, range: &str) -> Option<&[u8]> {
         self.glyphs
@@ -278,6 +302,20 @@ mod tests {
             }
         }
         assert!(features > 50_000, "{features}");
+    }
+
+    #[test]
+    fn tiles_past_the_deepest_zoom_are_cut_from_their_ancestor() {
+        let set = Tileset::open(&basemap()).unwrap();
+        assert_eq!(
+            set.vector_tile(3, 4, 2).unwrap().as_deref(),
+            set.raw(3, 4, 2)
+        );
+        // z12 over The Hague's sea front: sea, and the coast's land as a hole in it.
+        let gz = set.vector_tile(12, 2095, 1351).unwrap().unwrap();
+        let tile = Tile::decode(&gunzip(&gz).unwrap()).unwrap();
+        assert!(tile.layer("water").is_some());
+        assert!(set.vector_tile(12, 4096, 0).unwrap().is_none());
     }
 
     #[test]
