@@ -12,6 +12,7 @@ import { Engine, type EngineOptions } from '../src/engine.js';
 import { LearnBatcher } from '../src/learning/submissions.js';
 import { ObservationStore } from '../src/observations/index.js';
 import { buildServer, type ServerOptions } from '../src/server/app.js';
+import type { MapsOptions } from '../src/server/maps.js';
 import { TokenStore, type TokenStoreOptions } from '../src/tokens/index.js';
 import { tempDir } from './temp-dirs.js';
 
@@ -114,6 +115,7 @@ export async function startTestServer(
     learn?: boolean;
     /** Further options of buildServer (timeouts, proxies, health detail...). */
     server?: Partial<Omit<ServerOptions, 'engine' | 'tokens' | 'observations' | 'logger'>>;
+    maps?: MapsOptions;
   } = {},
 ): Promise<TestServer> {
   const store = tempDir('wb-server-');
@@ -132,6 +134,7 @@ export async function startTestServer(
     learner,
     logger: { level: 'info', stream: { write: (line: string) => logs.push(line) } },
     ...options.server,
+    maps: options.maps,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

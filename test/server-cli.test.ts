@@ -3,6 +3,8 @@
  * SIGTERM it finishes what it accepted, charges exactly what it answered, and exits 0.
  */
 import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { TokenStore } from '../src/tokens/index.js';
 import { cli, fixtureDb, startServe } from './helpers.js';
@@ -47,5 +49,48 @@ it('serves with 2 workers, then shuts down cleanly on SIGTERM, charging exactly 
     expect(1000 - tokens.balance(token, 'geolocation')).toBe(1 + ok);
   } finally {
     tokens.close();
+  }
+});
+
+it('refuses to start on a missing or damaged tileset, naming it', () => {
+  const db = fixtureDb();
+  const missing = cli([
+    'serve',
+    '--db',
+    db,
+    '--workers',
+    '0',
+    '--port',
+    '0',
+    '--tiles',
+    '/nonexistent.mbtiles',
+  ]);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toMatch(/tileset \/nonexistent\.mbtiles: no such file/);
+  const junk = join(db, 'junk.mbtiles');
+  writeFileSync(junk, 'not a database');
+  const damaged = cli(['serve', '--db', db, '--workers', '0', '--port', '0', '--tiles', junk]);
+  expect(damaged.code).toBe(1);
+  expect(damaged.stderr).toMatch(/junk\.mbtiles: not a readable MBTiles file/);
+});
+
+it('token create --service maps makes a key the map routes accept', async () => {
+  const db = fixtureDb();
+  const created = cli(['token', 'create', '--db', db, '--service', 'maps']);
+  expect(created.code).toBe(0);
+  const record = JSON.parse(created.stdout) as { token: string; services: string[] };
+  expect(record.services).toEqual(['maps']);
+  const serve = await startServe(['--db', db, '--workers', '0', '--public-url', 'https://maps.example.com']);
+  child = serve.child;
+  try {
+    const r = await fetch(`http://127.0.0.1:${serve.port}/v3/streets/raster.json?key=${record.token}`);
+    expect(r.status).toBe(200);
+    const style = (await r.json()) as { sources: { basemap: { tiles: string[] } } };
+    expect(style.sources.basemap.tiles[0]).toBe(
+      `https://maps.example.com/v3/streets/r/{z}/{x}/{y}.png?key=${record.token}`,
+    );
+  } finally {
+    child.kill('SIGTERM');
+    await serve.exited;
   }
 });

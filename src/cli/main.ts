@@ -63,6 +63,12 @@ Usage:
       [--remote-timeout MS] [--remote-accuracy M] [--remote-path /process.php]: ask
       another /process service (docs/remote.md); its token from WHEREABOUTS_REMOTE_TOKEN
       (or --remote-token, which other users can see in the process list).
+      Maps (docs/maps.md): GET /v3/<theme>/<type>.json and tiles from --tiles FILE (an
+      MBTiles of vector tiles; default: the embedded world basemap), --no-maps to leave
+      them out; --public-url URL and --tile-url 'https://{s}.tiles.example.com'
+      [--tile-subdomains a,b,c] as written into styles (default: the request's own
+      address); --support-email ADDRESS for the error texts; --map-metering
+      none|style|tile (default none); --raster-cache-mb N (default 64).
   whereabouts token create|update|revoke|list --db DIR [...]
       Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,
       services, device slots, GPS). "whereabouts token --help" lists the settings.

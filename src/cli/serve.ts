@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../engine.js';
 import { LearnBatcher } from '../learning/submissions.js';
+import { Basemap, basemapFile } from '../maps/basemap.js';
 import { ObservationStore } from '../observations/index.js';
 import { keepPrivate } from '../private-file.js';
 import { REMOTE_MODES, type RemoteMode, type RemoteOptions } from '../remote/index.js';
@@ -22,6 +23,7 @@ import {
   DEFAULT_REQUEST_TIMEOUT_MS,
 } from '../server/app.js';
 import { type Channel, LedgerClient, serveLedger, type TokenAccess } from '../server/ledger.js';
+import { MAP_METERINGS, type MapMetering, type MapsOptions } from '../server/maps.js';
 import { type TrustProxy, trustFunction } from '../server/proxy.js';
 import { TokenStore } from '../tokens/index.js';
 import { parseFlags, UsageError } from './usage.js';
@@ -55,6 +57,19 @@ interface ServeConfig {
   /** How long charges gather before one commit (TokenStore groupMs). */
   groupMs: number;
   engine: EngineOptions;
+  /** The map routes; undefined with --no-maps. */
+  maps: MapsConfig | undefined;
+}
+
+/** The `--tiles` and map flags (docs/maps.md). */
+interface MapsConfig {
+  tiles: string;
+  publicUrl?: string;
+  tileUrl?: string;
+  subdomains?: string[];
+  supportEmail?: string;
+  metering: MapMetering;
+  rasterCacheBytes: number;
 }
 
 /** Messages from a worker to the primary. */
@@ -119,6 +134,14 @@ function parseConfig(argv: string[]): ServeConfig {
     'remote-path': { type: 'string' },
     'remote-timeout': { type: 'string' },
     'remote-accuracy': { type: 'string' },
+    tiles: { type: 'string' },
+    'no-maps': { type: 'boolean' },
+    'public-url': { type: 'string' },
+    'tile-url': { type: 'string' },
+    'tile-subdomains': { type: 'string' },
+    'support-email': { type: 'string' },
+    'map-metering': { type: 'string' },
+    'raster-cache-mb': { type: 'string' },
   });
   if (positionals.length > 0) throw new UsageError('serve takes no positional arguments');
   if (values.db === undefined) throw new UsageError('serve needs --db DIR (tokens are stored there too)');
@@ -161,7 +184,52 @@ function parseConfig(argv: string[]): ServeConfig {
     sync,
     groupMs: integerFlag(values['group-ms'], 'group-ms', 0, 0, 100),
     engine,
+    maps: values['no-maps'] ? undefined : mapsConfig(values),
   };
+}
+
+/** The map flags as options of the map routes. */
+function mapsConfig(values: {
+  tiles?: string;
+  'public-url'?: string;
+  'tile-url'?: string;
+  'tile-subdomains'?: string;
+  'support-email'?: string;
+  'map-metering'?: string;
+  'raster-cache-mb'?: string;
+}): MapsConfig {
+  const metering = values['map-metering'] ?? 'none';
+  if (!(MAP_METERINGS as readonly string[]).includes(metering)) {
+    throw new UsageError(`--map-metering takes ${MAP_METERINGS.join(', ')}`);
+  }
+  for (const flag of ['public-url', 'tile-url'] as const) {
+    const url = values[flag];
+    if (url !== undefined && !/^https?:\/\/[^/]/.test(url))
+      throw new UsageError(`--${flag} takes an http(s) URL`);
+  }
+  const config: MapsConfig = {
+    tiles: values.tiles ?? basemapFile,
+    metering: metering as MapMetering,
+    rasterCacheBytes: integerFlag(values['raster-cache-mb'], 'raster-cache-mb', 64, 0, 65_536) * 1024 * 1024,
+  };
+  if (values['public-url'] !== undefined) config.publicUrl = values['public-url'];
+  if (values['tile-url'] !== undefined) config.tileUrl = values['tile-url'];
+  if (values['tile-subdomains'] !== undefined) {
+    const subdomains = values['tile-subdomains'].split(',').map((s) => s.trim());
+    if (subdomains.some((s) => !/^[a-z0-9-]+$/i.test(s))) {
+      throw new UsageError('--tile-subdomains takes names separated by commas (a,b,c)');
+    }
+    config.subdomains = subdomains;
+  }
+  if (values['support-email'] !== undefined) config.supportEmail = values['support-email'];
+  return config;
+}
+
+/** Opens the basemap of the map routes; a missing or damaged tileset stops the start. */
+function openMaps(config: MapsConfig | undefined): MapsOptions | undefined {
+  if (!config) return undefined;
+  const { tiles, rasterCacheBytes, ...rest } = config;
+  return { basemap: Basemap.open(tiles, { rasterCacheBytes }), ...rest };
 }
 
 /** The `--remote-*` flags as engine options; undefined when no remote is configured. */
@@ -327,7 +395,9 @@ async function startServer(config: ServeConfig): Promise<Running> {
   if (config.engine.db !== undefined) keepPrivate(join(config.engine.db, 'learned.sqlite'));
   let tokens: TokenStore | undefined;
   let observations: ObservationStore | undefined;
+  let maps: MapsOptions | undefined;
   try {
+    maps = openMaps(config.maps);
     // the geocoding files are read on first use: a server reads them at start, so that a user's
     // first request does not wait for them (nor for the word index and the cell trees), and a
     // damaged file stops the start
@@ -370,6 +440,7 @@ async function startServer(config: ServeConfig): Promise<Running> {
     requestTimeoutMs: config.requestTimeoutMs,
     maxConnections: config.maxConnections,
     healthDetail: config.healthDetail,
+    maps,
   });
   await app.listen({ port: config.port, host: config.host });
   const t = tokens;

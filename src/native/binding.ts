@@ -37,6 +37,10 @@ export type NativeImportProgress = Generated.FileProgress;
 export type LocateFunction = ReturnType<NativeEngine['locateFunction']>;
 /** The accepted rows of an observation file as columns, for `whereabouts eval`. */
 export type NativeObservationColumns = Generated.ObservationColumns;
+/** A vector tileset and its raster renderer (crates/whereabouts-node/src/maps.rs). */
+export type NativeBasemapHandle = Generated.NativeBasemap;
+/** What {@link NativeBasemapHandle.info} tells of a tileset. */
+export type NativeBasemapInfo = ReturnType<NativeBasemapHandle['info']>;
 
 let binding: NativeBinding | undefined;
 

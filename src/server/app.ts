@@ -1,6 +1,6 @@
 /**
  * The HTTP service: a Fastify instance with CORS, body limits, request ids and one structured
- * log line per request, and a plugin per route family (geolocation, geocoding, sync, health),
+ * log line per request, and a plugin per route family (geolocation, geocoding, sync, health, maps),
  * each of which answers its own errors.
  *
  * `buildServer` owns none of its dependencies: whoever opened the engine and the stores closes
@@ -25,6 +25,7 @@ import { geocodingRoutes } from './geocoding.js';
 import { healthRoutes } from './health.js';
 import { ichnaeaRoutes } from './ichnaea.js';
 import type { LedgerClient, TokenAccess } from './ledger.js';
+import { type MapsOptions, mapsRoutes } from './maps.js';
 import { geolocationRoutes } from './process.js';
 import { callerAddress, type TrustProxy, trustFunction } from './proxy.js';
 import { syncRoutes } from './sync.js';
@@ -79,6 +80,8 @@ export interface ServerOptions {
   healthDetail?: boolean;
   /** Milliseconds since the epoch for `GET /v2/sync`'s window; default `Date.now` (tests move it). */
   clock?: () => number;
+  /** The basemap and addresses of the `/v3` map routes (docs/maps.md); absent: no map routes. */
+  maps?: MapsOptions;
 }
 
 /**
@@ -249,5 +252,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(ichnaeaRoutes(options));
   app.register(syncRoutes(options));
   app.register(healthRoutes(options));
+  app.register(mapsRoutes(options));
   return app;
 }

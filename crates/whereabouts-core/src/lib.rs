@@ -22,6 +22,7 @@
 //! - [`progress`]: progress reports of the long-running file commands (import, learn).
 //! - [`sync`]: pages of changed stations in the import formats, for database sync.
 //! - [`wire`]: the numbers that cross to JavaScript (the batch wire format, the reverse key).
+//! - [`tiles`]: the basemap's vector tiles and raster tiles rendered from them.
 
 pub mod addresses;
 pub mod countries;
@@ -41,6 +42,7 @@ pub mod sites;
 pub mod solve;
 pub mod store;
 pub mod sync;
+pub mod tiles;
 pub mod timezone;
 pub mod wire;
 

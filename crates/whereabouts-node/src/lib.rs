@@ -26,6 +26,7 @@ mod import;
 mod learn;
 mod live;
 mod locate;
+mod maps;
 mod progress;
 mod reverse;
 mod sync;
