@@ -69,6 +69,10 @@ Usage:
       [--tile-subdomains a,b,c] as written into styles (default: the request's own
       address); --support-email ADDRESS for the error texts; --map-metering
       none|style|tile (default none); --raster-cache-mb N (default 64).
+  whereabouts tiles build --from EXTRACT.osm.pbf --out FILE.mbtiles [--shapefiles DIR]
+      Street-level vector tiles (OpenMapTiles schema, z0-14) of an OpenStreetMap extract,
+      made by Debian's tilemaker with its OpenMapTiles configuration, for serve --tiles.
+      Layers that need shapefiles (ocean, land cover) are left out unless DIR holds them.
   whereabouts token create|update|revoke|list --db DIR [...]
       Manages access tokens (balances, limits, scopes, referrer patterns, IP ranges,
       services, device slots, GPS). "whereabouts token --help" lists the settings.
@@ -150,6 +154,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./search.js')).runSearch(rest);
       case 'eval':
         return await (await import('./eval.js')).runEvalCommand(rest);
+      case 'tiles':
+        return await (await import('./tiles.js')).runTiles(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -30,6 +30,11 @@ interface Palette {
   city: string;
   town: string;
   halo: string;
+  /** Parks, grass and wood of a street-level tileset. */
+  green: string;
+  building: string;
+  road: string;
+  majorRoad: string;
 }
 
 const PALETTES: Record<Theme, Palette> = {
@@ -42,6 +47,10 @@ const PALETTES: Record<Theme, Palette> = {
     city: '#333333',
     town: '#555555',
     halo: '#ffffff',
+    green: '#cde6c0',
+    building: '#d9d0c9',
+    road: '#ffffff',
+    majorRoad: '#f7c873',
   },
   light: {
     land: '#fafaf8',
@@ -52,6 +61,10 @@ const PALETTES: Record<Theme, Palette> = {
     city: '#5a5a5a',
     town: '#7a7a7a',
     halo: '#ffffff',
+    green: '#e6eee2',
+    building: '#e8e6e3',
+    road: '#ffffff',
+    majorRoad: '#e9e2d0',
   },
   dark: {
     land: '#23272e',
@@ -62,6 +75,10 @@ const PALETTES: Record<Theme, Palette> = {
     city: '#d6d8dc',
     town: '#a4a8b0',
     halo: '#111418',
+    green: '#243027',
+    building: '#30353d',
+    road: '#3a404a',
+    majorRoad: '#5a5446',
   },
 };
 
@@ -94,7 +111,10 @@ export function iconColor(theme: Theme): string {
   return PALETTES[theme].city;
 }
 
-/** The layers of a theme: water, rivers, borders, place labels (capitals with a star icon). */
+/**
+ * The layers of a theme: land cover, parks, buildings and roads where the tileset has them,
+ * water, rivers, borders, place labels (capitals with a star icon).
+ */
 function layers(theme: Theme): object[] {
   const p = PALETTES[theme];
   const text = (size: unknown, color: string) => ({
@@ -110,6 +130,21 @@ function layers(theme: Theme): object[] {
   const capital = text(['interpolate', ['linear'], ['zoom'], 2, 11, 10, 16], p.city);
   return [
     { id: 'background', type: 'background', paint: { 'background-color': p.land } },
+    {
+      id: 'landcover-green',
+      type: 'fill',
+      source: 'basemap',
+      'source-layer': 'landcover',
+      filter: ['match', ['get', 'class'], ['grass', 'wood', 'farmland'], true, false],
+      paint: { 'fill-color': p.green },
+    },
+    {
+      id: 'park',
+      type: 'fill',
+      source: 'basemap',
+      'source-layer': 'park',
+      paint: { 'fill-color': p.green },
+    },
     {
       id: 'water',
       type: 'fill',
@@ -128,6 +163,48 @@ function layers(theme: Theme): object[] {
       paint: {
         'line-color': p.river,
         'line-width': ['interpolate', ['exponential', 1.4], ['zoom'], 3, 0.5, 8, 1.5, 14, 6],
+      },
+    },
+    // The street-level layers of an OpenMapTiles tileset (`serve --tiles`, `tiles build`); the
+    // embedded world basemap has none of them.
+    {
+      id: 'building',
+      type: 'fill',
+      source: 'basemap',
+      'source-layer': 'building',
+      minzoom: 13,
+      paint: { 'fill-color': p.building },
+    },
+    {
+      id: 'road-minor',
+      type: 'line',
+      source: 'basemap',
+      'source-layer': 'transportation',
+      minzoom: 12,
+      filter: ['match', ['get', 'class'], ['minor', 'service', 'track', 'path'], true, false],
+      layout: { 'line-cap': 'round', 'line-join': 'round' },
+      paint: {
+        'line-color': p.road,
+        'line-width': ['interpolate', ['exponential', 1.5], ['zoom'], 12, 0.5, 18, 10],
+      },
+    },
+    {
+      id: 'road-major',
+      type: 'line',
+      source: 'basemap',
+      'source-layer': 'transportation',
+      minzoom: 5,
+      filter: [
+        'match',
+        ['get', 'class'],
+        ['motorway', 'trunk', 'primary', 'secondary', 'tertiary'],
+        true,
+        false,
+      ],
+      layout: { 'line-cap': 'round', 'line-join': 'round' },
+      paint: {
+        'line-color': p.majorRoad,
+        'line-width': ['interpolate', ['exponential', 1.5], ['zoom'], 5, 0.5, 18, 16],
       },
     },
     {
