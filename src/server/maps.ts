@@ -54,6 +54,20 @@ export interface MapsOptions {
   metering?: MapMetering;
 }
 
+/** ETags of the bodies answered, by buffer: a cached tile is hashed once, not on every hit. */
+const etags = new WeakMap<Buffer, string>();
+
+/** The ETag of a body: a hash of its bytes. */
+function etagOf(body: Buffer | string): string {
+  if (typeof body === 'string') return `"${createHash('sha1').update(body).digest('base64url')}"`;
+  let etag = etags.get(body);
+  if (etag === undefined) {
+    etag = `"${createHash('sha1').update(body).digest('base64url')}"`;
+    etags.set(body, etag);
+  }
+  return etag;
+}
+
 /** Default address named in error messages; operators set their own (`--support-email`). */
 export const DEFAULT_SUPPORT_EMAIL = 'support@example.com';
 
@@ -178,7 +192,7 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
     ): Promise<unknown> {
       try {
         const out = await work();
-        const etag = `"${createHash('sha1').update(out.body).digest('base64url')}"`;
+        const etag = etagOf(out.body);
         // The key is in every URL; shared caches would serve one caller's answer to others
         // without the referrer and IP checks, so only the caller's own cache may keep it.
         reply.header('cache-control', `private, max-age=${out.maxAge}`);

@@ -588,7 +588,8 @@ pub fn encode_png(pm: &Pixmap) -> Result<Vec<u8>, RenderError> {
         png::ColorType::Rgba
     });
     enc.set_depth(png::BitDepth::Eight);
-    enc.set_compression(png::Compression::Fast);
+    enc.set_compression(png::Compression::Default);
+    enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
     let fail = |e: png::EncodingError| RenderError::Failed(format!("PNG encoding: {e}"));
     let mut w = enc.write_header().map_err(fail)?;
     w.write_image_data(&data).map_err(fail)?;
