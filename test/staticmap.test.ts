@@ -3,6 +3,9 @@
  * sizes, scales and formats of the images `GET /v3/staticmap` draws, and every error with its
  * status and the dimensions of its blank image.
  */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Basemap } from '../src/maps/basemap.js';
 import {
@@ -17,8 +20,9 @@ import {
 } from '../src/maps/staticmap.js';
 import { DEFAULT_SUPPORT_EMAIL, mapMessages } from '../src/server/maps.js';
 import type { TokenInput, TokenStore } from '../src/tokens/index.js';
-import { fixtureDb, startTestServer, type TestServer } from './helpers.js';
+import { cli, fixtureDb, startTestServer, type TestServer } from './helpers.js';
 import { decodePng, type Image } from './png.js';
+import { tempDir } from './temp-dirs.js';
 
 /** The RGBA of pixel x, y. */
 function pixelAt(img: Image, x: number, y: number): number[] {
@@ -312,5 +316,32 @@ describe('GET /v3/staticmap', () => {
     } finally {
       await broken.close();
     }
+  });
+});
+
+describe('whereabouts staticmap', () => {
+  it('writes the image named by --out, JPEG by its extension', () => {
+    const dir = tempDir('wb-static-');
+    const png = join(dir, 'map.png');
+    let r = cli(['staticmap', '--center', '-33.9,18.4', '--zoom', '5', '--size', '120x90', '--out', png]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(dims(readFileSync(png))).toEqual([120, 90]);
+    const jpg = join(dir, 'map.jpg');
+    r = cli([
+      'staticmap',
+      '--markers',
+      '48.85,2.35',
+      '--markers',
+      'color:blue|52.5,13.4',
+      '--scale',
+      '2',
+      '--out',
+      jpg,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(dims(readFileSync(jpg))).toEqual([600, 600]);
+    r = cli(['staticmap', '--zoom', '5', '--out', png]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/Invalid Request/);
   });
 });

@@ -85,6 +85,12 @@ Usage:
       names in many languages, typos and "city, region, country" understood. --limit 1-50
       (default 10); --countrycodes restricts; --viewbox prefers places inside west,east,
       north,south longitudes/latitudes. NO_MATCHES (exit 1) when nothing matches.
+  whereabouts staticmap --center LAT,LON --zoom Z [--size WxH] [--scale 1|2]
+                        [--format png|jpg] [--markers M]... [--path P]... [--tiles FILE]
+                        --out FILE
+      Writes a static map image (the parameters of GET /v3/staticmap, docs/maps.md)
+      drawn from the embedded basemap; without --center/--zoom the view fits the
+      markers and paths. The format follows --out's extension unless --format.
   whereabouts eval [--db DIR] [--split files|time|kfold:K] [--mcc N --mnc N] [--sim SEED
                    [--requests N]] [--answers FILE] [--json] [--report FILE.html] INPUT...
   whereabouts eval --compare A.json B.json
@@ -150,6 +156,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./search.js')).runSearch(rest);
       case 'eval':
         return await (await import('./eval.js')).runEvalCommand(rest);
+      case 'staticmap':
+        return await (await import('./staticmap.js')).runStaticMap(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
