@@ -117,7 +117,7 @@ describe('parsing', () => {
   });
 
   it('reads paths: styles, points, encoded points, fill', () => {
-    const p = parsePath('weight:3|color:0x00ff00|fillcolor:%23ff000080'.replace('%23', '#') + '|1,2|3,4|5,6');
+    const p = parsePath('weight:3|color:0x00ff00|fillcolor:#ff000080|1,2|3,4|5,6');
     expect(p).toMatchObject({ weight: 3, color: [0, 255, 0, 255], fill: [255, 0, 0, 128] });
     expect(p.points).toHaveLength(3);
     expect(parsePath('enc:_p~iF~ps|U_ulLnnqC').points).toEqual([

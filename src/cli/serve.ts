@@ -295,7 +295,7 @@ function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<strin
  */
 export function demoStoreDir(): string {
   const xdg = process.env.XDG_DATA_HOME;
-  const base = xdg !== undefined && xdg.startsWith('/') ? xdg : join(homedir(), '.local', 'share');
+  const base = xdg?.startsWith('/') ? xdg : join(homedir(), '.local', 'share');
   return join(base, 'whereabouts');
 }
 
