@@ -8,8 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tiny_skia::{
-    FillRule, LineCap, LineJoin, Mask, Paint, PathBuilder, Pixmap, Rect, Stroke, StrokeDash,
-    Transform,
+    FillRule, LineCap, LineJoin, Paint, PathBuilder, Pixmap, Rect, Stroke, StrokeDash, Transform,
 };
 
 use tiny_skia::PixmapPaint;
@@ -199,7 +198,6 @@ impl Renderer {
                                 i64::from(sx),
                                 i64::from(sy),
                                 ratio_f,
-                                None,
                             );
                         }
                     }
@@ -302,53 +300,62 @@ impl Renderer {
             }
         }
         let tile_of = |tx: i64, ty: i64| &decoded[&(tx.rem_euclid(n) as u32, ty as u32)];
-        // Each drawn tile's square in whole pixels; no mask when it covers the whole image.
-        let mut masks: Vec<Option<Mask>> = vec![];
+        let ratio_f = ratio as f32;
+        // The background everywhere first: beyond the poles no tile is drawn.
+        for layer in &style.layers {
+            if layer.kind == Kind::Background && layer.shown_at(zoom) {
+                let zctx = Ctx {
+                    zoom,
+                    feature: None,
+                };
+                let c = layer.color("background-color", &zctx, Color::BLACK);
+                let o = layer.number("background-opacity", &zctx, 1.0) as f32;
+                let rect = Rect::from_xywh(0.0, 0.0, width as f32, height as f32)
+                    .ok_or_else(|| RenderError::Failed("image rect".into()))?;
+                pm.fill_rect(rect, &solid(c, o), Transform::identity(), None);
+            }
+        }
+        // Each drawn tile is painted into a pixmap of its own square, snapped to whole pixels,
+        // and copied into the image at that integer offset: no resampling, every pixel painted
+        // by one tile only, and memory bounded by one tile whatever the image size.
         for &(tx, ty) in &drawn {
             let (x0, y0) = view.px(tx as f64, ty as f64);
             let (x1, y1) = view.px((tx + 1) as f64, (ty + 1) as f64);
-            let (x0, y0) = (x0.round().max(0.0) as f32, y0.round().max(0.0) as f32);
-            let (x1, y1) = (x1.round().min(w) as f32, y1.round().min(h) as f32);
-            if x0 <= 0.0 && y0 <= 0.0 && x1 >= w as f32 && y1 >= h as f32 {
-                masks.push(None);
+            let (x0, y0) = (x0.round().max(0.0), y0.round().max(0.0));
+            let (x1, y1) = (x1.round().min(w), y1.round().min(h));
+            if x1 <= x0 || y1 <= y0 {
                 continue;
             }
-            let mut mask =
-                Mask::new(width, height).ok_or_else(|| RenderError::Failed("mask".into()))?;
-            if let Some(rect) = Rect::from_ltrb(x0, y0, x1, y1) {
-                mask.fill_path(
-                    &PathBuilder::from_rect(rect),
-                    FillRule::Winding,
-                    false,
-                    Transform::identity(),
-                );
-            }
-            masks.push(Some(mask));
-        }
-        let ratio_f = ratio as f32;
-        let mut candidates: Vec<Candidate> = vec![];
-        for (li, layer) in style.layers.iter().enumerate() {
-            if !layer.shown_at(zoom) {
+            let Some(mut part) = Pixmap::new((x1 - x0) as u32, (y1 - y0) as u32) else {
                 continue;
-            }
-            let zctx = Ctx {
-                zoom,
-                feature: None,
             };
-            match layer.kind {
-                Kind::Background => {
-                    let c = layer.color("background-color", &zctx, Color::BLACK);
-                    let o = layer.number("background-opacity", &zctx, 1.0) as f32;
-                    let rect = Rect::from_xywh(0.0, 0.0, width as f32, height as f32)
-                        .ok_or_else(|| RenderError::Failed("image rect".into()))?;
-                    pm.fill_rect(rect, &solid(c, o), Transform::identity(), None);
+            let local = View {
+                ox: view.ox + x0,
+                oy: view.oy + y0,
+                w: x1 - x0,
+                h: y1 - y0,
+                ..view
+            };
+            let tile = tile_of(tx, ty);
+            for layer in &style.layers {
+                if !layer.shown_at(zoom) {
+                    continue;
                 }
-                Kind::Fill | Kind::Line | Kind::Circle => {
-                    let Some(name) = layer.source_layer.as_deref() else {
-                        continue;
-                    };
-                    for (&(tx, ty), mask) in drawn.iter().zip(&masks) {
-                        let Some(src) = tile_of(tx, ty).layer(name) else {
+                match layer.kind {
+                    Kind::Background => {
+                        let zctx = Ctx {
+                            zoom,
+                            feature: None,
+                        };
+                        let c = layer.color("background-color", &zctx, Color::BLACK);
+                        let o = layer.number("background-opacity", &zctx, 1.0) as f32;
+                        let rect = Rect::from_xywh(0.0, 0.0, local.w as f32, local.h as f32)
+                            .ok_or_else(|| RenderError::Failed("tile rect".into()))?;
+                        part.fill_rect(rect, &solid(c, o), Transform::identity(), None);
+                    }
+                    Kind::Fill | Kind::Line | Kind::Circle => {
+                        let Some(src) = layer.source_layer.as_deref().and_then(|n| tile.layer(n))
+                        else {
                             continue;
                         };
                         for f in &src.features {
@@ -358,44 +365,51 @@ impl Renderer {
                             };
                             if layer.accepts(&ctx) {
                                 draw_feature(
-                                    &mut pm,
-                                    layer,
-                                    &ctx,
-                                    src,
-                                    f,
-                                    &view,
-                                    tx,
-                                    ty,
-                                    ratio_f,
-                                    mask.as_ref(),
+                                    &mut part, layer, &ctx, src, f, &local, tx, ty, ratio_f,
                                 );
                             }
                         }
                     }
+                    Kind::Symbol | Kind::Other => {}
                 }
-                Kind::Symbol => {
-                    let Some(name) = layer.source_layer.as_deref() else {
-                        continue;
-                    };
-                    for &(tx, ty) in &labelled {
-                        let Some(src) = tile_of(tx, ty).layer(name) else {
-                            continue;
-                        };
-                        self.candidates(
-                            &mut candidates,
-                            li,
-                            layer,
-                            sprite,
-                            zoom,
-                            src,
-                            tx,
-                            ty,
-                            &view,
-                            ratio_f,
-                        );
-                    }
-                }
-                Kind::Other => {}
+            }
+            let copy = PixmapPaint {
+                blend_mode: tiny_skia::BlendMode::Source,
+                ..PixmapPaint::default()
+            };
+            pm.draw_pixmap(
+                x0 as i32,
+                y0 as i32,
+                part.as_ref(),
+                &copy,
+                Transform::identity(),
+                None,
+            );
+        }
+        let mut candidates: Vec<Candidate> = vec![];
+        for (li, layer) in style.layers.iter().enumerate() {
+            if layer.kind != Kind::Symbol || !layer.shown_at(zoom) {
+                continue;
+            }
+            let Some(name) = layer.source_layer.as_deref() else {
+                continue;
+            };
+            for &(tx, ty) in &labelled {
+                let Some(src) = tile_of(tx, ty).layer(name) else {
+                    continue;
+                };
+                self.candidates(
+                    &mut candidates,
+                    li,
+                    layer,
+                    sprite,
+                    zoom,
+                    src,
+                    tx,
+                    ty,
+                    &view,
+                    ratio_f,
+                );
             }
         }
         place_labels(&mut pm, candidates, ratio_f);
@@ -610,7 +624,6 @@ fn draw_feature(
     tx: i64,
     ty: i64,
     ratio: f32,
-    mask: Option<&Mask>,
 ) {
     let extent = f64::from(src.extent);
     let to_px = |(px, py): (f32, f32)| {
@@ -645,7 +658,7 @@ fn draw_feature(
                 &solid(c, o),
                 FillRule::EvenOdd,
                 Transform::identity(),
-                mask,
+                None,
             );
         }
         Kind::Line if matches!(f.kind, GeomType::LineString | GeomType::Polygon) => {
@@ -679,7 +692,7 @@ fn draw_feature(
                 }
                 stroke.dash = StrokeDash::new(d, 0.0);
             }
-            pm.stroke_path(&path, &solid(c, o), &stroke, Transform::identity(), mask);
+            pm.stroke_path(&path, &solid(c, o), &stroke, Transform::identity(), None);
         }
         Kind::Circle if f.kind == GeomType::Point => {
             let r = layer.number("circle-radius", ctx, 5.0) as f32 * ratio;
@@ -697,14 +710,14 @@ fn draw_feature(
                     &solid(c, o),
                     FillRule::Winding,
                     Transform::identity(),
-                    mask,
+                    None,
                 );
                 if sw > 0.0 {
                     let stroke = Stroke {
                         width: sw,
                         ..Stroke::default()
                     };
-                    pm.stroke_path(&circle, &solid(sc, o), &stroke, Transform::identity(), mask);
+                    pm.stroke_path(&circle, &solid(sc, o), &stroke, Transform::identity(), None);
                 }
             }
         }

@@ -404,6 +404,16 @@ mod tests {
     }
 
     #[test]
+    fn beyond_the_poles_is_background() {
+        let r = renderer();
+        let style = Style::parse(STYLE).unwrap();
+        // At z1 the world is 512 px high; centred at 84°N the top 200 px are past 85.05°N.
+        let pm = draw_static(&r, &style, None, &map(84.0, 0.0, 1.0, 100, 400, 1)).unwrap();
+        assert_eq!(rgb(&pm, 50, 2), (255, 255, 255));
+        assert_eq!(rgb(&pm, 50, 150), (255, 255, 255));
+    }
+
+    #[test]
     fn size_and_scale_give_the_pixel_size() {
         let r = renderer();
         let style = Style::parse(STYLE).unwrap();
