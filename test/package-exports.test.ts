@@ -36,6 +36,19 @@ describe('package entry points', () => {
       'parseAddressQuery',
       'preferredLanguages',
     ]);
+    expect(exportsOf('whereabouts/maps')).toEqual([
+      'Basemap',
+      'DEFAULT_STATIC_SIZE',
+      'MAX_STATIC_SIZE',
+      'StaticMapError',
+      'basemapFile',
+      'decodePolyline',
+      'errorImageOf',
+      'fitView',
+      'parseColor',
+      'parseStaticMap',
+      'renderStaticMap',
+    ]);
     expect(exportsOf('whereabouts/remote')).toEqual(['REMOTE_MODES']);
     expect(exportsOf('whereabouts/server')).toEqual([
       'DEFAULT_BODY_LIMIT',

@@ -49,12 +49,15 @@ Usage:
       Folds the stations learned live (DIR/learned.sqlite: GPS submissions to a
       running server, Engine.learn) into a new database generation now; a server
       also does this by itself (docs/learning.md). Prints the new generation.
-  whereabouts serve --db DIR [--store DIR2] [--port N] [--host H] [--workers N]
+  whereabouts serve [--db DIR] [--store DIR2] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
       /v2/search, GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
       core (--workers 0: one process). Tokens and GPS submissions live in DIR, or
       DIR2 with --store (see "whereabouts token"). SIGTERM/SIGINT finish requests in
-      flight, then exit 0.
+      flight, then exit 0. Without --db: the embedded demo database, tokens in
+      $XDG_DATA_HOME/whereabouts (or ~/.local/share/whereabouts), a demo key made on the
+      first start, and the demo page's URL with it printed on standard error (npm start).
+      The demo page is at / and /demo (with the map routes).
       Logs are JSON lines on standard output (--log-level, default info).
       --trust-proxy HOPS|ADDR,CIDR,... (bare: loopback) whose X-Forwarded-For to believe;
       --request-timeout MS (default 20000) --max-connections N (default 512 per worker)
@@ -89,6 +92,12 @@ Usage:
       names in many languages, typos and "city, region, country" understood. --limit 1-50
       (default 10); --countrycodes restricts; --viewbox prefers places inside west,east,
       north,south longitudes/latitudes. NO_MATCHES (exit 1) when nothing matches.
+  whereabouts staticmap --center LAT,LON --zoom Z [--size WxH] [--scale 1|2]
+                        [--format png|jpg] [--markers M]... [--path P]... [--tiles FILE]
+                        --out FILE
+      Writes a static map image (the parameters of GET /v3/staticmap, docs/maps.md)
+      drawn from the embedded basemap; without --center/--zoom the view fits the
+      markers and paths. The format follows --out's extension unless --format.
   whereabouts eval [--db DIR] [--split files|time|kfold:K] [--mcc N --mnc N] [--sim SEED
                    [--requests N]] [--answers FILE] [--json] [--report FILE.html] INPUT...
   whereabouts eval --compare A.json B.json
@@ -156,6 +165,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./eval.js')).runEvalCommand(rest);
       case 'tiles':
         return await (await import('./tiles.js')).runTiles(rest);
+      case 'staticmap':
+        return await (await import('./staticmap.js')).runStaticMap(rest);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -8,7 +8,8 @@
  * stores and exits 0. `--workers 0` serves from this one process without a supervisor.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../engine.js';
 import { LearnBatcher } from '../learning/submissions.js';
@@ -40,7 +41,12 @@ const SHUTDOWN_GRACE_MS = 30_000;
 const RELOAD_INTERVAL_MS = 1_000;
 
 interface ServeConfig {
-  db: string;
+  /** Station database directory; absent: the embedded demo database (demo mode). */
+  db?: string;
+  /** Demo mode (no --db): the store in the user's data directory and a demo key, printed with the page's URL. */
+  demo: boolean;
+  /** The demo key (demo mode, primary process only). */
+  demoKey?: string;
   /** Directory of tokens.sqlite and observations.sqlite; default: the station database directory. */
   store: string;
   host: string;
@@ -144,14 +150,14 @@ function parseConfig(argv: string[]): ServeConfig {
     'raster-cache-mb': { type: 'string' },
   });
   if (positionals.length > 0) throw new UsageError('serve takes no positional arguments');
-  if (values.db === undefined) throw new UsageError('serve needs --db DIR (tokens are stored there too)');
   const logLevel = values['log-level'] ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new UsageError('--log-level takes fatal, error, warn, info, debug, trace or silent');
   }
   const sync = (values.sync ?? 'full').toUpperCase();
   if (sync !== 'FULL' && sync !== 'NORMAL') throw new UsageError('--sync takes full or normal');
-  const engine: EngineOptions = { db: values.db };
+  const demo = values.db === undefined;
+  const engine: EngineOptions = demo ? {} : { db: values.db };
   if (values['no-land']) engine.land = false;
   else if (values.land !== undefined) engine.land = values.land;
   if (values['ip-db']) engine.ipDatabases = values['ip-db'];
@@ -159,7 +165,8 @@ function parseConfig(argv: string[]): ServeConfig {
   if (remote) engine.remote = remote;
   return {
     db: values.db,
-    store: values.store ?? values.db,
+    demo,
+    store: values.store ?? values.db ?? demoStoreDir(),
     host: values.host ?? DEFAULT_HOST,
     port: integerFlag(values.port, 'port', DEFAULT_PORT, 0, 65535),
     workers: integerFlag(values.workers, 'workers', availableParallelism(), 0, 256),
@@ -282,6 +289,44 @@ function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<strin
   );
 }
 
+/**
+ * The store of demo mode: `$XDG_DATA_HOME/whereabouts`, else `~/.local/share/whereabouts`
+ * (created when missing); the embedded demo database is read-only, so tokens live here.
+ */
+export function demoStoreDir(): string {
+  const xdg = process.env.XDG_DATA_HOME;
+  const base = xdg?.startsWith('/') ? xdg : join(homedir(), '.local', 'share');
+  return join(base, 'whereabouts');
+}
+
+/**
+ * The demo key of a store: the token named in `STORE/demo-key`, created (label `demo`, every
+ * default) on the first start or when that token is gone or revoked.
+ */
+export function ensureDemoKey(store: string): string {
+  mkdirSync(store, { recursive: true, mode: 0o700 });
+  const file = join(store, 'demo-key');
+  const tokens = TokenStore.open(store);
+  try {
+    const known = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+    if (known !== '' && tokens.get(known)?.active) return known;
+    const token = tokens.create({ label: 'demo' }).token;
+    writeFileSync(file, `${token}\n`, { mode: 0o600 });
+    return token;
+  } finally {
+    tokens.close();
+  }
+}
+
+/** The demo page's address with the demo key, on standard error (the logs never carry tokens). */
+function announceDemo(config: ServeConfig, url: string): void {
+  if (!config.demoKey) return;
+  const page = `${url}/?key=${encodeURIComponent(config.demoKey)}`;
+  process.stderr.write(
+    `Demo database (simulated stations around The Hague); tokens in ${config.store}.\nOpen the demo page: ${page}\n`,
+  );
+}
+
 /** Runs `serve`; resolves to the exit code once the service has shut down. */
 export async function runServe(argv: string[]): Promise<number> {
   const config = parseConfig(argv);
@@ -289,6 +334,7 @@ export async function runServe(argv: string[]): Promise<number> {
   // Rust core creates, and their -wal and -shm files) is readable by its owner only.
   process.umask(0o077);
   if (cluster.isWorker) return runWorker(config);
+  if (config.demo) config.demoKey = ensureDemoKey(config.store);
   if (config.workers === 0) return runSingle(config);
   return runPrimary(config);
 }
@@ -355,6 +401,7 @@ function runPrimary(config: ServeConfig): Promise<number> {
           port: address.port,
           workers: config.workers,
         });
+        announceDemo(config, `http://${shown}:${address.port}`);
       }
     });
 
@@ -499,10 +546,8 @@ async function runWorker(config: ServeConfig): Promise<number> {
 
 async function runSingle(config: ServeConfig): Promise<number> {
   const running = await startServer(config);
-  log('info', 'listening', {
-    url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${running.port}`,
-    port: running.port,
-    workers: 0,
-  });
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${running.port}`;
+  log('info', 'listening', { url, port: running.port, workers: 0 });
+  announceDemo(config, url);
   return untilStopped(running);
 }

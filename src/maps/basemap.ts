@@ -32,6 +32,7 @@ export class Basemap {
   private readonly inFlight = new Map<string, Promise<Buffer | null>>();
   private readonly cacheLimit: number;
   private readonly sprites = new Map<string, { json: string; png: Buffer } | null>();
+  private readonly styles = new Set<string>();
   /** Tiles made (cache misses that were not joined to one in flight): renders and overzooms. */
   renders = 0;
 
@@ -83,8 +84,22 @@ export class Basemap {
    */
   setStyle(name: string, style: object, iconColor?: string): void {
     this.handle.setStyle(name, JSON.stringify(style), iconColor);
+    this.styles.add(name);
     this.sprites.delete(`${name}@1`);
     this.sprites.delete(`${name}@2`);
+  }
+
+  /** Whether a style is registered under `name`. */
+  hasStyle(name: string): boolean {
+    return this.styles.has(name);
+  }
+
+  /**
+   * A static map of style `name` (its parameters parsed: see `maps/staticmap.ts`), drawn on a
+   * worker thread at its centre, zoom and size; the PNG or JPEG bytes. Not cached.
+   */
+  staticMap(name: string, spec: object): Promise<Buffer> {
+    return this.handle.staticMap(name, JSON.stringify(spec));
   }
 
   /** The sprite sheet of style `name` at pixel ratio 1 or 2 (index JSON and PNG); null when none. */

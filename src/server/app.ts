@@ -20,6 +20,7 @@ import type { ObservationStore } from '../observations/index.js';
 import { SyncHeader } from '../sync/wire.js';
 import type { TokenStore } from '../tokens/index.js';
 import { plainIp, redactUrl, ServerMessage } from './auth.js';
+import { demoRoutes } from './demo.js';
 import { CODE_ERRORS, useErrorShape } from './error-shape.js';
 import { geocodingRoutes } from './geocoding.js';
 import { healthRoutes } from './health.js';
@@ -82,6 +83,8 @@ export interface ServerOptions {
   clock?: () => number;
   /** The basemap and addresses of the `/v3` map routes (docs/maps.md); absent: no map routes. */
   maps?: MapsOptions;
+  /** The demo page at `/` and `/demo` (with map routes only); default true. */
+  demoPage?: boolean;
 }
 
 /**
@@ -253,5 +256,6 @@ export function buildServer(options: ServerOptions): FastifyInstance {
   app.register(syncRoutes(options));
   app.register(healthRoutes(options));
   app.register(mapsRoutes(options));
+  if (options.maps && options.demoPage !== false) app.register(demoRoutes);
   return app;
 }

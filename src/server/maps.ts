@@ -14,6 +14,13 @@ import { gunzipSync } from 'node:zlib';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Basemap } from '../maps/basemap.js';
 import {
+  errorImageOf,
+  parseStaticMap,
+  STATIC_THEME,
+  StaticMapError,
+  type StaticMapParams,
+} from '../maps/staticmap.js';
+import {
   FONTSTACK,
   iconColor,
   MAX_TILE_ZOOM,
@@ -26,6 +33,7 @@ import {
   tileBases,
   vectorStyle,
 } from '../maps/styles.js';
+import { native } from '../native/binding.js';
 import { authorize, callerOf, tokenPreview } from './auth.js';
 import { type ErrorShape, useErrorShape } from './error-shape.js';
 import type { TokenAccess } from './ledger.js';
@@ -139,7 +147,11 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
     for (const theme of THEMES) basemap.setStyle(theme, renderStyle(theme, basemap), iconColor(theme));
 
     /** Key, token, service and restrictions; charges when this kind of request is metered. */
-    async function admit(request: FastifyRequest, charged: boolean): Promise<string> {
+    async function admit(
+      request: FastifyRequest,
+      charged: boolean,
+      service: 'maps' | 'static' = 'maps',
+    ): Promise<string> {
       const key = queryParam(request, 'key');
       if (key === undefined) throw new MapError(400, messages.invalidRequest);
       const access = authorize(deps.tokens, key, callerOf(request));
@@ -149,7 +161,7 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
         if (access.reason === 'INACTIVE_TOKEN') throw new MapError(401, messages.inactiveKey);
         throw new MapError(403, messages.accessRestricted);
       }
-      if (!access.record.services.includes('maps')) throw new MapError(403, messages.serviceNotEnabled);
+      if (!access.record.services.includes(service)) throw new MapError(403, messages.serviceNotEnabled);
       if (charged) {
         const outcome = await deps.tokens.charge(key, 'geocoding');
         if (!outcome.ok) {
@@ -214,6 +226,55 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
         return reply.code(500).send({ error: messages.unknown });
       }
     }
+
+    // Static maps (spec 4.8, 7.3): authentication errors are JSON; every other error is a
+    // blank grey image of the requested size and format with the 7.4 status. One image is one
+    // call of the geocoding balance under any metering but `none`.
+    app.get('/staticmap', async (request, reply) => {
+      const params = (request.query ?? {}) as StaticMapParams;
+      const blank = (status: number) => {
+        const { width, height, format } = errorImageOf(params);
+        reply.header('cache-control', 'no-store');
+        return reply
+          .code(status)
+          .type(format === 'png' ? 'image/png' : 'image/jpeg')
+          .send(native().blankImage(width, height, format));
+      };
+      let key: string;
+      try {
+        key = await admit(request, false, 'static');
+      } catch (err) {
+        if (err instanceof MapError) return reply.code(err.status).send({ error: err.message });
+        request.log.error({ err }, 'static map admission failed');
+        return reply.code(500).send({ error: messages.unknown });
+      }
+      let spec: ReturnType<typeof parseStaticMap>;
+      try {
+        spec = parseStaticMap(params);
+      } catch (err) {
+        if (err instanceof StaticMapError) {
+          request.log.info({ reason: err.message }, 'invalid static map');
+          return blank(400);
+        }
+        request.log.error({ err }, 'static map parsing failed');
+        return blank(500);
+      }
+      if (metering !== 'none') {
+        const outcome = await deps.tokens.charge(key, 'geocoding');
+        if (!outcome.ok) {
+          request.log.info({ token: tokenPreview(key), reason: outcome.reason }, 'not charged');
+          return reply.code(403).send({ error: messages.accessRestricted });
+        }
+      }
+      try {
+        const body = await basemap.staticMap(STATIC_THEME, spec);
+        reply.header('cache-control', `private, max-age=${TILE_MAX_AGE}`);
+        return reply.type(spec.format === 'png' ? 'image/png' : 'image/jpeg').send(body);
+      } catch (err) {
+        request.log.error({ err }, 'static map failed');
+        return blank(500);
+      }
+    });
 
     app.get<{ Params: { theme: string; type: string } }>('/:theme/:type.json', (request, reply) =>
       answer(request, reply, async () => {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use napi::bindgen_prelude::{AsyncTask, Buffer};
 use napi::{Env, Result, Task};
 use napi_derive::napi;
+use whereabouts_core::tiles::staticmap::{self, ImageFormat, StaticMap};
 use whereabouts_core::tiles::style::Color;
 use whereabouts_core::tiles::{RenderError, Renderer, Sprite, Style, Tileset};
 
@@ -169,6 +170,26 @@ impl NativeBasemap {
         }))
     }
 
+    /// Renders a static map of style `name` on a worker thread: `spec` is the JSON of
+    /// whereabouts-core's `StaticMap` (centre, zoom, size, scale, format, paths, markers,
+    /// attribution); resolves to the encoded image.
+    #[napi(ts_return_type = "Promise<Buffer>")]
+    pub fn static_map(&self, name: String, spec: String) -> Result<AsyncTask<StaticTask>> {
+        let themed = self
+            .styles
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| err(format!("no style named {name}")))?;
+        let map: StaticMap = serde_json::from_str(&spec).map_err(err)?;
+        Ok(AsyncTask::new(StaticTask {
+            renderer: self.renderer.clone(),
+            themed,
+            map,
+        }))
+    }
+
     /// Renders tile z/x/y of style `name` as a PNG of 256 x `ratio` pixels a side, on a worker
     /// thread; resolves to null for a tile that does not exist (zoom or x/y out of range).
     #[napi(ts_return_type = "Promise<Buffer | null>")]
@@ -195,6 +216,43 @@ impl NativeBasemap {
             y,
             ratio,
         }))
+    }
+}
+
+/// A blank grey image of `width` x `height` pixels, `format` `png` or `jpeg` (the body of a
+/// static map error).
+#[napi]
+pub fn blank_image(width: u32, height: u32, format: String) -> Result<Buffer> {
+    let format = if format == "jpeg" {
+        ImageFormat::Jpeg
+    } else {
+        ImageFormat::Png
+    };
+    staticmap::blank_image(width, height, format)
+        .map(Buffer::from)
+        .map_err(err)
+}
+
+pub struct StaticTask {
+    renderer: Arc<Renderer>,
+    themed: Arc<Themed>,
+    map: StaticMap,
+}
+
+impl Task for StaticTask {
+    type Output = Vec<u8>;
+    type JsValue = Buffer;
+
+    fn compute(&mut self) -> Result<Vec<u8>> {
+        guarded("staticMap", || {
+            let sprite = self.themed.sprite(self.map.scale);
+            staticmap::render_static(&self.renderer, &self.themed.style, sprite, &self.map)
+                .map_err(err)
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, image: Vec<u8>) -> Result<Buffer> {
+        Ok(image.into())
     }
 }
 

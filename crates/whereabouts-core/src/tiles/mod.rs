@@ -7,6 +7,7 @@
 //! - [`glyphs`]: SDF glyph ranges and text drawn from them.
 //! - [`render`]: raster tiles (PNG) from vector tiles and a style.
 //! - [`sprite`]: icons rasterized into sprite sheets and for the renderer.
+//! - [`staticmap`]: static map images (viewport, paths, markers), PNG or JPEG.
 //! - [`pbf`]: the protocol-buffers reader under the tile and glyph formats.
 
 pub mod glyphs;
@@ -15,6 +16,7 @@ pub mod overzoom;
 pub mod pbf;
 pub mod render;
 pub mod sprite;
+pub mod staticmap;
 pub mod style;
 pub mod tileset;
 

@@ -141,11 +141,14 @@ impl Renderer {
         let sz = z.min(self.tileset.maxzoom);
         let d = z - sz;
         let (sx, sy) = (x >> d, y >> d);
+        let size_f = f64::from(size);
         let view = View {
-            k: f64::from(1u32 << d),
-            x: f64::from(x),
-            y: f64::from(y),
-            size: f64::from(size),
+            scale: f64::from(1u32 << d) * size_f,
+            ox: f64::from(x) * size_f,
+            oy: f64::from(y) * size_f,
+            w: size_f,
+            h: size_f,
+            margin: size_f / 2.0,
         };
         let failed = |e: super::tileset::TilesetError| RenderError::Failed(e.to_string());
         let tile = self
@@ -228,6 +231,198 @@ impl Renderer {
         Ok(pm)
     }
 
+    /// Renders the map of `style` centred on `(lon, lat)` at `zoom` (fractional allowed) into a
+    /// pixmap of `width` x `height` pixels at pixel ratio `ratio` (1 to 4), drawn directly at
+    /// that viewport rather than stitched from tile images. Each source tile under the viewport
+    /// is drawn clipped to its own square, snapped to whole pixels, so the buffers that tiles
+    /// share are not drawn twice; labels are placed once over the whole image, in the same order
+    /// as on tiles. The world repeats east and west; beyond the poles is background.
+    #[allow(clippy::too_many_arguments)]
+    pub fn render_view(
+        &self,
+        style: &Style,
+        sprite: Option<&Sprite>,
+        lon: f64,
+        lat: f64,
+        zoom: f64,
+        width: u32,
+        height: u32,
+        ratio: u32,
+    ) -> Result<Pixmap, RenderError> {
+        if !(0.0..=f64::from(MAX_ZOOM)).contains(&zoom)
+            || !(1..=4).contains(&ratio)
+            || !lon.is_finite()
+            || !lat.is_finite()
+        {
+            return Err(RenderError::NotFound);
+        }
+        let mut pm =
+            Pixmap::new(width, height).ok_or_else(|| RenderError::Failed("pixmap".into()))?;
+        let sz = (zoom.floor() as u8).clamp(self.tileset.minzoom, self.tileset.maxzoom);
+        let tile_px = 256.0 * f64::from(ratio) * 2f64.powf(zoom - f64::from(sz));
+        let n = 1i64 << sz;
+        let (fx, fy) = mercator(lon, lat);
+        let (w, h) = (f64::from(width), f64::from(height));
+        let view = View {
+            scale: tile_px,
+            ox: fx * n as f64 * tile_px - w / 2.0,
+            oy: fy * n as f64 * tile_px - h / 2.0,
+            w,
+            h,
+            margin: 128.0 * f64::from(ratio),
+        };
+        let failed = |e: super::tileset::TilesetError| RenderError::Failed(e.to_string());
+        let mut decoded: HashMap<(u32, u32), Tile> = HashMap::new();
+        let tiles_in = |pad: f64| -> Vec<(i64, i64)> {
+            let c0 = ((view.ox - pad) / tile_px).floor() as i64;
+            let c1 = ((view.ox + w + pad) / tile_px).floor() as i64;
+            let r0 = (((view.oy - pad) / tile_px).floor() as i64).max(0);
+            let r1 = (((view.oy + h + pad) / tile_px).floor() as i64).min(n - 1);
+            let mut out = vec![];
+            for ty in r0..=r1 {
+                for tx in c0..=c1 {
+                    out.push((tx, ty));
+                }
+            }
+            out
+        };
+        let drawn = tiles_in(0.0);
+        let labelled = tiles_in(view.margin);
+        for &(tx, ty) in drawn.iter().chain(labelled.iter()) {
+            let key = (tx.rem_euclid(n) as u32, ty as u32);
+            if let std::collections::hash_map::Entry::Vacant(e) = decoded.entry(key) {
+                let t = self
+                    .tileset
+                    .decoded(sz, key.0, key.1)
+                    .map_err(failed)?
+                    .unwrap_or_default();
+                e.insert(t);
+            }
+        }
+        let tile_of = |tx: i64, ty: i64| &decoded[&(tx.rem_euclid(n) as u32, ty as u32)];
+        let ratio_f = ratio as f32;
+        // The background everywhere first: beyond the poles no tile is drawn.
+        for layer in &style.layers {
+            if layer.kind == Kind::Background && layer.shown_at(zoom) {
+                let zctx = Ctx {
+                    zoom,
+                    feature: None,
+                };
+                let c = layer.color("background-color", &zctx, Color::BLACK);
+                let o = layer.number("background-opacity", &zctx, 1.0) as f32;
+                let rect = Rect::from_xywh(0.0, 0.0, width as f32, height as f32)
+                    .ok_or_else(|| RenderError::Failed("image rect".into()))?;
+                pm.fill_rect(rect, &solid(c, o), Transform::identity(), None);
+            }
+        }
+        // Each drawn tile is painted into a pixmap of its own square, snapped to whole pixels,
+        // and copied into the image at that integer offset: no resampling, every pixel painted
+        // by one tile only, and memory bounded by one tile whatever the image size.
+        for &(tx, ty) in &drawn {
+            let (x0, y0) = view.px(tx as f64, ty as f64);
+            let (x1, y1) = view.px((tx + 1) as f64, (ty + 1) as f64);
+            let (x0, y0) = (x0.round().max(0.0), y0.round().max(0.0));
+            let (x1, y1) = (x1.round().min(w), y1.round().min(h));
+            if x1 <= x0 || y1 <= y0 {
+                continue;
+            }
+            let Some(mut part) = Pixmap::new((x1 - x0) as u32, (y1 - y0) as u32) else {
+                continue;
+            };
+            let local = View {
+                ox: view.ox + x0,
+                oy: view.oy + y0,
+                w: x1 - x0,
+                h: y1 - y0,
+                ..view
+            };
+            let tile = tile_of(tx, ty);
+            for layer in &style.layers {
+                if !layer.shown_at(zoom) {
+                    continue;
+                }
+                match layer.kind {
+                    Kind::Background => {
+                        let zctx = Ctx {
+                            zoom,
+                            feature: None,
+                        };
+                        let c = layer.color("background-color", &zctx, Color::BLACK);
+                        let o = layer.number("background-opacity", &zctx, 1.0) as f32;
+                        let rect = Rect::from_xywh(0.0, 0.0, local.w as f32, local.h as f32)
+                            .ok_or_else(|| RenderError::Failed("tile rect".into()))?;
+                        part.fill_rect(rect, &solid(c, o), Transform::identity(), None);
+                    }
+                    Kind::Fill | Kind::Line | Kind::Circle => {
+                        let Some(src) = layer.source_layer.as_deref().and_then(|n| tile.layer(n))
+                        else {
+                            continue;
+                        };
+                        for f in &src.features {
+                            let ctx = Ctx {
+                                zoom,
+                                feature: Some((src, f)),
+                            };
+                            if layer.accepts(&ctx) {
+                                draw_feature(
+                                    &mut part, layer, &ctx, src, f, &local, tx, ty, ratio_f,
+                                );
+                            }
+                        }
+                    }
+                    Kind::Symbol | Kind::Other => {}
+                }
+            }
+            let copy = PixmapPaint {
+                blend_mode: tiny_skia::BlendMode::Source,
+                ..PixmapPaint::default()
+            };
+            pm.draw_pixmap(
+                x0 as i32,
+                y0 as i32,
+                part.as_ref(),
+                &copy,
+                Transform::identity(),
+                None,
+            );
+        }
+        let mut candidates: Vec<Candidate> = vec![];
+        for (li, layer) in style.layers.iter().enumerate() {
+            if layer.kind != Kind::Symbol || !layer.shown_at(zoom) {
+                continue;
+            }
+            let Some(name) = layer.source_layer.as_deref() else {
+                continue;
+            };
+            for &(tx, ty) in &labelled {
+                let Some(src) = tile_of(tx, ty).layer(name) else {
+                    continue;
+                };
+                self.candidates(
+                    &mut candidates,
+                    li,
+                    layer,
+                    sprite,
+                    zoom,
+                    src,
+                    tx,
+                    ty,
+                    &view,
+                    ratio_f,
+                );
+            }
+        }
+        place_labels(&mut pm, candidates, ratio_f);
+        Ok(pm)
+    }
+
+    /// The font of the first fontstack (by name), for text drawn outside styles.
+    pub fn first_font(&self) -> Option<&Font> {
+        let mut names: Vec<&String> = self.fonts.keys().collect();
+        names.sort();
+        names.first().and_then(|n| self.fonts.get(*n))
+    }
+
     /// The source tile and those of its 8 neighbours that come within a label's reach of the
     /// output tile, with their unwrapped column and row.
     fn neighbourhood(
@@ -239,7 +434,7 @@ impl Renderer {
         tile: &Tile,
     ) -> Vec<(i64, i64, Tile)> {
         let n = 1i64 << sz;
-        let margin = view.size / 2.0;
+        let margin = view.margin;
         let mut out = vec![(i64::from(sx), i64::from(sy), tile.clone())];
         for dy in -1i64..=1 {
             for dx in -1i64..=1 {
@@ -249,11 +444,7 @@ impl Renderer {
                 }
                 let (x0, y0) = view.px(tx as f64, ty as f64);
                 let (x1, y1) = view.px((tx + 1) as f64, (ty + 1) as f64);
-                if x1 < -margin
-                    || y1 < -margin
-                    || x0 > view.size + margin
-                    || y0 > view.size + margin
-                {
+                if x1 < -margin || y1 < -margin || x0 > view.w + margin || y0 > view.h + margin {
                     continue;
                 }
                 let wrapped = tx.rem_euclid(n) as u32;
@@ -280,7 +471,7 @@ impl Renderer {
         ratio: f32,
     ) {
         let extent = src.extent as f32;
-        let margin = view.size / 2.0;
+        let margin = view.margin;
         for f in src.features.iter().filter(|f| f.kind == GeomType::Point) {
             let ctx = Ctx {
                 zoom,
@@ -298,11 +489,7 @@ impl Renderer {
                 let gx = tx as f64 + f64::from(px / extent);
                 let gy = ty as f64 + f64::from(py / extent);
                 let (ax, ay) = view.px(gx, gy);
-                if ax < -margin
-                    || ay < -margin
-                    || ax > view.size + margin
-                    || ay > view.size + margin
-                {
+                if ax < -margin || ay < -margin || ax > view.w + margin || ay > view.h + margin {
                     continue;
                 }
                 let mut text = layer.text(&ctx);
@@ -389,22 +576,33 @@ impl Renderer {
     }
 }
 
-/// Where the output tile lies: source-tile units are scaled by `k` and shifted by the output
-/// tile's column and row, then multiplied by its size in pixels.
+/// Web Mercator position of a point as fractions of the world (0 to 1, west to east and north
+/// to south); latitudes are clamped to the projection's ±85.0511°.
+pub fn mercator(lon: f64, lat: f64) -> (f64, f64) {
+    let lat = lat.clamp(-85.051_128_78, 85.051_128_78);
+    let s = lat.to_radians().sin();
+    (
+        (lon + 180.0) / 360.0,
+        0.5 - ((1.0 + s) / (1.0 - s)).ln() / (4.0 * std::f64::consts::PI),
+    )
+}
+
+/// Where the output image lies: source-tile units are multiplied by `scale` (output pixels per
+/// source tile) and shifted by the image's top-left corner `(ox, oy)`; the image is `w` x `h`
+/// pixels, and labels anchored up to `margin` pixels outside it are still placed.
 struct View {
-    k: f64,
-    x: f64,
-    y: f64,
-    size: f64,
+    scale: f64,
+    ox: f64,
+    oy: f64,
+    w: f64,
+    h: f64,
+    margin: f64,
 }
 
 impl View {
     /// Pixel position of a point given in source-tile units (column + fraction, row + fraction).
     fn px(&self, gx: f64, gy: f64) -> (f64, f64) {
-        (
-            (gx * self.k - self.x) * self.size,
-            (gy * self.k - self.y) * self.size,
-        )
+        (gx * self.scale - self.ox, gy * self.scale - self.oy)
     }
 }
 
@@ -536,7 +734,7 @@ fn place_labels(pm: &mut Pixmap, mut candidates: Vec<Candidate>, ratio: f32) {
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     let pad = 2.0 * ratio;
-    let size = pm.width() as f32;
+    let (width, height) = (pm.width() as f32, pm.height() as f32);
     let mut placed: Vec<(f32, f32, f32, f32)> = vec![];
     for c in candidates {
         let (x0, y0, x1, y1) = c.bounds();
@@ -554,7 +752,7 @@ fn place_labels(pm: &mut Pixmap, mut candidates: Vec<Candidate>, ratio: f32) {
             continue;
         }
         placed.push(b);
-        if b.2 < 0.0 || b.3 < 0.0 || b.0 > size || b.1 > size {
+        if b.2 < 0.0 || b.3 < 0.0 || b.0 > width || b.1 > height {
             continue;
         }
         if let Some((icon, x, y, s)) = c.icon {
