@@ -4,6 +4,12 @@
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js';
 export { maskToken } from './mask.js';
 export {
+  migrateTokens,
+  PG_TOKENS_SCHEMA_VERSION,
+  PgTokenStore,
+  type PgTokenStoreOptions,
+} from './pg-store.js';
+export {
   ipAllowed,
   ipEntryProblem,
   MAX_IPS,
@@ -11,6 +17,7 @@ export {
   referrerAllowed,
   referrerPatternProblem,
 } from './restrictions.js';
+export type { MaybePromise, TokenStorage } from './storage.js';
 export {
   type AdmitOutcome,
   type ChargeOutcome,
