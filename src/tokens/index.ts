@@ -3,6 +3,7 @@
  */
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js';
 export { maskToken } from './mask.js';
+export { isPostgresUrl, openTokenStorage, STORE_URL_ENV } from './open.js';
 export {
   migrateTokens,
   PG_TOKENS_SCHEMA_VERSION,

@@ -284,6 +284,25 @@ export class PgTokenStore implements TokenStorage {
     return store;
   }
 
+  /** Resolves when PostgreSQL answers a query within `timeoutMs` (default 2000); rejects otherwise. */
+  async ping(timeoutMs = 2000): Promise<void> {
+    const query = this.#query('SELECT 1');
+    // The query may still fail after the timeout has answered: that failure is not unhandled.
+    query.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([query, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Undefined while the database answers; else the last error (for /health). */
   get problem(): string | undefined {
     return this.#lastError;
