@@ -1,13 +1,25 @@
 /**
  * `whereabouts serve --store postgres://...` and `whereabouts token --store postgres://...`
  * (built CLI): two servers on one database share balances, see token changes within seconds,
- * and charge exactly what they answered; /health reports a database that does not answer.
+ * and charge exactly what they answered; /health reports a database that does not answer, and
+ * everything works again once it is back.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, expect, it, vi } from 'vitest';
 import { PgTokenStore } from '../src/tokens/index.js';
-import { cli, fixtureDb, startServe } from './helpers.js';
+import { cli, fixtureDb, root, startServe } from './helpers.js';
 import { freshDatabase } from './pg.js';
+import { tempDir } from './temp-dirs.js';
+
+const clusterScript = join(root, 'scripts', 'pg-test-cluster.sh');
+
+/** Runs scripts/pg-test-cluster.sh COMMAND DIR; returns its last output line (the URL on start). */
+function cluster(command: string, dir: string): string {
+  const r = spawnSync('bash', [clusterScript, command, dir], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`pg-test-cluster.sh ${command} failed: ${r.stderr}`);
+  return r.stdout.trim().split('\n').pop() ?? '';
+}
 
 const children: ChildProcess[] = [];
 
@@ -97,4 +109,62 @@ it('refuses to start when PostgreSQL does not answer, saying so', () => {
   ]);
   expect(r.code).not.toBe(0);
   expect(r.stderr).toMatch(/ECONNREFUSED/);
+});
+
+it('while PostgreSQL is down: charges fail fast, /health says 503; both recover when it is back', async () => {
+  // A cluster of this test's own, which it stops and starts again.
+  const dir = tempDir('wb-pg-outage-');
+  const url = cluster('start', dir);
+  try {
+    const store = await PgTokenStore.open(url, { connectTimeoutMs: 1000 });
+    const t = await store.create({ geolocationPerDay: 100 });
+    const db = fixtureDb();
+    const serve = await startServe(['--db', db, '--store', url, '--workers', '0']);
+    children.push(serve.child);
+    const base = `http://127.0.0.1:${serve.port}`;
+    const body = JSON.stringify({
+      token: t.token,
+      cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 }],
+    });
+    const post = () => fetch(`${base}/v2/process.php`, { method: 'POST', body });
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect(await (await post()).json()).toMatchObject({ status: 'ok', balance: 99 });
+    expect(await store.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 98 });
+
+    cluster('halt', dir);
+    const started = Date.now();
+    await expect(store.charge(t.token, 'geolocation')).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(store.problem).toBeDefined();
+    await expect(store.ping(500)).rejects.toThrow();
+    const health = await fetch(`${base}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toEqual({ status: 'error', message: 'UNKNOWN_ERROR' });
+    const refused = await post();
+    expect(refused.status).toBeGreaterThanOrEqual(500);
+    // Requests authorize against the token copy meanwhile; a request is never answered as charged.
+    expect(await refused.json()).toMatchObject({ status: 'error' });
+
+    cluster('resume', dir);
+    await vi.waitFor(async () => expect((await fetch(`${base}/health`)).status).toBe(200), {
+      timeout: 10_000,
+      interval: 100,
+    });
+    expect(await store.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 97 });
+    expect(store.problem).toBeUndefined();
+    expect(await (await post()).json()).toMatchObject({ status: 'ok', balance: 96 });
+    // The listening connection is back: a change made elsewhere reaches the server's copy.
+    const admin = await PgTokenStore.open(url);
+    await admin.revoke(t.token);
+    await admin.close();
+    await vi.waitFor(async () => expect((await (await post()).json()).status).toBe('error'), {
+      timeout: 5000,
+      interval: 100,
+    });
+    await store.close();
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).toBe(0);
+  } finally {
+    cluster('stop', dir);
+  }
 });

@@ -265,10 +265,16 @@ export class PgTokenStore implements TokenStorage {
     const store = new PgTokenStore(pool, config, options);
     try {
       const client = await pool.connect();
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
       try {
         await migrateTokens(client);
       } finally {
-        client.release();
+        client.removeListener('error', onError);
+        client.release(broken);
       }
       await store.#reload();
       await store.#listen();
@@ -550,6 +556,12 @@ export class PgTokenStore implements TokenStorage {
       throw err;
     }
     let broken: Error | undefined;
+    // A connection that breaks between two queries reports it as an 'error' event of the
+    // client, which would end the process without a listener; the next query fails anyway.
+    const onError = (err: Error) => {
+      broken = err;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const value = await work(client);
@@ -563,6 +575,7 @@ export class PgTokenStore implements TokenStorage {
       });
       throw err;
     } finally {
+      client.removeListener('error', onError);
       client.release(broken);
     }
   }
