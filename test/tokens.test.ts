@@ -7,16 +7,21 @@ import { type ChildProcess, fork, spawnSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ipAllowed,
   newToken,
+  PG_TOKENS_SCHEMA_VERSION,
+  PgTokenStore,
   referrerAllowed,
   TokenError,
   type TokenInput,
+  type TokenStorage,
   TokenStore,
   utcDay,
 } from '../src/tokens/index.js';
+import { freshDatabase } from './pg.js';
 import { tempDir } from './temp-dirs.js';
 
 const root = join(import.meta.dirname, '..');
@@ -36,19 +41,6 @@ function store(options: { cacheMs?: number; dir?: string } = {}) {
   return { s, dir, clock };
 }
 
-function refusal(input: TokenInput, pattern: RegExp): void {
-  const { s } = store();
-  let error: unknown;
-  try {
-    s.create(input);
-  } catch (err) {
-    error = err;
-  }
-  expect(error).toBeInstanceOf(TokenError);
-  expect((error as TokenError).code).toBe('INVALID');
-  expect((error as Error).message).toMatch(pattern);
-}
-
 function usedInFile(dir: string, token: string, service = 'geolocation'): number {
   const db = new Database(join(dir, 'tokens.sqlite'), { readonly: true });
   try {
@@ -63,10 +55,94 @@ function usedInFile(dir: string, token: string, service = 'geolocation'): number
   }
 }
 
-describe('token settings', () => {
-  it('creates a token with documented defaults and a 32-byte base64url secret', () => {
-    const { s, clock } = store();
-    const t = s.create({});
+/** A store of one backend, with what the suite needs to look behind it. */
+interface Opened {
+  s: TokenStorage;
+  clock: { now: number };
+  /** Another store on the same data (a second server, or a reopened file). */
+  reopen: () => Promise<TokenStorage>;
+  /** Units used by a token for a service, summed over days, as stored. */
+  used: (token: string, service?: string) => Promise<number>;
+}
+
+interface Backend {
+  name: string;
+  open: () => Promise<Opened>;
+}
+
+const storages: TokenStorage[] = [];
+afterEach(async () => {
+  for (const s of storages.splice(0)) await s.close();
+});
+
+const backends: Backend[] = [
+  {
+    name: 'SQLite',
+    open: async () => {
+      const { s, dir, clock } = store();
+      return {
+        s,
+        clock,
+        reopen: async () => {
+          const again = TokenStore.open(dir, { cacheMs: 0 });
+          open.push(again);
+          return again;
+        },
+        used: async (token, service) => usedInFile(dir, token, service),
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    open: async () => {
+      const url = await freshDatabase();
+      const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0) };
+      const s = await PgTokenStore.open(url, { now: () => clock.now });
+      storages.push(s);
+      return {
+        s,
+        clock,
+        reopen: async () => {
+          const again = await PgTokenStore.open(url, { now: () => clock.now });
+          storages.push(again);
+          return again;
+        },
+        used: (token, service) => usedInPg(url, token, service),
+      };
+    },
+  },
+];
+
+async function usedInPg(url: string, token: string, service = 'geolocation'): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: string }>(
+      'SELECT coalesce(sum(used), 0) AS n FROM token_usage WHERE token = $1 AND service = $2',
+      [token, service],
+    );
+    return Number(r.rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+async function refusal(s: TokenStorage, input: TokenInput, pattern: RegExp): Promise<void> {
+  let error: unknown;
+  try {
+    await s.create(input);
+  } catch (err) {
+    error = err;
+  }
+  expect(error).toBeInstanceOf(TokenError);
+  expect((error as TokenError).code).toBe('INVALID');
+  expect((error as Error).message).toMatch(pattern);
+}
+
+describe.each(backends)('token settings ($name)', (backend) => {
+  it('creates a token with documented defaults and a 32-byte base64url secret', async () => {
+    const { s, clock } = await backend.open();
+    const t = await s.create({});
     expect(t.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(t).toMatchObject({
       active: true,
@@ -83,64 +159,66 @@ describe('token settings', () => {
     expect(t.perSecond).toBeUndefined();
     expect(t.perMinute).toBeUndefined();
     expect(t.slots).toBeUndefined();
-    expect(s.create({}).token).not.toBe(t.token);
+    expect((await s.create({})).token).not.toBe(t.token);
   });
 
-  it('updates, clears with null, revokes, lists, and keeps everything across reopening', () => {
-    const { s, dir, clock } = store();
-    const t = s.create({ label: 'app', perSecond: 5, slots: 3, referrers: ['*example.com*'] });
+  it('updates, clears with null, revokes, lists, and keeps everything across reopening', async () => {
+    const { s, clock, reopen } = await backend.open();
+    const t = await s.create({ label: 'app', perSecond: 5, slots: 3, referrers: ['*example.com*'] });
     clock.now += 1000;
-    const u = s.update(t.token, { perSecond: null, perMinute: 60, gps: true, ips: ['10.0.0.0/8'] });
+    const u = await s.update(t.token, { perSecond: null, perMinute: 60, gps: true, ips: ['10.0.0.0/8'] });
     expect(u).toMatchObject({ label: 'app', perMinute: 60, gps: true, slots: 3, ips: ['10.0.0.0/8'] });
     expect(u.perSecond).toBeUndefined();
     expect(u.referrers).toEqual(['*example.com*']);
     expect(u.updatedAt).toBe(t.createdAt + 1000);
-    const r = s.revoke(t.token);
+    const r = await s.revoke(t.token);
     expect(r.active).toBe(false);
-    const other = s.create({ geocodingPerDay: 0 });
-    expect(s.list().map((x) => x.token)).toEqual([t.token, other.token]);
-    s.close();
-    const again = TokenStore.open(dir, { cacheMs: 0 });
-    open.push(again);
+    const other = await s.create({ geocodingPerDay: 0 });
+    expect((await s.list()).map((x) => x.token)).toEqual([t.token, other.token]);
+    await s.close();
+    const again = await reopen();
     expect(again.get(t.token)).toEqual(r);
     expect(again.get(other.token)?.geocodingPerDay).toBe(0);
-    // The file holds the secrets: its owner alone may read it.
-    expect(statSync(join(dir, 'tokens.sqlite')).mode & 0o777).toBe(0o600);
+    expect(await again.list()).toEqual([r, other]);
   });
 
-  it('refuses settings beyond the limits with messages that say what and the limit', () => {
+  it('refuses settings beyond the limits with messages that say what and the limit', async () => {
+    const { s } = await backend.open();
     const eleven = Array.from({ length: 11 }, (_, i) => `https://site${i}.example/`);
-    refusal({ referrers: eleven }, /11 referrer patterns; a token may have at most 10/);
+    await refusal(s, { referrers: eleven }, /11 referrer patterns; a token may have at most 10/);
     const six = ['1.1.1.1', '2.2.2.2', '3.3.3.3', '4.4.4.4', '5.5.5.5', '6.6.6.6'];
-    refusal({ ips: six }, /6 IP entries; a token may have at most 5/);
-    refusal({ ips: ['10.0.0.0/33'] }, /prefix length over 32/);
-    refusal({ ips: ['2001:db8::/129'] }, /prefix length over 128/);
-    refusal({ ips: ['10.0.0/8'] }, /not an IPv4 or IPv6 address/);
-    refusal({ ips: ['example.com'] }, /not an IPv4 or IPv6 address/);
-    refusal({ geolocationPerDay: -1 }, /geolocation per day must be a whole number of 0 or more/);
-    refusal({ geocodingPerDay: 1.5 }, /geocoding per day/);
-    refusal({ perSecond: 0 }, /per-second limit must be a whole number of 1 or more/);
-    refusal({ perMinute: -3 }, /per-minute limit/);
-    refusal({ slots: -1 }, /device slots/);
-    refusal({ scopes: ['geocoding:everything' as never] }, /unknown scope "geocoding:everything"/);
-    refusal({ services: ['tiles' as never] }, /unknown service "tiles"; services are maps, static/);
-    refusal({ referrers: ['https://a.*.com/'] }, /"\*" in the middle/);
-    refusal({ referrers: [''] }, /empty referrer pattern/);
+    await refusal(s, { ips: six }, /6 IP entries; a token may have at most 5/);
+    await refusal(s, { ips: ['10.0.0.0/33'] }, /prefix length over 32/);
+    await refusal(s, { ips: ['2001:db8::/129'] }, /prefix length over 128/);
+    await refusal(s, { ips: ['10.0.0/8'] }, /not an IPv4 or IPv6 address/);
+    await refusal(s, { ips: ['example.com'] }, /not an IPv4 or IPv6 address/);
+    await refusal(s, { geolocationPerDay: -1 }, /geolocation per day must be a whole number of 0 or more/);
+    await refusal(s, { geocodingPerDay: 1.5 }, /geocoding per day/);
+    await refusal(s, { perSecond: 0 }, /per-second limit must be a whole number of 1 or more/);
+    await refusal(s, { perMinute: -3 }, /per-minute limit/);
+    await refusal(s, { slots: -1 }, /device slots/);
+    await refusal(s, { scopes: ['geocoding:everything' as never] }, /unknown scope "geocoding:everything"/);
+    await refusal(s, { services: ['tiles' as never] }, /unknown service "tiles"; services are maps, static/);
+    await refusal(s, { referrers: ['https://a.*.com/'] }, /"\*" in the middle/);
+    await refusal(s, { referrers: [''] }, /empty referrer pattern/);
+    expect(await s.list()).toEqual([]);
     // Exactly at the limits is fine, and duplicates do not count twice.
-    const { s } = store();
-    const ok = s.create({ referrers: [...eleven.slice(0, 10), eleven[0] as string], ips: six.slice(0, 5) });
+    const ok = await s.create({
+      referrers: [...eleven.slice(0, 10), eleven[0] as string],
+      ips: six.slice(0, 5),
+    });
     expect(ok.referrers).toHaveLength(10);
     expect(ok.ips).toHaveLength(5);
-    expect(() => s.update(ok.token, { ips: six })).toThrow(/at most 5/);
+    await expect(Promise.resolve().then(() => s.update(ok.token, { ips: six }))).rejects.toThrow(/at most 5/);
     expect(s.get(ok.token)?.ips).toHaveLength(5);
   });
 
-  it('reports an unknown token as NOT_FOUND without showing it', () => {
-    const { s } = store();
+  it('reports an unknown token as NOT_FOUND without showing it', async () => {
+    const { s } = await backend.open();
     const secret = 'UnknownTokenThatShouldNotBeEchoed';
     for (const op of [() => s.update(secret, { gps: true }), () => s.revoke(secret)]) {
       try {
-        op();
+        await op();
         expect.unreachable();
       } catch (err) {
         expect(err).toBeInstanceOf(TokenError);
@@ -150,7 +228,15 @@ describe('token settings', () => {
     }
     expect(s.get(secret)).toBeUndefined();
   });
+});
 
+describe('token settings (SQLite only)', () => {
+  it('keeps the file readable by its owner only', () => {
+    const { s, dir } = store();
+    s.create({});
+    // The file holds the secrets: its owner alone may read it.
+    expect(statSync(join(dir, 'tokens.sqlite')).mode & 0o777).toBe(0o600);
+  });
   it('caches lookups for cacheMs; charges see changes at once', async () => {
     const { s, dir, clock } = store({ cacheMs: 2000 });
     const t = s.create({});
@@ -234,11 +320,11 @@ describe('IP restrictions (spec 5.5)', () => {
   });
 });
 
-describe('balances and limits', () => {
+describe.each(backends)('balances and limits ($name)', (backend) => {
   it('charges each service against its own daily balance and reports what remains', async () => {
-    const { s } = store();
-    const t = s.create({ geolocationPerDay: 3, geocodingPerDay: 1 });
-    expect(s.balance(t.token, 'geolocation')).toBe(3);
+    const { s } = await backend.open();
+    const t = await s.create({ geolocationPerDay: 3, geocodingPerDay: 1 });
+    expect(await s.balance(t.token, 'geolocation')).toBe(3);
     expect(await s.charge(t.token, 'geolocation')).toEqual({ ok: true, balance: 2 });
     expect(await s.charge(t.token, 'geolocation', { units: 2 })).toEqual({ ok: true, balance: 0 });
     expect(await s.charge(t.token, 'geolocation')).toEqual({
@@ -247,41 +333,41 @@ describe('balances and limits', () => {
       balance: 0,
     });
     expect(await s.charge(t.token, 'geocoding')).toEqual({ ok: true, balance: 0 });
-    expect(s.balance(t.token, 'geocoding')).toBe(0);
+    expect(await s.balance(t.token, 'geocoding')).toBe(0);
     expect(await s.charge('nope', 'geolocation')).toEqual({ ok: false, reason: 'INVALID_TOKEN', balance: 0 });
-    s.revoke(t.token);
+    await s.revoke(t.token);
     expect(await s.charge(t.token, 'geocoding')).toMatchObject({ ok: false, reason: 'INACTIVE_TOKEN' });
     await expect(s.charge(t.token, 'geolocation', { units: 0 })).rejects.toThrow(/positive integer/);
   });
 
   it('resets the daily balance at 00:00 UTC', async () => {
-    const { s, clock } = store();
-    const t = s.create({ geolocationPerDay: 2 });
+    const { s, clock } = await backend.open();
+    const t = await s.create({ geolocationPerDay: 2 });
     clock.now = Date.UTC(2026, 5, 30, 23, 59, 59, 999);
     await s.charge(t.token, 'geolocation');
     await s.charge(t.token, 'geolocation');
     expect(await s.charge(t.token, 'geolocation')).toMatchObject({ ok: false, reason: 'RATELIMITED_DAY' });
-    expect(s.balance(t.token, 'geolocation')).toBe(0);
+    expect(await s.balance(t.token, 'geolocation')).toBe(0);
     clock.now = Date.UTC(2026, 6, 1, 0, 0, 0, 0);
-    expect(s.balance(t.token, 'geolocation')).toBe(2);
+    expect(await s.balance(t.token, 'geolocation')).toBe(2);
     expect(await s.charge(t.token, 'geolocation')).toEqual({ ok: true, balance: 1 });
     expect(utcDay(clock.now) - utcDay(clock.now - 1)).toBe(1);
   });
 
   it('raising the daily allowance mid-day raises the balance; lowering it floors at 0', async () => {
-    const { s } = store();
-    const t = s.create({ geolocationPerDay: 5 });
+    const { s } = await backend.open();
+    const t = await s.create({ geolocationPerDay: 5 });
     await s.charge(t.token, 'geolocation', { units: 4 });
-    s.update(t.token, { geolocationPerDay: 10 });
-    expect(s.balance(t.token, 'geolocation')).toBe(6);
-    s.update(t.token, { geolocationPerDay: 2 });
-    expect(s.balance(t.token, 'geolocation')).toBe(0);
+    await s.update(t.token, { geolocationPerDay: 10 });
+    expect(await s.balance(t.token, 'geolocation')).toBe(6);
+    await s.update(t.token, { geolocationPerDay: 2 });
+    expect(await s.balance(t.token, 'geolocation')).toBe(0);
   });
 
   it('enforces the per-second limit in clock-aligned seconds, counting only allowed calls', async () => {
-    const { s, clock } = store();
+    const { s, clock } = await backend.open();
     clock.now = Date.UTC(2026, 2, 1, 12, 0, 0, 0);
-    const t = s.create({ perSecond: 3 });
+    const t = await s.create({ perSecond: 3 });
     const first = await Promise.all([1, 2, 3, 4, 5].map(() => s.charge(t.token, 'geolocation')));
     expect(first.map((o) => (o.ok ? 'ok' : o.reason))).toEqual([
       'ok',
@@ -290,7 +376,7 @@ describe('balances and limits', () => {
       'RATELIMITED_SECOND',
       'RATELIMITED_SECOND',
     ]);
-    expect(s.balance(t.token, 'geolocation')).toBe(10_000 - 3);
+    expect(await s.balance(t.token, 'geolocation')).toBe(10_000 - 3);
     clock.now += 999;
     expect(await s.charge(t.token, 'geocoding')).toMatchObject({ ok: false, reason: 'RATELIMITED_SECOND' });
     clock.now += 1;
@@ -298,9 +384,9 @@ describe('balances and limits', () => {
   });
 
   it('enforces the per-minute limit across seconds', async () => {
-    const { s, clock } = store();
+    const { s, clock } = await backend.open();
     clock.now = Date.UTC(2026, 2, 1, 12, 0, 0, 0);
-    const t = s.create({ perMinute: 4, perSecond: 10 });
+    const t = await s.create({ perMinute: 4, perSecond: 10 });
     for (let i = 0; i < 4; i++) {
       expect((await s.charge(t.token, 'geolocation')).ok).toBe(true);
       clock.now += 10_000;
@@ -311,20 +397,20 @@ describe('balances and limits', () => {
   });
 
   it('hit() limits a bucket per second without charging', async () => {
-    const { s, clock } = store();
-    const t = s.create({});
+    const { s, clock } = await backend.open();
+    const t = await s.create({});
     expect(await s.hit(t.token, 'balance', 1)).toBe(true);
     expect(await s.hit(t.token, 'balance', 1)).toBe(false);
     expect(await s.hit(t.token, 'other', 1)).toBe(true);
     clock.now += 1000;
     expect(await s.hit(t.token, 'balance', 1)).toBe(true);
-    expect(s.balance(t.token, 'geolocation')).toBe(10_000);
+    expect(await s.balance(t.token, 'geolocation')).toBe(10_000);
     expect(await s.hit('unknown', 'balance', 1)).toBe(true);
   });
 
   it('counts device slots per UTC day', async () => {
-    const { s, clock } = store();
-    const t = s.create({ slots: 2 });
+    const { s, clock } = await backend.open();
+    const t = await s.create({ slots: 2 });
     const ch = (deviceId?: string) =>
       s.charge(t.token, 'geolocation', deviceId === undefined ? {} : { deviceId });
     expect(await ch('a1')).toEqual({ ok: true, balance: 9999, balanceSlots: 1 });
@@ -335,7 +421,7 @@ describe('balances and limits', () => {
     clock.now += 86_400_000;
     expect(await ch('c3')).toEqual({ ok: true, balance: 9999, balanceSlots: 1 });
     // Tokens without a device plan report no slots.
-    const plain = s.create({});
+    const plain = await s.create({});
     expect(await s.charge(plain.token, 'geolocation', { deviceId: 'a1' })).toEqual({
       ok: true,
       balance: 9999,
@@ -343,19 +429,21 @@ describe('balances and limits', () => {
   });
 });
 
-describe('charge durability and concurrency', () => {
+describe.each(backends)('charge concurrency ($name)', (backend) => {
   it('2,000 concurrent charges against a balance of 1,000: exactly 1,000 succeed', async () => {
-    const { s, dir } = store();
-    const t = s.create({ geolocationPerDay: 1000 });
+    const { s, used } = await backend.open();
+    const t = await s.create({ geolocationPerDay: 1000 });
     const outcomes = await Promise.all(Array.from({ length: 2000 }, () => s.charge(t.token, 'geolocation')));
     const ok = outcomes.filter((o) => o.ok);
     expect(ok).toHaveLength(1000);
     expect(new Set(ok.map((o) => o.balance)).size).toBe(1000);
     expect(outcomes.filter((o) => !o.ok && o.reason === 'RATELIMITED_DAY')).toHaveLength(1000);
-    expect(s.balance(t.token, 'geolocation')).toBe(0);
-    expect(usedInFile(dir, t.token)).toBe(1000);
+    expect(await s.balance(t.token, 'geolocation')).toBe(0);
+    expect(await used(t.token)).toBe(1000);
   });
+});
 
+describe('charge durability and concurrency (SQLite)', () => {
   it('waits for a write lock held elsewhere, and rejects (charging nothing) when it is held too long', async () => {
     const dir = tempDir('wb-tokens-');
     const s = TokenStore.open(dir, { lockWaitMs: 300 });
@@ -427,24 +515,25 @@ describe('charge durability and concurrency', () => {
 });
 
 /**
- * The child process: `race DIR TOKEN N` charges N times (in waves of concurrent calls, so two
+ * The child process (modes with -pg take a PostgreSQL URL for DIR): `race DIR TOKEN N` charges N times (in waves of concurrent calls, so two
  * processes interleave) and sends {ok}; `kill DIR TOKEN LOG` charges forever with 32 calls in
  * flight, appending "S" to LOG before each call and "R" after each charge resolves (written
  * synchronously, so they survive SIGKILL) and sending a message per resolved charge.
  */
 const CHILD = `
 import { appendFileSync } from 'node:fs';
-import { TokenStore } from ${JSON.stringify(tokensModule)};
+import { PgTokenStore, TokenStore } from ${JSON.stringify(tokensModule)};
 const [mode, dir, token, arg] = process.argv.slice(2);
-const store = TokenStore.open(dir);
-if (mode === 'race') {
+// A mode ending in -pg takes a PostgreSQL URL where the others take a directory.
+const store = mode.endsWith('-pg') ? await PgTokenStore.open(dir) : TokenStore.open(dir);
+if (mode.startsWith('race')) {
   let ok = 0;
   const n = Number(arg);
   for (let i = 0; i < n; i += 50) {
     const wave = await Promise.all(Array.from({ length: 50 }, () => store.charge(token, 'geolocation')));
     ok += wave.filter((o) => o.ok).length;
   }
-  store.close();
+  await store.close();
   process.send({ ok }, () => process.exit(0));
 } else {
   const one = async () => {
@@ -476,6 +565,161 @@ function runChild(script: string, args: string[]) {
   done.catch(() => {});
   return { proc, exited, done };
 }
+
+describe('PostgreSQL: several servers on one database', () => {
+  /** `n` stores on one new database (as `n` servers would be); `clock` is the time they all see. */
+  async function servers(n: number, clock?: { now: number }) {
+    const url = await freshDatabase();
+    const list: PgTokenStore[] = [];
+    for (let i = 0; i < n; i++) {
+      const s = await PgTokenStore.open(url, clock ? { now: () => clock.now } : {});
+      storages.push(s);
+      list.push(s);
+    }
+    return { url, list };
+  }
+
+  it('many concurrent charges from two stores never overspend: the balance left equals the successful charges', async () => {
+    const { url, list } = await servers(2);
+    const [a, b] = list as [PgTokenStore, PgTokenStore];
+    const t = await a.create({ geolocationPerDay: 1500 });
+    const fire = (s: PgTokenStore) =>
+      Promise.all(
+        Array.from({ length: 1200 }, (_, i) => s.charge(t.token, 'geolocation', { units: 1 + (i % 2) })),
+      );
+    const [fromA, fromB] = await Promise.all([fire(a), fire(b)]);
+    const all = [...fromA, ...fromB];
+    const okUnits = all.reduce((n, o, i) => n + (o.ok ? 1 + ((i % 1200) % 2) : 0), 0);
+    expect(fromA.some((o) => o.ok)).toBe(true);
+    expect(fromB.some((o) => o.ok)).toBe(true);
+    expect(all.every((o) => o.ok || o.reason === 'RATELIMITED_DAY')).toBe(true);
+    // Nothing overspent, nothing lost: the stored usage is exactly the sum of the successes.
+    expect(okUnits).toBeLessThanOrEqual(1500);
+    expect(okUnits).toBeGreaterThanOrEqual(1499);
+    expect(await usedInPg(url, t.token)).toBe(okUnits);
+    expect(await b.balance(t.token, 'geolocation')).toBe(1500 - okUnits);
+  });
+
+  it('shares per-second and per-minute limits, balance-endpoint hits and device slots', async () => {
+    const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0, 0) };
+    const { list } = await servers(2, clock);
+    const [a, b] = list as [PgTokenStore, PgTokenStore];
+    const t = await a.create({ perSecond: 4, perMinute: 6, slots: 1 });
+    const second = await Promise.all([a, b, a, b, a, b].map((s) => s.charge(t.token, 'geolocation')));
+    expect(second.filter((o) => o.ok)).toHaveLength(4);
+    clock.now += 1000;
+    const minute = await Promise.all([a, b, a, b].map((s) => s.admit(t.token, 'geolocation')));
+    expect(minute.map((o) => (o.ok ? 'ok' : o.reason)).sort()).toEqual([
+      'RATELIMITED_MINUTE',
+      'RATELIMITED_MINUTE',
+      'ok',
+      'ok',
+    ]);
+    expect(await a.hit(t.token, 'balance', 1)).toBe(true);
+    expect(await b.hit(t.token, 'balance', 1)).toBe(false);
+    clock.now += 60_000;
+    expect(await a.charge(t.token, 'geolocation', { deviceId: 'one' })).toMatchObject({
+      ok: true,
+      balanceSlots: 0,
+    });
+    expect(await b.charge(t.token, 'geolocation', { deviceId: 'two' })).toMatchObject({
+      ok: false,
+      reason: 'SLOTS',
+    });
+    expect(await b.charge(t.token, 'geolocation', { deviceId: 'one' })).toMatchObject({ ok: true });
+  });
+
+  it('a token created, changed or revoked on one server reaches the others within seconds', async () => {
+    const { list } = await servers(2);
+    const [a, b] = list as [PgTokenStore, PgTokenStore];
+    const t = await a.create({ label: 'x' });
+    await vi.waitFor(() => expect(b.get(t.token)?.label).toBe('x'), { timeout: 3000, interval: 20 });
+    await a.update(t.token, { label: 'y' });
+    await vi.waitFor(() => expect(b.get(t.token)?.label).toBe('y'), { timeout: 3000, interval: 20 });
+    await b.revoke(t.token);
+    await vi.waitFor(() => expect(a.get(t.token)?.active).toBe(false), { timeout: 3000, interval: 20 });
+    // Charges never trust the copy: a revocation counts at once.
+    await a.update(t.token, { label: 'z' });
+    expect(await b.charge(t.token, 'geolocation')).toMatchObject({ ok: false, reason: 'INACTIVE_TOKEN' });
+  });
+
+  it('migrates once when several servers start together, and refuses a schema newer than it knows', async () => {
+    const url = await freshDatabase();
+    const opened = await Promise.all(Array.from({ length: 5 }, () => PgTokenStore.open(url)));
+    storages.push(...opened);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const r = await client.query("SELECT version FROM whereabouts_schema WHERE component = 'tokens'");
+      expect(r.rows).toEqual([{ version: PG_TOKENS_SCHEMA_VERSION }]);
+      await client.query("UPDATE whereabouts_schema SET version = version + 1 WHERE component = 'tokens'");
+    } finally {
+      await client.end();
+    }
+    await expect(PgTokenStore.open(url)).rejects.toThrow(
+      new RegExp(
+        `schema version ${PG_TOKENS_SCHEMA_VERSION + 1}, newer than this build of whereabouts knows`,
+      ),
+    );
+  });
+
+  it('fails fast when PostgreSQL cannot be reached', async () => {
+    const started = Date.now();
+    await expect(
+      PgTokenStore.open('postgres://whereabouts@127.0.0.1:1/none', { connectTimeoutMs: 1000 }),
+    ).rejects.toThrow(/ECONNREFUSED|connect/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  describe('across processes', () => {
+    let script: string;
+    beforeAll(() => {
+      script = join(tempDir('wb-tokens-'), 'charger.mts');
+      writeFileSync(script, CHILD);
+    });
+
+    it('two processes charging one token concurrently: total ok equals the balance', async () => {
+      const url = await freshDatabase();
+      const s = await PgTokenStore.open(url);
+      const t = await s.create({ geolocationPerDay: 1500 });
+      await s.close();
+      const runs = [0, 1].map(() => runChild(script, ['race-pg', url, t.token, '1200']));
+      const results = await Promise.all(runs.map((r) => r.done));
+      const oks = results.map((r) => (r as { ok: number }).ok);
+      expect(oks[0]).toBeGreaterThan(0);
+      expect(oks[1]).toBeGreaterThan(0);
+      expect((oks[0] ?? 0) + (oks[1] ?? 0)).toBe(1500);
+      expect(await usedInPg(url, t.token)).toBe(1500);
+    });
+
+    it('a charge reported before SIGKILL is never lost, and none is invented', async () => {
+      const url = await freshDatabase();
+      const s = await PgTokenStore.open(url);
+      const t = await s.create({ geolocationPerDay: 1_000_000 });
+      await s.close();
+      const log = join(tempDir('wb-tokens-'), 'charges.log');
+      const child = runChild(script, ['kill-pg', url, t.token, log]);
+      let reported = 0;
+      child.proc.on('message', () => {
+        reported++;
+        if (reported === 300) child.proc.kill('SIGKILL');
+      });
+      const exit = await child.exited;
+      expect(exit.signal).toBe('SIGKILL');
+      const lines = readFileSync(log, 'utf8');
+      const submitted = lines.split('S').length - 1;
+      const resolved = lines.split('R').length - 1;
+      // A transaction whose COMMIT was sent before the kill may still commit: wait for it.
+      await new Promise((r) => setTimeout(r, 200));
+      const used = await usedInPg(url, t.token);
+      expect(reported).toBeGreaterThanOrEqual(300);
+      expect(resolved).toBeGreaterThanOrEqual(reported);
+      expect(used).toBeGreaterThanOrEqual(resolved);
+      expect(used).toBeLessThanOrEqual(submitted);
+      expect(submitted - resolved).toBeLessThanOrEqual(32);
+    });
+  });
+});
 
 describe('token generation', () => {
   it('never starts a token with "-", which a command line would read as an option', () => {

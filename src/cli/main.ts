@@ -49,15 +49,17 @@ Usage:
       Folds the stations learned live (DIR/learned.sqlite: GPS submissions to a
       running server, Engine.learn) into a new database generation now; a server
       also does this by itself (docs/learning.md). Prints the new generation.
-  whereabouts serve [--db DIR] [--store DIR2] [--port N] [--host H] [--workers N]
+  whereabouts serve [--db DIR] [--store DIR2|postgres://...] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
       /v2/search, GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
       core (--workers 0: one process). Tokens and GPS submissions live in DIR, or
-      DIR2 with --store (see "whereabouts token"). SIGTERM/SIGINT finish requests in
-      flight, then exit 0. Without --db: the embedded demo database, tokens in
-      $XDG_DATA_HOME/whereabouts (or ~/.local/share/whereabouts), a demo key made on the
-      first start, and the demo page's URL with it printed on standard error (npm start).
-      The demo page is at / and /demo (with the map routes).
+      DIR2 with --store (see "whereabouts token"); with --store postgres://... (or
+      WHEREABOUTS_STORE_URL) tokens, balances and limits live in PostgreSQL, shared by
+      several servers (docs/deploy.md). SIGTERM/SIGINT finish requests in flight, then exit 0.
+      Without --db: the embedded demo database, tokens in $XDG_DATA_HOME/whereabouts (or
+      ~/.local/share/whereabouts), a demo key made on the first start, and the demo page's
+      URL with it printed on standard error (npm start). The demo page is at / and /demo
+      (with the map routes).
       Logs are JSON lines on standard output (--log-level, default info).
       --trust-proxy HOPS|ADDR,CIDR,... (bare: loopback) whose X-Forwarded-For to believe;
       --request-timeout MS (default 20000) --max-connections N (default 512 per worker)

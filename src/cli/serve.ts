@@ -26,7 +26,13 @@ import {
 import { type Channel, LedgerClient, serveLedger, type TokenAccess } from '../server/ledger.js';
 import { MAP_METERINGS, type MapMetering, type MapsOptions } from '../server/maps.js';
 import { type TrustProxy, trustFunction } from '../server/proxy.js';
-import { TokenStore } from '../tokens/index.js';
+import {
+  isPostgresUrl,
+  PgTokenStore,
+  STORE_URL_ENV,
+  type TokenStorage,
+  TokenStore,
+} from '../tokens/index.js';
 import { parseFlags, UsageError } from './usage.js';
 
 /** Default address: loopback only; say `--host 0.0.0.0` to serve the network. */
@@ -49,6 +55,8 @@ interface ServeConfig {
   demoKey?: string;
   /** Directory of tokens.sqlite and observations.sqlite; default: the station database directory. */
   store: string;
+  /** Where tokens live: `store` (SQLite), or a PostgreSQL URL shared with other servers. */
+  tokens: string;
   host: string;
   port: number;
   workers: number;
@@ -163,10 +171,16 @@ function parseConfig(argv: string[]): ServeConfig {
   if (values['ip-db']) engine.ipDatabases = values['ip-db'];
   const remote = remoteConfig(values);
   if (remote) engine.remote = remote;
+  // --store (or WHEREABOUTS_STORE_URL) is a directory, or a PostgreSQL URL for the tokens, in
+  // which case GPS submissions stay in the station database directory.
+  const storeFlag = values.store ?? process.env[STORE_URL_ENV];
+  const postgres = storeFlag !== undefined && isPostgresUrl(storeFlag);
+  if (demo && postgres) throw new UsageError('--store postgres://... needs --db DIR (the demo mode keeps its tokens in SQLite)');
   return {
     db: values.db,
     demo,
-    store: values.store ?? values.db ?? demoStoreDir(),
+    store: postgres ? (values.db ?? demoStoreDir()) : (storeFlag ?? values.db ?? demoStoreDir()),
+    tokens: storeFlag ?? values.db ?? demoStoreDir(),
     host: values.host ?? DEFAULT_HOST,
     port: integerFlag(values.port, 'port', DEFAULT_PORT, 0, 65535),
     workers: integerFlag(values.workers, 'workers', availableParallelism(), 0, 256),
@@ -343,8 +357,11 @@ export async function runServe(argv: string[]): Promise<number> {
 // Primary: forks, restarts, forwards shutdown.
 
 function runPrimary(config: ServeConfig): Promise<number> {
-  // The only process that writes charges (src/server/ledger.ts); workers read on their own.
-  const ledger = TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
+  // The only process that writes charges to SQLite (src/server/ledger.ts); workers read on their
+  // own. With PostgreSQL every worker charges through its own pool: the database serialises.
+  const ledger = isPostgresUrl(config.tokens)
+    ? undefined
+    : TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
   return new Promise((resolve) => {
     let stopping = false;
     let everListened = false;
@@ -357,7 +374,7 @@ function runPrimary(config: ServeConfig): Promise<number> {
     const fork = (): Worker => {
       const worker = cluster.fork();
       startedAt.set(worker.id, Date.now());
-      serveLedger(ledger, worker as unknown as Channel);
+      if (ledger) serveLedger(ledger, worker as unknown as Channel);
       worker.on('message', (message: WorkerMessage) => {
         if (message?.type === 'fatal' && !everListened) {
           // A worker that cannot open the database will never work: stop instead of looping.
@@ -384,7 +401,7 @@ function runPrimary(config: ServeConfig): Promise<number> {
     const finish = () => {
       process.off('SIGTERM', stop);
       process.off('SIGINT', stop);
-      ledger.close();
+      ledger?.close();
       log('info', 'stopped', { exitCode });
       resolve(exitCode);
     };
@@ -440,7 +457,7 @@ async function startServer(config: ServeConfig): Promise<Running> {
   const engine = await Engine.open(config.engine);
   // A learned.sqlite (stations placed by users' GPS fixes) created before the umask rule.
   if (config.engine.db !== undefined) keepPrivate(join(config.engine.db, 'learned.sqlite'));
-  let tokens: TokenStore | undefined;
+  let tokens: TokenStorage | undefined;
   let observations: ObservationStore | undefined;
   let maps: MapsOptions | undefined;
   try {
@@ -451,17 +468,24 @@ async function startServer(config: ServeConfig): Promise<Running> {
     engine.prepareSearch();
     engine.prepareTimezones();
     engine.prepareReverse();
-    tokens = TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
+    tokens = isPostgresUrl(config.tokens)
+      ? await PgTokenStore.open(config.tokens, {
+          groupMs: config.groupMs,
+          // One pool per worker: a few connections each keep the server's total bounded.
+          poolSize: cluster.isWorker ? 4 : 10,
+        })
+      : TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
     observations = ObservationStore.open(config.store, { synchronous: config.sync });
   } catch (err) {
-    tokens?.close();
+    await tokens?.close();
     engine.close();
     throw err;
   }
-  // Under the cluster, charges and rate-limit hits go to the primary's single writer.
-  const access: TokenAccess = cluster.isWorker
-    ? new LedgerClient(tokens, process as unknown as Channel)
-    : tokens;
+  // Under the cluster, SQLite charges and rate-limit hits go to the primary's single writer.
+  const access: TokenAccess =
+    cluster.isWorker && tokens instanceof TokenStore
+      ? new LedgerClient(tokens, process as unknown as Channel)
+      : tokens;
   if (access instanceof LedgerClient)
     process.on('disconnect', () => access.failAll('the primary process is gone'));
   // GPS submissions reach this process's engine at once; what other workers learned and
@@ -499,7 +523,7 @@ async function startServer(config: ServeConfig): Promise<Running> {
       clearInterval(reloads);
       await app.close();
       await learner?.drain();
-      t.close();
+      await t.close();
       o.close();
       engine.close();
     },

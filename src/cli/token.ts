@@ -1,21 +1,24 @@
 /**
- * `whereabouts token create|update|revoke|list`: manages the access tokens in DIR/tokens.sqlite.
+ * `whereabouts token create|update|revoke|list`: manages the access tokens in DIR/tokens.sqlite,
+ * or in PostgreSQL with `--store postgres://...` (or WHEREABOUTS_STORE_URL).
  *
  * A running server sees the changes within its token cache time (seconds), so tokens can be
  * managed while it serves. `create` is the only command that prints a token in full; every
  * other output masks it, so logs of routine administration never hold a usable secret.
  */
 import {
+  isPostgresUrl,
   MAP_SERVICES,
   type MapService,
   maskToken,
+  openTokenStorage,
   SCOPES,
   type Scope,
+  STORE_URL_ENV,
   TOKEN_DEFAULTS,
   TokenError,
   type TokenInput,
   type TokenRecord,
-  TokenStore,
 } from '../tokens/index.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -26,6 +29,8 @@ const USAGE = `token commands:
   TOKEN of update and revoke: "-" reads it from standard input; left out, it is taken from
   WHEREABOUTS_TOKEN. Either keeps it out of the process list, where an argument is visible.
   whereabouts token list --db DIR                  every token, masked
+  Instead of --db DIR: --store DIR, or --store postgres://USER@HOST/DB for tokens in PostgreSQL
+  (servers sharing it see changes within seconds); the URL may come from WHEREABOUTS_STORE_URL.
 SETTINGS:
   --label L  --geolocation N  --geocoding N  (per UTC day; defaults 10000 and 5000)
   --per-second N  --per-minute N  (metered calls; default unlimited; --no-per-second, --no-per-minute)
@@ -40,6 +45,7 @@ SETTINGS:
 
 const settingFlags = {
   db: { type: 'string' },
+  store: { type: 'string' },
   label: { type: 'string' },
   geolocation: { type: 'string' },
   geocoding: { type: 'string' },
@@ -77,22 +83,26 @@ export async function runToken(argv: string[]): Promise<number> {
   if (!['create', 'update', 'revoke', 'list'].includes(sub))
     throw new UsageError(`unknown token command "${sub}" (create, update, revoke, list)`);
   const { values, positionals } = parseFlags(rest, settingFlags);
-  if (!values.db) throw new UsageError(`token ${sub} needs --db DIR`);
+  const where = values.store ?? values.db ?? process.env[STORE_URL_ENV];
+  if (!where)
+    throw new UsageError(`token ${sub} needs --db DIR or --store postgres://... (or ${STORE_URL_ENV})`);
+  if (values.db !== undefined && isPostgresUrl(values.db))
+    throw new UsageError('--db takes a directory; a PostgreSQL URL goes in --store');
   const wantsToken = sub === 'update' || sub === 'revoke';
   if (wantsToken && positionals.length > 1) throw new UsageError(`token ${sub} takes one TOKEN`);
   if (!wantsToken && positionals.length > 0)
     throw new UsageError(`token ${sub} takes no TOKEN argument (got "${maskToken(positionals[0] ?? '')}")`);
   if (sub !== 'create' && sub !== 'update') {
-    const extra = Object.keys(values).filter((k) => k !== 'db');
-    if (extra.length > 0) throw new UsageError(`token ${sub} takes only --db (got --${extra[0]})`);
+    const extra = Object.keys(values).filter((k) => k !== 'db' && k !== 'store');
+    if (extra.length > 0) throw new UsageError(`token ${sub} takes only --db or --store (got --${extra[0]})`);
   }
 
   const given = wantsToken ? await tokenArgument(sub, positionals[0]) : '';
-  const store = TokenStore.open(values.db, { cacheMs: 0 });
+  const store = await openTokenStorage(where, { sqlite: { cacheMs: 0 } });
   try {
     switch (sub) {
       case 'create': {
-        const record = store.create(settings(values, undefined));
+        const record = await store.create(settings(values, undefined));
         print(record, false);
         return 0;
       }
@@ -100,21 +110,21 @@ export async function runToken(argv: string[]): Promise<number> {
         const token = given;
         const current = store.get(token);
         if (!current) throw new TokenError('NOT_FOUND', `no token ${maskToken(token)}`);
-        print(store.update(token, settings(values, current)), true);
+        print(await store.update(token, settings(values, current)), true);
         return 0;
       }
       case 'revoke':
-        print(store.revoke(given), true);
+        print(await store.revoke(given), true);
         return 0;
       default:
-        process.stdout.write(`${JSON.stringify(store.list().map(masked), null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify((await store.list()).map(masked), null, 2)}\n`);
         return 0;
     }
   } catch (err) {
     if (err instanceof TokenError && err.code === 'INVALID') throw new UsageError(err.message);
     throw err;
   } finally {
-    store.close();
+    await store.close();
   }
 }
 

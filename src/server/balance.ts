@@ -28,8 +28,8 @@ export function registerBalance(app: FastifyInstance, deps: { tokens: TokenAcces
     if (!(await tokens.hit(t, BALANCE_BUCKET, 1))) return replyCodeRefusal(reply, 'RATELIMITED_SECOND');
     return {
       status: 'ok',
-      balance_geolocation: tokens.balance(t, 'geolocation'),
-      balance_geocoding: tokens.balance(t, 'geocoding'),
+      balance_geolocation: await tokens.balance(t, 'geolocation'),
+      balance_geocoding: await tokens.balance(t, 'geocoding'),
     };
   };
   for (const path of BALANCE_PATHS) app.get(path, handler);

@@ -10,17 +10,27 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Engine } from '../engine.js';
 import type { ObservationStore } from '../observations/index.js';
 import { CODE_ERRORS, useErrorShape } from './error-shape.js';
+import type { TokenAccess } from './ledger.js';
 
 /** The health route as a Fastify plugin, with spec 7.2's error shape. */
 export function healthRoutes(deps: {
   engine: Engine;
   observations: ObservationStore;
+  /** A token store that can be down (PostgreSQL) is asked too: no tokens, no service. */
+  tokens?: Pick<TokenAccess, 'ping'>;
   healthDetail?: boolean;
 }): FastifyPluginAsync {
   return async (app) => {
     useErrorShape(app, CODE_ERRORS);
     const started = Date.now();
     app.get('/health', async (_request, reply) => {
+      try {
+        await deps.tokens?.ping?.();
+      } catch (err) {
+        reply.log.error({ err }, 'health check: the token store does not answer');
+        reply.code(503);
+        return { status: 'error', message: 'UNKNOWN_ERROR' };
+      }
       try {
         const db = deps.engine.stats();
         if (deps.healthDetail !== true) return { status: 'ok' };

@@ -190,7 +190,7 @@ async function handleLocate(
   const req = parsed.request;
   if (req.fallbacks.ipf === 1 && req.ip === undefined) req.ip = callerOf(request).ip;
   // Cheap refusal before any solving; the charge below stays the authority.
-  if (tokens.balance(key, 'geolocation') <= 0) return fail(reply, IchnaeaErrors.dailyLimit());
+  if ((await tokens.balance(key, 'geolocation')) <= 0) return fail(reply, IchnaeaErrors.dailyLimit());
   const answer = shape(await engine.locateParsed(req));
   if (answer.charge) {
     const outcome = await tokens.charge(key, 'geolocation');

@@ -10,10 +10,22 @@
  * committed. A charge is therefore still durable before the worker's response leaves. Workers
  * keep their own read-only use of the store (`get`, `balance`): WAL readers never wait.
  */
-import type { AdmitOutcome, ChargeOutcome, MeteredService, TokenStore } from '../tokens/index.js';
+import type {
+  AdmitOutcome,
+  ChargeOutcome,
+  MeteredService,
+  TokenStorage,
+  TokenStore,
+} from '../tokens/index.js';
 
-/** What the routes need of the token store; a {@link TokenStore} is one. */
-export type TokenAccess = Pick<TokenStore, 'get' | 'balance' | 'admit' | 'charge' | 'hit'>;
+/**
+ * What the routes need of the token store: a {@link TokenStore} (SQLite), a PgTokenStore
+ * (PostgreSQL: `balance` is asynchronous, so routes `await` it) or a {@link LedgerClient}.
+ */
+export type TokenAccess = Pick<TokenStorage, 'get' | 'balance' | 'admit' | 'charge' | 'hit'> & {
+  /** Resolves when the store answers, rejects when it does not (`/health`); absent: always answers. */
+  ping?: () => Promise<void>;
+};
 
 type Job =
   | {

@@ -124,7 +124,11 @@ async function handleProcess(
   const record = access.record;
   const sentGps = req.gps.length > 0;
   if (sentGps && !record.gps) {
-    return geoError(reply, { status: 200, message: ServerMessage.gpsNotEnabled }, balanceOf(tokens, token));
+    return geoError(
+      reply,
+      { status: 200, message: ServerMessage.gpsNotEnabled },
+      await balanceOf(tokens, token),
+    );
   }
   if (req.fallbacks.ipf === 1 && req.ip === undefined) req.ip = caller.ip;
 
@@ -172,7 +176,7 @@ async function handleProcess(
 
   const out: ProcessResponse = { status: answer.status };
   if (answer.message !== undefined) out.message = answer.message;
-  out.balance = balance ?? balanceOf(tokens, token);
+  out.balance = balance ?? (await balanceOf(tokens, token));
   if (balanceSlots !== undefined) out.balance_slots = balanceSlots;
   Object.assign(out, answer);
   if (req.metadata === 1) {
@@ -206,7 +210,7 @@ async function learnGps(
   }
 }
 
-function balanceOf(tokens: TokenAccess, token: string): number {
+function balanceOf(tokens: TokenAccess, token: string): Promise<number> | number {
   return tokens.balance(token, 'geolocation');
 }
 

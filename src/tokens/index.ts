@@ -3,6 +3,13 @@
  */
 export { GroupCommit, type GroupCommitOptions } from './group-commit.js';
 export { maskToken } from './mask.js';
+export { isPostgresUrl, openTokenStorage, STORE_URL_ENV } from './open.js';
+export {
+  migrateTokens,
+  PG_TOKENS_SCHEMA_VERSION,
+  PgTokenStore,
+  type PgTokenStoreOptions,
+} from './pg-store.js';
 export {
   ipAllowed,
   ipEntryProblem,
@@ -11,6 +18,7 @@ export {
   referrerAllowed,
   referrerPatternProblem,
 } from './restrictions.js';
+export type { MaybePromise, TokenStorage } from './storage.js';
 export {
   type AdmitOutcome,
   type ChargeOutcome,

@@ -11,6 +11,7 @@ import { preparePrivateDatabase } from '../private-file.js';
 import { GroupCommit } from './group-commit.js';
 import { maskToken } from './mask.js';
 import { ipEntryProblem, MAX_IPS, MAX_REFERRERS, referrerPatternProblem } from './restrictions.js';
+import type { TokenStorage } from './storage.js';
 
 /** A service whose successful calls are charged against a daily balance. */
 export type MeteredService = 'geolocation' | 'geocoding';
@@ -141,7 +142,7 @@ export interface TokenStoreOptions {
 
 const DAY_MS = 86_400_000;
 /** The usage row that counts a day's distinct device ids, beside the services' rows. */
-const DEVICES_ROW = '#devices';
+export const DEVICES_ROW = '#devices';
 /** Cap on cached lookups: unknown tokens are cached too, and callers choose those freely. */
 const MAX_CACHE = 50_000;
 const SCHEMA_VERSION = 1;
@@ -186,7 +187,8 @@ CREATE TABLE IF NOT EXISTS rate (
 ) WITHOUT ROWID;
 `;
 
-interface TokenRow {
+/** A `tokens` row as both stores keep it (flags as 0/1, lists as JSON text). */
+export interface TokenRow {
   token: string;
   label: string | null;
   active: number;
@@ -204,7 +206,8 @@ interface TokenRow {
   updated_at: number;
 }
 
-type LimitRow = Pick<
+/** The columns a charge needs. */
+export type LimitRow = Pick<
   TokenRow,
   'active' | 'geolocation_per_day' | 'geocoding_per_day' | 'per_second' | 'per_minute' | 'slots'
 >;
@@ -272,7 +275,7 @@ export function openTokenDatabase(
 }
 
 /** Tokens, balances and limits in `DIR/tokens.sqlite`; see the module comment. */
-export class TokenStore {
+export class TokenStore implements TokenStorage {
   private readonly cache = new Map<string, { record: TokenRecord | undefined; until: number }>();
   private readonly commits: GroupCommit<Job, JobResult>;
   private readonly now: () => number;
@@ -337,23 +340,7 @@ export class TokenStore {
 
   /** Creates a token with `input` over {@link TOKEN_DEFAULTS}; the token is 32 random bytes, base64url. */
   create(input: TokenInput): TokenRecord {
-    const now = this.now();
-    const record = applyInput(
-      {
-        token: newToken(),
-        active: true,
-        geolocationPerDay: TOKEN_DEFAULTS.geolocationPerDay,
-        geocodingPerDay: TOKEN_DEFAULTS.geocodingPerDay,
-        scopes: [...TOKEN_DEFAULTS.scopes],
-        referrers: [],
-        ips: [],
-        services: [...TOKEN_DEFAULTS.services],
-        gps: TOKEN_DEFAULTS.gps,
-        createdAt: now,
-        updatedAt: now,
-      },
-      input,
-    );
+    const record = newRecord(input, this.now());
     this.stmt.insert.run(toRow(record));
     this.cache.delete(record.token);
     return record;
@@ -605,16 +592,38 @@ export function newToken(): string {
   }
 }
 
+/** A new token's record: `input` over {@link TOKEN_DEFAULTS}, created at `now`; throws {@link TokenError} INVALID. */
+export function newRecord(input: TokenInput, now: number): TokenRecord {
+  return applyInput(
+    {
+      token: newToken(),
+      active: true,
+      geolocationPerDay: TOKEN_DEFAULTS.geolocationPerDay,
+      geocodingPerDay: TOKEN_DEFAULTS.geocodingPerDay,
+      scopes: [...TOKEN_DEFAULTS.scopes],
+      referrers: [],
+      ips: [],
+      services: [...TOKEN_DEFAULTS.services],
+      gps: TOKEN_DEFAULTS.gps,
+      createdAt: now,
+      updatedAt: now,
+    },
+    input,
+  );
+}
+
 /** The UTC day number (days since the epoch) of a time in ms: balances reset at 00:00 UTC. */
 export function utcDay(ms: number): number {
   return Math.floor(ms / DAY_MS);
 }
 
-function perDay(row: LimitRow, service: MeteredService): number {
+/** The daily allowance of `service` in a limits row. */
+export function perDay(row: LimitRow, service: MeteredService): number {
   return service === 'geolocation' ? row.geolocation_per_day : row.geocoding_per_day;
 }
 
-function fromRow(row: TokenRow): TokenRecord {
+/** The record of a stored row. */
+export function fromRow(row: TokenRow): TokenRecord {
   return ordered({
     token: row.token,
     label: row.label ?? undefined,
@@ -658,7 +667,8 @@ function ordered(r: TokenRecord): TokenRecord {
   return out as unknown as TokenRecord;
 }
 
-function toRow(r: TokenRecord): TokenRow {
+/** The stored row of a record. */
+export function toRow(r: TokenRecord): TokenRow {
   return {
     token: r.token,
     label: r.label ?? null,

@@ -1,0 +1,747 @@
+/**
+ * Tokens, daily balances, rate limits and device slots in PostgreSQL, shared by several servers
+ * (docs/deploy.md). The same rules as the SQLite {@link TokenStore}; what differs is how they
+ * hold across machines:
+ *
+ * - Charges, admissions and hits are gathered per event-loop turn (or `groupMs`) into one
+ *   transaction, which first locks the rows of the tokens involved (`SELECT ... ORDER BY token
+ *   FOR UPDATE`: every server locks in the same order, so batches never deadlock). Every write
+ *   to a token's usage, windows and devices happens under that lock, so concurrent batches from
+ *   any number of servers apply one after another: no charge is counted twice or lost, and no
+ *   balance is overspent. A promise resolves only after COMMIT returned, so a charge a response
+ *   reports is durable (PostgreSQL's own `synchronous_commit`) before the response leaves; a
+ *   batch that fails rolls back whole and its callers reject.
+ * - `get` is synchronous (authorization runs on every request): it answers from an in-memory
+ *   copy of the tokens table, loaded at open, updated at once for this store's own changes,
+ *   by LISTEN/NOTIFY for other servers' changes (milliseconds), and by a full reload every
+ *   `reloadMs` in case a notification was missed while the listening connection was down.
+ *   Charges never trust the copy: they read the locked row.
+ * - The schema is versioned in `whereabouts_schema`; migrations run at open under a session
+ *   advisory lock, so servers starting together migrate once; a database migrated by a newer
+ *   build is refused with an error that says so.
+ */
+import pg from 'pg';
+import { maskToken } from './mask.js';
+import type { TokenStorage } from './storage.js';
+import {
+  type AdmitOutcome,
+  applyInput,
+  type ChargeOutcome,
+  DEVICES_ROW,
+  fromRow,
+  type LimitRow,
+  type MeteredService,
+  newRecord,
+  perDay,
+  TokenError,
+  type TokenInput,
+  type TokenRecord,
+  type TokenRow,
+  toRow,
+  utcDay,
+} from './store.js';
+
+/** Options of {@link PgTokenStore.open}. */
+export interface PgTokenStoreOptions {
+  /** The clock, in ms since the epoch (tests move it across midnight). */
+  now?: () => number;
+  /** Gather charges for this long before committing (default 0: the next event-loop turn). */
+  groupMs?: number;
+  /** Most jobs in one transaction (default 500). */
+  maxBatch?: number;
+  /** Connections in the pool (default 10); the LISTEN connection is one more. */
+  poolSize?: number;
+  /** Full reload of the in-memory token copy this often (default 5000 ms). */
+  reloadMs?: number;
+  /** How long to wait for a connection before failing (default 5000 ms). */
+  connectTimeoutMs?: number;
+}
+
+/** Schema migrations, in order: the schema version is how many have been applied. Never edit one; append. */
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE tokens (
+     token text PRIMARY KEY,
+     label text,
+     active integer NOT NULL DEFAULT 1,
+     geolocation_per_day bigint NOT NULL,
+     geocoding_per_day bigint NOT NULL,
+     per_second bigint,
+     per_minute bigint,
+     scopes text NOT NULL DEFAULT '[]',
+     referrers text NOT NULL DEFAULT '[]',
+     ips text NOT NULL DEFAULT '[]',
+     services text NOT NULL DEFAULT '[]',
+     slots bigint,
+     gps integer NOT NULL DEFAULT 0,
+     created_at bigint NOT NULL,
+     updated_at bigint NOT NULL
+   );
+   CREATE TABLE token_usage (
+     token text NOT NULL,
+     day integer NOT NULL,
+     service text NOT NULL,
+     used bigint NOT NULL,
+     PRIMARY KEY (token, day, service)
+   );
+   CREATE TABLE token_devices (
+     token text NOT NULL,
+     day integer NOT NULL,
+     device_id text NOT NULL,
+     PRIMARY KEY (token, day, device_id)
+   );
+   CREATE TABLE token_rate (
+     token text NOT NULL,
+     bucket text NOT NULL,
+     win bigint NOT NULL,
+     hits bigint NOT NULL,
+     PRIMARY KEY (token, bucket)
+   );`,
+];
+
+/** The token schema version this build writes. */
+export const PG_TOKENS_SCHEMA_VERSION = MIGRATIONS.length;
+/** The advisory lock key migrations run under: a fixed number of this project's own. */
+const MIGRATION_LOCK = '8604003733432115808';
+/** The NOTIFY channel of token changes; the payload is the token. */
+const CHANNEL = 'whereabouts_tokens';
+
+/** bigint columns as numbers: every stored value is a safe integer (the stores check on input). */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === pg.types.builtins.INT8
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+};
+
+/** Brings the schema to {@link PG_TOKENS_SCHEMA_VERSION} under an advisory lock; refuses a newer one. */
+export async function migrateTokens(client: pg.ClientBase): Promise<number> {
+  await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK]);
+  try {
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS whereabouts_schema (component text PRIMARY KEY, version integer NOT NULL)',
+    );
+    const r = await client.query<{ version: number }>(
+      "SELECT version FROM whereabouts_schema WHERE component = 'tokens'",
+    );
+    const version = r.rows[0]?.version ?? 0;
+    if (version > PG_TOKENS_SCHEMA_VERSION)
+      throw new Error(
+        `the PostgreSQL store has token schema version ${version}, newer than this build of whereabouts knows (${PG_TOKENS_SCHEMA_VERSION}): a newer version migrated it; upgrade this server`,
+      );
+    for (let v = version; v < PG_TOKENS_SCHEMA_VERSION; v++) {
+      await client.query('BEGIN');
+      try {
+        await client.query(MIGRATIONS[v] as string);
+        await client.query(
+          `INSERT INTO whereabouts_schema (component, version) VALUES ('tokens', $1)
+           ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
+          [v + 1],
+        );
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    }
+    return Math.max(version, PG_TOKENS_SCHEMA_VERSION);
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]);
+  }
+}
+
+type Job =
+  | {
+      kind: 'charge';
+      token: string;
+      service: MeteredService;
+      units: number;
+      deviceId: string | undefined;
+      admitted: boolean;
+      at: number;
+    }
+  | { kind: 'admit'; token: string; service: MeteredService | undefined; at: number }
+  | { kind: 'hit'; token: string; bucket: string; limit: number; windowMs: number; at: number };
+
+type JobResult = ChargeOutcome | AdmitOutcome | boolean;
+
+interface Pending {
+  job: Job;
+  resolve: (r: JobResult) => void;
+  reject: (e: unknown) => void;
+}
+
+type LockedRow = LimitRow & { token: string };
+
+/**
+ * One batch's view of the locked tokens' usage, windows and devices: read once, changed in
+ * memory job by job with the same rules as the SQLite store, written back before COMMIT.
+ */
+class BatchState {
+  readonly used = new Map<
+    string,
+    { token: string; day: number; service: string; used: number; add: number }
+  >();
+  readonly rate = new Map<
+    string,
+    { token: string; bucket: string; win: number; hits: number; dirty: boolean }
+  >();
+  readonly devices = new Set<string>();
+  readonly newDevices: { token: string; day: number; id: string }[] = [];
+
+  getUsed(token: string, day: number, service: string): number {
+    return this.used.get(`${token}\n${day}\n${service}`)?.used ?? 0;
+  }
+
+  addUsed(token: string, day: number, service: string, units: number): void {
+    const key = `${token}\n${day}\n${service}`;
+    const u = this.used.get(key);
+    if (u) {
+      u.used += units;
+      u.add += units;
+    } else this.used.set(key, { token, day, service, used: units, add: units });
+  }
+
+  windowHits(token: string, bucket: string, window: number): number {
+    const r = this.rate.get(`${token}\n${bucket}`);
+    return r && r.win === window ? r.hits : 0;
+  }
+
+  putRate(token: string, bucket: string, win: number, hits: number): void {
+    this.rate.set(`${token}\n${bucket}`, { token, bucket, win, hits, dirty: true });
+  }
+
+  hasDevice(token: string, day: number, id: string): boolean {
+    return this.devices.has(`${token}\n${day}\n${id}`);
+  }
+
+  addDevice(token: string, day: number, id: string): void {
+    this.devices.add(`${token}\n${day}\n${id}`);
+    this.newDevices.push({ token, day, id });
+  }
+}
+
+/** Tokens, balances and limits in PostgreSQL; see the module comment. */
+export class PgTokenStore implements TokenStorage {
+  readonly #records = new Map<string, TokenRecord>();
+  readonly #now: () => number;
+  readonly #groupMs: number;
+  readonly #maxBatch: number;
+  #queue: Pending[] = [];
+  #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  readonly #inFlight = new Set<Promise<void>>();
+  #listener: pg.Client | undefined;
+  #reloadTimer: NodeJS.Timeout | undefined;
+  #reconnectTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** The last error of the database, cleared by the next success; undefined while healthy. */
+  #lastError: string | undefined;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly config: pg.PoolConfig,
+    options: PgTokenStoreOptions,
+  ) {
+    this.#now = options.now ?? Date.now;
+    this.#groupMs = options.groupMs ?? 0;
+    this.#maxBatch = Math.max(1, options.maxBatch ?? 500);
+  }
+
+  /**
+   * Connects to `url`, applies the schema migrations, loads the tokens and starts listening for
+   * changes. Rejects when PostgreSQL cannot be reached or its schema is newer than this build's.
+   */
+  static async open(url: string, options: PgTokenStoreOptions = {}): Promise<PgTokenStore> {
+    const config: pg.PoolConfig = {
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      types: TYPES,
+      application_name: 'whereabouts',
+    };
+    const pool = new pg.Pool(config);
+    // An idle connection that breaks (server restart) is dropped by the pool; without a
+    // listener the error would end the process.
+    pool.on('error', () => {});
+    const store = new PgTokenStore(pool, config, options);
+    try {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
+      try {
+        await migrateTokens(client);
+      } finally {
+        client.removeListener('error', onError);
+        client.release(broken);
+      }
+      await store.#reload();
+      await store.#listen();
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    const reloadMs = options.reloadMs ?? 5000;
+    store.#reloadTimer = setInterval(() => {
+      store.#reload().catch(() => {});
+    }, reloadMs);
+    store.#reloadTimer.unref();
+    return store;
+  }
+
+  /** Resolves when PostgreSQL answers a query within `timeoutMs` (default 2000); rejects otherwise. */
+  async ping(timeoutMs = 2000): Promise<void> {
+    const query = this.#query('SELECT 1');
+    // The query may still fail after the timeout has answered: that failure is not unhandled.
+    query.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`PostgreSQL did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([query, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Undefined while the database answers; else the last error (for /health). */
+  get problem(): string | undefined {
+    return this.#lastError;
+  }
+
+  async create(input: TokenInput): Promise<TokenRecord> {
+    const record = newRecord(input, this.#now());
+    const row = toRow(record);
+    await this.#query(
+      `WITH ins AS (
+         INSERT INTO tokens (token, label, active, geolocation_per_day, geocoding_per_day, per_second,
+           per_minute, scopes, referrers, ips, services, slots, gps, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING token)
+       SELECT pg_notify('${CHANNEL}', token) FROM ins`,
+      rowValues(row),
+    );
+    this.#records.set(record.token, record);
+    return record;
+  }
+
+  update(token: string, patch: TokenInput): Promise<TokenRecord> {
+    return this.#modify(token, (r) => applyInput(r, patch));
+  }
+
+  revoke(token: string): Promise<TokenRecord> {
+    return this.#modify(token, (r) => ({ ...r, active: false }));
+  }
+
+  async #modify(token: string, change: (r: TokenRecord) => TokenRecord): Promise<TokenRecord> {
+    const record = await this.#transaction(async (client) => {
+      const r = await client.query<TokenRow>('SELECT * FROM tokens WHERE token = $1 FOR UPDATE', [token]);
+      const row = r.rows[0];
+      if (!row) throw new TokenError('NOT_FOUND', `no token ${maskToken(token)}`);
+      const updated = change(fromRow(row));
+      updated.updatedAt = Math.max(this.#now(), updated.createdAt);
+      await client.query(
+        `UPDATE tokens SET label = $2, active = $3, geolocation_per_day = $4, geocoding_per_day = $5,
+           per_second = $6, per_minute = $7, scopes = $8, referrers = $9, ips = $10, services = $11,
+           slots = $12, gps = $13, created_at = $14, updated_at = $15
+         WHERE token = $1`,
+        rowValues(toRow(updated)),
+      );
+      await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [token]);
+      return updated;
+    });
+    this.#records.set(token, record);
+    return record;
+  }
+
+  async list(): Promise<TokenRecord[]> {
+    const r = await this.#query<TokenRow>('SELECT * FROM tokens ORDER BY created_at, token');
+    return r.rows.map(fromRow);
+  }
+
+  get(token: string): TokenRecord | undefined {
+    return this.#records.get(token);
+  }
+
+  async balance(token: string, service: MeteredService): Promise<number> {
+    const r = await this.#query<LimitRow & { used: number }>(
+      `SELECT t.geolocation_per_day, t.geocoding_per_day,
+         coalesce((SELECT used FROM token_usage u WHERE u.token = t.token AND u.day = $2 AND u.service = $3), 0) AS used
+       FROM tokens t WHERE t.token = $1`,
+      [token, utcDay(this.#now()), service],
+    );
+    const row = r.rows[0];
+    if (!row) return 0;
+    return Math.max(0, perDay(row, service) - row.used);
+  }
+
+  charge(
+    token: string,
+    service: MeteredService,
+    options: { units?: number; deviceId?: string; admitted?: boolean } = {},
+  ): Promise<ChargeOutcome> {
+    const units = options.units ?? 1;
+    if (!Number.isSafeInteger(units) || units < 1)
+      return Promise.reject(new RangeError(`units must be a positive integer, not ${units}`));
+    if (service !== 'geolocation' && service !== 'geocoding')
+      return Promise.reject(new RangeError(`unknown metered service ${String(service)}`));
+    return this.#submit({
+      kind: 'charge',
+      token,
+      service,
+      units,
+      deviceId: options.deviceId,
+      admitted: options.admitted === true,
+      at: this.#now(),
+    }) as Promise<ChargeOutcome>;
+  }
+
+  admit(token: string, service?: MeteredService): Promise<AdmitOutcome> {
+    if (service !== undefined && service !== 'geolocation' && service !== 'geocoding')
+      return Promise.reject(new RangeError(`unknown metered service ${String(service)}`));
+    return this.#submit({ kind: 'admit', token, service, at: this.#now() }) as Promise<AdmitOutcome>;
+  }
+
+  hit(token: string, bucket: string, perSecond: number): Promise<boolean> {
+    return this.#submit({
+      kind: 'hit',
+      token,
+      bucket: `hit:${bucket}`,
+      limit: perSecond,
+      windowMs: 1000,
+      at: this.#now(),
+    }) as Promise<boolean>;
+  }
+
+  /** Commits what is waiting, then closes the connections. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#reloadTimer);
+    clearTimeout(this.#reconnectTimer);
+    while (this.#queue.length > 0 || this.#inFlight.size > 0) {
+      this.#flush();
+      await Promise.allSettled([...this.#inFlight]);
+    }
+    const listener = this.#listener;
+    this.#listener = undefined;
+    await listener?.end().catch(() => {});
+    await this.pool.end().catch(() => {});
+  }
+
+  #submit(job: Job): Promise<JobResult> {
+    if (this.#closed) return Promise.reject(new Error('the token store is closed'));
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ job, resolve, reject });
+      if (this.#queue.length >= this.#maxBatch) this.#flush();
+      else if (this.#timer === undefined)
+        this.#timer =
+          this.#groupMs > 0
+            ? setTimeout(() => this.#flush(), this.#groupMs)
+            : setImmediate(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer as NodeJS.Timeout);
+      clearImmediate(this.#timer as NodeJS.Immediate);
+      this.#timer = undefined;
+    }
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      const run = this.#commit(batch).finally(() => this.#inFlight.delete(run));
+      this.#inFlight.add(run);
+    }
+  }
+
+  /** Applies a batch in one transaction; resolves its callers after COMMIT, rejects them all on failure. */
+  async #commit(batch: Pending[]): Promise<void> {
+    let results: JobResult[];
+    try {
+      results = await this.#transaction((client) => this.#apply(client, batch));
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    batch.forEach((p, i) => {
+      p.resolve(results[i] as JobResult);
+    });
+  }
+
+  async #apply(client: pg.PoolClient, batch: Pending[]): Promise<JobResult[]> {
+    const tokens = [...new Set(batch.map((p) => p.job.token))];
+    const locked = await client.query<LockedRow>(
+      `SELECT token, active, geolocation_per_day, geocoding_per_day, per_second, per_minute, slots
+       FROM tokens WHERE token = ANY($1::text[]) ORDER BY token FOR UPDATE`,
+      [tokens],
+    );
+    const limits = new Map(locked.rows.map((r) => [r.token, r]));
+    const known = [...limits.keys()];
+    const state = new BatchState();
+    if (known.length > 0) {
+      const days = [...new Set(batch.map((p) => utcDay(p.job.at)))];
+      const used = await client.query<{ token: string; day: number; service: string; used: number }>(
+        'SELECT token, day, service, used FROM token_usage WHERE token = ANY($1::text[]) AND day = ANY($2::int[])',
+        [known, days],
+      );
+      for (const u of used.rows) state.used.set(`${u.token}\n${u.day}\n${u.service}`, { ...u, add: 0 });
+      const rate = await client.query<{ token: string; bucket: string; win: number; hits: number }>(
+        'SELECT token, bucket, win, hits FROM token_rate WHERE token = ANY($1::text[])',
+        [known],
+      );
+      for (const r of rate.rows) state.rate.set(`${r.token}\n${r.bucket}`, { ...r, dirty: false });
+      const ids = [
+        ...new Set(batch.flatMap((p) => (p.job.kind === 'charge' && p.job.deviceId ? [p.job.deviceId] : []))),
+      ];
+      if (ids.length > 0) {
+        const devices = await client.query<{ token: string; day: number; device_id: string }>(
+          `SELECT token, day, device_id FROM token_devices
+           WHERE token = ANY($1::text[]) AND day = ANY($2::int[]) AND device_id = ANY($3::text[])`,
+          [known, days, ids],
+        );
+        for (const d of devices.rows) state.devices.add(`${d.token}\n${d.day}\n${d.device_id}`);
+      }
+    }
+    const results = batch.map((p) => applyJob(state, p.job, limits.get(p.job.token)));
+    const usage = [...state.used.values()].filter((u) => u.add > 0);
+    if (usage.length > 0)
+      await client.query(
+        `INSERT INTO token_usage (token, day, service, used)
+         SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::bigint[])
+         ON CONFLICT (token, day, service) DO UPDATE SET used = token_usage.used + excluded.used`,
+        [
+          usage.map((u) => u.token),
+          usage.map((u) => u.day),
+          usage.map((u) => u.service),
+          usage.map((u) => u.add),
+        ],
+      );
+    const rate = [...state.rate.values()].filter((r) => r.dirty);
+    if (rate.length > 0)
+      await client.query(
+        `INSERT INTO token_rate (token, bucket, win, hits)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+         ON CONFLICT (token, bucket) DO UPDATE SET win = excluded.win, hits = excluded.hits`,
+        [
+          rate.map((r) => r.token),
+          rate.map((r) => r.bucket),
+          rate.map((r) => r.win),
+          rate.map((r) => r.hits),
+        ],
+      );
+    if (state.newDevices.length > 0)
+      await client.query(
+        `INSERT INTO token_devices (token, day, device_id)
+         SELECT * FROM unnest($1::text[], $2::int[], $3::text[]) ON CONFLICT DO NOTHING`,
+        [
+          state.newDevices.map((d) => d.token),
+          state.newDevices.map((d) => d.day),
+          state.newDevices.map((d) => d.id),
+        ],
+      );
+    return results;
+  }
+
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      this.#lastError = (err as Error).message;
+      throw err;
+    }
+    let broken: Error | undefined;
+    // A connection that breaks between two queries reports it as an 'error' event of the
+    // client, which would end the process without a listener; the next query fails anyway.
+    const onError = (err: Error) => {
+      broken = err;
+    };
+    client.on('error', onError);
+    try {
+      await client.query('BEGIN');
+      const value = await work(client);
+      await client.query('COMMIT');
+      this.#lastError = undefined;
+      return value;
+    } catch (err) {
+      if (!(err instanceof TokenError)) this.#lastError = (err as Error).message;
+      await client.query('ROLLBACK').catch((e: Error) => {
+        broken = e;
+      });
+      throw err;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(broken);
+    }
+  }
+
+  async #query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      const r = await this.pool.query<R>(text, values);
+      this.#lastError = undefined;
+      return r;
+    } catch (err) {
+      this.#lastError = (err as Error).message;
+      throw err;
+    }
+  }
+
+  /** Replaces the in-memory copy of the tokens table. */
+  async #reload(): Promise<void> {
+    const r = await this.#query<TokenRow>('SELECT * FROM tokens');
+    const seen = new Set<string>();
+    for (const row of r.rows) {
+      seen.add(row.token);
+      this.#records.set(row.token, fromRow(row));
+    }
+    for (const token of this.#records.keys()) if (!seen.has(token)) this.#records.delete(token);
+  }
+
+  async #reloadOne(token: string): Promise<void> {
+    const r = await this.#query<TokenRow>('SELECT * FROM tokens WHERE token = $1', [token]);
+    const row = r.rows[0];
+    if (row) this.#records.set(token, fromRow(row));
+    else this.#records.delete(token);
+  }
+
+  /** LISTEN on a connection of its own; when it breaks, {@link #relisten}. */
+  async #listen(): Promise<void> {
+    const client = new pg.Client({ ...this.config, types: TYPES });
+    const broke = () => {
+      if (this.#listener !== client) return;
+      this.#listener = undefined;
+      client.end().catch(() => {});
+      this.#relisten();
+    };
+    client.on('error', broke);
+    client.on('end', broke);
+    client.on('notification', (n) => {
+      if (n.channel === CHANNEL && n.payload) this.#reloadOne(n.payload).catch(() => {});
+    });
+    this.#listener = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch (err) {
+      this.#listener = undefined;
+      client.end().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Listens again after a second (and again until it works), then reloads what it missed meanwhile. */
+  #relisten(): void {
+    if (this.#closed || this.#reconnectTimer !== undefined) return;
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      if (this.#closed) return;
+      this.#listen()
+        .then(() => this.#reload())
+        .catch(() => this.#relisten());
+    }, 1000);
+    this.#reconnectTimer.unref();
+  }
+}
+
+/** The parameters $1..$15 of a tokens row, in column order. */
+function rowValues(row: TokenRow): unknown[] {
+  return [
+    row.token,
+    row.label,
+    row.active,
+    row.geolocation_per_day,
+    row.geocoding_per_day,
+    row.per_second,
+    row.per_minute,
+    row.scopes,
+    row.referrers,
+    row.ips,
+    row.services,
+    row.slots,
+    row.gps,
+    row.created_at,
+    row.updated_at,
+  ];
+}
+
+/** One job against the batch's state, by the rules (and in the check order) of the SQLite store. */
+function applyJob(state: BatchState, job: Job, row: LimitRow | undefined): JobResult {
+  if (job.kind === 'hit') {
+    if (!row) return true;
+    const window = Math.floor(job.at / job.windowMs);
+    const hits = state.windowHits(job.token, job.bucket, window);
+    if (hits >= job.limit) return false;
+    state.putRate(job.token, job.bucket, window, hits + 1);
+    return true;
+  }
+  if (!row) return { ok: false, reason: 'INVALID_TOKEN', balance: 0 };
+  const { token, at } = job;
+  const day = utcDay(at);
+  if (job.kind === 'admit') {
+    const { service } = job;
+    let balance = 0;
+    if (service !== undefined)
+      balance = Math.max(0, perDay(row, service) - state.getUsed(token, day, service));
+    if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
+    if (service !== undefined && balance <= 0) return { ok: false, reason: 'RATELIMITED_DAY', balance };
+    const rated = rateCheck(state, row, token, at);
+    if (!rated.ok) return { ok: false, reason: rated.reason, balance };
+    rated.count();
+    return { ok: true, balance };
+  }
+  const { service, units, deviceId, admitted } = job;
+  const balance = Math.max(0, perDay(row, service) - state.getUsed(token, day, service));
+  if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
+  if (units > balance) return { ok: false, reason: 'RATELIMITED_DAY', balance };
+  const rated = admitted ? undefined : rateCheck(state, row, token, at);
+  if (rated !== undefined && !rated.ok) return { ok: false, reason: rated.reason, balance };
+  let balanceSlots: number | undefined;
+  let newDevice = false;
+  if (row.slots !== null) {
+    const devices = state.getUsed(token, day, DEVICES_ROW);
+    if (deviceId !== undefined && !state.hasDevice(token, day, deviceId)) {
+      if (devices >= row.slots) return { ok: false, reason: 'SLOTS', balance };
+      newDevice = true;
+    }
+    balanceSlots = Math.max(0, row.slots - devices - (newDevice ? 1 : 0));
+  }
+  state.addUsed(token, day, service, units);
+  rated?.count();
+  if (newDevice && deviceId !== undefined) {
+    state.addDevice(token, day, deviceId);
+    state.addUsed(token, day, DEVICES_ROW, 1);
+  }
+  const outcome: ChargeOutcome = { ok: true, balance: balance - units };
+  if (balanceSlots !== undefined) outcome.balanceSlots = balanceSlots;
+  return outcome;
+}
+
+function rateCheck(
+  state: BatchState,
+  row: LimitRow,
+  token: string,
+  at: number,
+): { ok: true; count: () => void } | { ok: false; reason: 'RATELIMITED_MINUTE' | 'RATELIMITED_SECOND' } {
+  let minute: number | undefined;
+  if (row.per_minute !== null) {
+    minute = state.windowHits(token, 'charge:m', Math.floor(at / 60_000));
+    if (minute >= row.per_minute) return { ok: false, reason: 'RATELIMITED_MINUTE' };
+  }
+  let second: number | undefined;
+  if (row.per_second !== null) {
+    second = state.windowHits(token, 'charge:s', Math.floor(at / 1000));
+    if (second >= row.per_second) return { ok: false, reason: 'RATELIMITED_SECOND' };
+  }
+  return {
+    ok: true,
+    count: () => {
+      if (minute !== undefined) state.putRate(token, 'charge:m', Math.floor(at / 60_000), minute + 1);
+      if (second !== undefined) state.putRate(token, 'charge:s', Math.floor(at / 1000), second + 1);
+    },
+  };
+}
