@@ -175,7 +175,8 @@ function parseConfig(argv: string[]): ServeConfig {
   // which case GPS submissions stay in the station database directory.
   const storeFlag = values.store ?? process.env[STORE_URL_ENV];
   const postgres = storeFlag !== undefined && isPostgresUrl(storeFlag);
-  if (demo && postgres) throw new UsageError('--store postgres://... needs --db DIR (the demo mode keeps its tokens in SQLite)');
+  if (demo && postgres)
+    throw new UsageError('--store postgres://... needs --db DIR (the demo mode keeps its tokens in SQLite)');
   return {
     db: values.db,
     demo,
