@@ -33,6 +33,7 @@ import {
   type MeteredService,
   newRecord,
   perDay,
+  rateCheck,
   TokenError,
   type TokenInput,
   type TokenRecord,
@@ -719,29 +720,4 @@ function applyJob(state: BatchState, job: Job, row: LimitRow | undefined): JobRe
   const outcome: ChargeOutcome = { ok: true, balance: balance - units };
   if (balanceSlots !== undefined) outcome.balanceSlots = balanceSlots;
   return outcome;
-}
-
-function rateCheck(
-  state: BatchState,
-  row: LimitRow,
-  token: string,
-  at: number,
-): { ok: true; count: () => void } | { ok: false; reason: 'RATELIMITED_MINUTE' | 'RATELIMITED_SECOND' } {
-  let minute: number | undefined;
-  if (row.per_minute !== null) {
-    minute = state.windowHits(token, 'charge:m', Math.floor(at / 60_000));
-    if (minute >= row.per_minute) return { ok: false, reason: 'RATELIMITED_MINUTE' };
-  }
-  let second: number | undefined;
-  if (row.per_second !== null) {
-    second = state.windowHits(token, 'charge:s', Math.floor(at / 1000));
-    if (second >= row.per_second) return { ok: false, reason: 'RATELIMITED_SECOND' };
-  }
-  return {
-    ok: true,
-    count: () => {
-      if (minute !== undefined) state.putRate(token, 'charge:m', Math.floor(at / 60_000), minute + 1);
-      if (second !== undefined) state.putRate(token, 'charge:s', Math.floor(at / 1000), second + 1);
-    },
-  };
 }

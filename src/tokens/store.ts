@@ -500,33 +500,17 @@ export class TokenStore implements TokenStorage {
     return { ok: true, balance };
   }
 
-  /**
-   * The per-minute and per-second windows of a call at `at`: refused with the limit it hits,
-   * or allowed with `count` to record it (called only once every other check has passed).
-   */
-  private rateCheck(
-    row: LimitRow,
-    token: string,
-    at: number,
-  ): { ok: true; count: () => void } | { ok: false; reason: 'RATELIMITED_MINUTE' | 'RATELIMITED_SECOND' } {
-    let minute: number | undefined;
-    if (row.per_minute !== null) {
-      minute = this.windowHits(token, 'charge:m', Math.floor(at / 60_000));
-      if (minute >= row.per_minute) return { ok: false, reason: 'RATELIMITED_MINUTE' };
-    }
-    let second: number | undefined;
-    if (row.per_second !== null) {
-      second = this.windowHits(token, 'charge:s', Math.floor(at / 1000));
-      if (second >= row.per_second) return { ok: false, reason: 'RATELIMITED_SECOND' };
-    }
-    return {
-      ok: true,
-      count: () => {
-        if (minute !== undefined)
-          this.stmt.putRate.run(token, 'charge:m', Math.floor(at / 60_000), minute + 1);
-        if (second !== undefined) this.stmt.putRate.run(token, 'charge:s', Math.floor(at / 1000), second + 1);
+  /** {@link rateCheck} over this store's rate table. */
+  private rateCheck(row: LimitRow, token: string, at: number): RateCheck {
+    return rateCheck(
+      {
+        windowHits: (t, bucket, window) => this.windowHits(t, bucket, window),
+        putRate: (t, bucket, window, count) => this.stmt.putRate.run(t, bucket, window, count),
       },
-    };
+      row,
+      token,
+      at,
+    );
   }
 
   private applyHit(job: Extract<Job, { kind: 'hit' }>): boolean {
@@ -757,4 +741,41 @@ export function applyInput(base: TokenRecord, input: TokenInput): TokenRecord {
     r.ips = list;
   }
   return ordered(r);
+}
+
+/** The rate windows a store keeps per token and bucket. */
+export interface RateWindows {
+  /** Calls counted in `window` (a minute or second number) of `bucket`. */
+  windowHits(token: string, bucket: string, window: number): number;
+  putRate(token: string, bucket: string, window: number, count: number): void;
+}
+
+/** The outcome of {@link rateCheck}. */
+export type RateCheck =
+  | { ok: true; count: () => void }
+  | { ok: false; reason: 'RATELIMITED_MINUTE' | 'RATELIMITED_SECOND' };
+
+/**
+ * The per-minute and per-second windows of a call at `at`: refused with the limit it hits,
+ * or allowed with `count` to record it (called only once every other check has passed). One
+ * rule for both stores (SQLite here, PostgreSQL in pg-store.ts).
+ */
+export function rateCheck(windows: RateWindows, row: LimitRow, token: string, at: number): RateCheck {
+  let minute: number | undefined;
+  if (row.per_minute !== null) {
+    minute = windows.windowHits(token, 'charge:m', Math.floor(at / 60_000));
+    if (minute >= row.per_minute) return { ok: false, reason: 'RATELIMITED_MINUTE' };
+  }
+  let second: number | undefined;
+  if (row.per_second !== null) {
+    second = windows.windowHits(token, 'charge:s', Math.floor(at / 1000));
+    if (second >= row.per_second) return { ok: false, reason: 'RATELIMITED_SECOND' };
+  }
+  return {
+    ok: true,
+    count: () => {
+      if (minute !== undefined) windows.putRate(token, 'charge:m', Math.floor(at / 60_000), minute + 1);
+      if (second !== undefined) windows.putRate(token, 'charge:s', Math.floor(at / 1000), second + 1);
+    },
+  };
 }
