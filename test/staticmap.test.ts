@@ -286,6 +286,14 @@ describe('GET /v3/staticmap', () => {
     }
   });
 
+  it('is one call of the balance per image whatever the tile metering says', async () => {
+    const k = tokens.create({ geocodingPerDay: 1 }).token;
+    expect((await get(`/v3/staticmap?key=${k}&center=0,0&zoom=3&size=20x20`)).status).toBe(200);
+    const r = await get(`/v3/staticmap?key=${k}&center=0,0&zoom=3&size=20x20`);
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.body.toString('utf8'))).toEqual({ error: M.accessRestricted });
+  });
+
   it('is one call of the balance per image when metered; invalid requests are free', async () => {
     const k = metered.tokens.create({ geocodingPerDay: 1 }).token;
     expect((await get(`/v3/staticmap?key=${k}&center=0,0&zoom=30`, metered.base)).status).toBe(400);

@@ -259,7 +259,9 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
         request.log.error({ err }, 'static map parsing failed');
         return blank(500);
       }
-      if (metering !== 'none') {
+      // One call of the geocoding balance per image, whatever --map-metering says of tiles and
+      // styles: an image is a product of its own (issue of the static maps; docs/maps.md).
+      {
         const outcome = await deps.tokens.charge(key, 'geocoding');
         if (!outcome.ok) {
           request.log.info({ token: tokenPreview(key), reason: outcome.reason }, 'not charged');
