@@ -3,7 +3,7 @@
  * MapLibre style spec, vector tiles that decode, raster tiles with sea and land where they are,
  * every error of spec 7.4 with its status, caching, and a tileset that cannot be opened.
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { VectorTile } from '@mapbox/vector-tile';
@@ -350,5 +350,43 @@ describe('opening a tileset', () => {
     const junk = join(dir, 'junk.mbtiles');
     writeFileSync(junk, 'this is not a database');
     expect(() => Basemap.open(junk)).toThrow(/junk\.mbtiles/);
+  });
+});
+
+describe('the raster tile cache on disk (--raster-cache-dir)', () => {
+  it('keeps rendered tiles across basemaps, under a folder per style version', async () => {
+    const dir = tempDir('wb-tile-cache-');
+    const first = Basemap.open(undefined, { rasterCacheDir: dir, rasterCacheBytes: 0 });
+    first.setStyle('streets', {
+      version: 8,
+      sources: {},
+      layers: [{ id: 'bg', type: 'background', paint: { 'background-color': '#123456' } }],
+    });
+    const png = (await first.rasterTile('streets', 3, 4, 2, 1)) as Buffer;
+    expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
+    const folders = readdirSync(dir);
+    expect(folders).toHaveLength(1);
+    const file = join(dir, folders[0] as string, '3', '4', '2@1.png');
+    expect(readFileSync(file).equals(png)).toBe(true);
+
+    // another basemap (a restarted server, another worker) reads the kept file, not a render
+    writeFileSync(file, Buffer.from('kept'));
+    const second = Basemap.open(undefined, { rasterCacheDir: dir, rasterCacheBytes: 0 });
+    second.setStyle('streets', {
+      version: 8,
+      sources: {},
+      layers: [{ id: 'bg', type: 'background', paint: { 'background-color': '#123456' } }],
+    });
+    expect((await second.rasterTile('streets', 3, 4, 2, 1))?.toString()).toBe('kept');
+
+    // a changed style is another folder: the old picture is never served for it
+    second.setStyle('streets', {
+      version: 8,
+      sources: {},
+      layers: [{ id: 'bg', type: 'background', paint: { 'background-color': '#654321' } }],
+    });
+    const fresh = (await second.rasterTile('streets', 3, 4, 2, 1)) as Buffer;
+    expect(fresh.subarray(1, 4).toString('latin1')).toBe('PNG');
+    expect(readdirSync(dir)).toHaveLength(2);
   });
 });

@@ -73,7 +73,8 @@ Usage:
       them out; --public-url URL and --tile-url 'https://{s}.tiles.example.com'
       [--tile-subdomains a,b,c] as written into styles (default: the request's own
       address); --support-email ADDRESS for the error texts; --map-metering
-      none|style|tile (default none); --raster-cache-mb N (default 64).
+      none|style|tile (default none); --raster-cache-mb N (default 64);
+      --raster-cache-dir DIR keeps rendered tiles on disk too, across restarts and workers.
   whereabouts tiles build --from EXTRACT.osm.pbf --out FILE.mbtiles [--shapefiles DIR]
       Street-level vector tiles (OpenMapTiles schema, z0-14) of an OpenStreetMap extract,
       made by Debian's tilemaker with its OpenMapTiles configuration, for serve --tiles.

@@ -84,6 +84,7 @@ interface MapsConfig {
   supportEmail?: string;
   metering: MapMetering;
   rasterCacheBytes: number;
+  rasterCacheDir: string | undefined;
 }
 
 /** Messages from a worker to the primary. */
@@ -156,6 +157,7 @@ function parseConfig(argv: string[]): ServeConfig {
     'support-email': { type: 'string' },
     'map-metering': { type: 'string' },
     'raster-cache-mb': { type: 'string' },
+    'raster-cache-dir': { type: 'string' },
   });
   if (positionals.length > 0) throw new UsageError('serve takes no positional arguments');
   const logLevel = values['log-level'] ?? 'info';
@@ -219,6 +221,7 @@ function mapsConfig(values: {
   'support-email'?: string;
   'map-metering'?: string;
   'raster-cache-mb'?: string;
+  'raster-cache-dir'?: string;
 }): MapsConfig {
   const metering = values['map-metering'] ?? 'none';
   if (!(MAP_METERINGS as readonly string[]).includes(metering)) {
@@ -233,6 +236,7 @@ function mapsConfig(values: {
     tiles: values.tiles ?? basemapFile,
     metering: metering as MapMetering,
     rasterCacheBytes: integerFlag(values['raster-cache-mb'], 'raster-cache-mb', 64, 0, 65_536) * 1024 * 1024,
+    rasterCacheDir: values['raster-cache-dir'],
   };
   if (values['public-url'] !== undefined) config.publicUrl = values['public-url'];
   if (values['tile-url'] !== undefined) config.tileUrl = values['tile-url'];
@@ -250,8 +254,8 @@ function mapsConfig(values: {
 /** Opens the basemap of the map routes; a missing or damaged tileset stops the start. */
 function openMaps(config: MapsConfig | undefined): MapsOptions | undefined {
   if (!config) return undefined;
-  const { tiles, rasterCacheBytes, ...rest } = config;
-  return { basemap: Basemap.open(tiles, { rasterCacheBytes }), ...rest };
+  const { tiles, rasterCacheBytes, rasterCacheDir, ...rest } = config;
+  return { basemap: Basemap.open(tiles, { rasterCacheBytes, rasterCacheDir }), ...rest };
 }
 
 /** The `--remote-*` flags as engine options; undefined when no remote is configured. */

@@ -4,7 +4,10 @@
  * kept in a bounded in-memory cache, and rendered once when several requests ask for the same
  * tile at the same time (single flight). See docs/maps.md.
  */
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { packageRoot } from '../data-files.js';
 import { type NativeBasemapHandle, native } from '../native/binding.js';
 
@@ -18,6 +21,12 @@ export const DEFAULT_RASTER_CACHE_BYTES = 64 * 1024 * 1024;
 export interface BasemapOptions {
   /** Bytes of made tiles kept in memory; 0 keeps none. Default {@link DEFAULT_RASTER_CACHE_BYTES}. */
   rasterCacheBytes?: number;
+  /**
+   * A directory where rendered raster tiles are also kept, across restarts and shared by the
+   * workers of a server: under a folder named by a hash of the tileset and each style, so a
+   * changed style or tileset never serves an old picture. Not bounded: the operator clears it.
+   */
+  rasterCacheDir?: string;
 }
 
 /** A tileset and its raster renderer. */
@@ -32,6 +41,9 @@ export class Basemap {
   private readonly inFlight = new Map<string, Promise<Buffer | null>>();
   private readonly cacheLimit: number;
   private readonly sprites = new Map<string, { json: string; png: Buffer } | null>();
+  private readonly diskDir: string | undefined;
+  /** Per style name, the folder of its tiles under {@link diskDir}. */
+  private readonly diskStyles = new Map<string, string>();
   private readonly styles = new Set<string>();
   /** Tiles made (cache misses that were not joined to one in flight): renders and overzooms. */
   renders = 0;
@@ -48,6 +60,7 @@ export class Basemap {
     this.metadata = JSON.parse(info.metadata) as Record<string, string>;
     this.fontstacks = info.fontstacks;
     this.cacheLimit = options.rasterCacheBytes ?? DEFAULT_RASTER_CACHE_BYTES;
+    this.diskDir = options.rasterCacheDir;
   }
 
   /**
@@ -83,8 +96,17 @@ export class Basemap {
    * icons rasterized in `iconColor` as its sprite (none without a colour).
    */
   setStyle(name: string, style: object, iconColor?: string): void {
-    this.handle.setStyle(name, JSON.stringify(style), iconColor);
+    const json = JSON.stringify(style);
+    this.handle.setStyle(name, json, iconColor);
     this.styles.add(name);
+    if (this.diskDir !== undefined) {
+      const stat = statSync(this.path);
+      const version = createHash('sha256')
+        .update(`${this.path}\0${stat.size}\0${stat.mtimeMs}\0${iconColor ?? ''}\0${json}`)
+        .digest('hex')
+        .slice(0, 16);
+      this.diskStyles.set(name, join(this.diskDir, `${name}-${version}`));
+    }
     this.sprites.delete(`${name}@1`);
     this.sprites.delete(`${name}@2`);
   }
@@ -118,7 +140,12 @@ export class Basemap {
    * such tile. Cached, and rendered once for concurrent requests of the same tile.
    */
   rasterTile(name: string, z: number, x: number, y: number, ratio: number): Promise<Buffer | null> {
-    return this.cached(`r/${name}/${z}/${x}/${y}@${ratio}`, () => this.handle.render(name, z, x, y, ratio));
+    const render = () => this.handle.render(name, z, x, y, ratio);
+    const folder = this.diskStyles.get(name);
+    return this.cached(
+      `r/${name}/${z}/${x}/${y}@${ratio}`,
+      folder === undefined ? render : () => onDisk(join(folder, `${z}`, `${x}`, `${y}@${ratio}.png`), render),
+    );
   }
 
   /** What `produce` makes for `key`, from the cache, or made once for concurrent callers. */
@@ -158,4 +185,29 @@ export class Basemap {
   cacheStats(): { bytes: number; entries: number } {
     return { bytes: this.cachedBytes, entries: this.cache.size };
   }
+}
+
+/**
+ * The tile kept at `file`, else the one `render` makes, written there (aside, then renamed
+ * into place, so a reader never sees half a file). A disk that fails costs the cache, not the
+ * tile.
+ */
+async function onDisk(file: string, render: () => Promise<Buffer | null>): Promise<Buffer | null> {
+  try {
+    return await readFile(file);
+  } catch {
+    // not kept yet
+  }
+  const tile = await render();
+  if (tile) {
+    const aside = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    try {
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(aside, tile);
+      await rename(aside, file);
+    } catch {
+      await rm(aside, { force: true }).catch(() => undefined);
+    }
+  }
+  return tile;
 }
