@@ -122,6 +122,31 @@ export function requestMix(db: string | undefined, limit: number): { db: string;
   return { db: db ?? join(root, 'data', 'demo-db'), bodies };
 }
 
+/**
+ * `whereabouts serve` on the embedded demo database with a fresh token store holding one
+ * token (its key returned): the map benches' server. Remove `store` when done.
+ */
+export async function serveDemoWithKey(
+  label: string,
+  workers: string,
+): Promise<{ served: Served; key: string; store: string }> {
+  const store = mkdtempSync(join(tmpdir(), `wb-${label}-`));
+  const tokens = TokenStore.open(store);
+  const key = tokens.create({ label }).token;
+  tokens.close();
+  const args = [
+    '--db',
+    join(root, 'data', 'demo-db'),
+    '--store',
+    store,
+    '--workers',
+    workers,
+    '--log-level',
+    'warn',
+  ];
+  return { served: await startServe(args), key, store };
+}
+
 /** The subset of autocannon's API used here (it ships no types). */
 export interface AutocannonResult {
   requests: { average: number; total: number; sent: number };

@@ -10,14 +10,12 @@
  *   npx tsx bench/staticmap.ts [--rounds N] [--duration S] [--keep DIR]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Basemap, renderStaticMap } from '../src/maps/index.js';
-import { TokenStore } from '../src/tokens/index.js';
-import { autocannon, root, startServe } from './load.js';
+import { autocannon, serveDemoWithKey } from './load.js';
 
 const { values } = parseArgs({
   options: {
@@ -45,20 +43,7 @@ const require = createRequire(import.meta.url);
 const StaticMaps = require('staticmaps') as new (options: Record<string, unknown>) => StaticMapsImage;
 const sharp = require('sharp') as (input: Buffer | object) => { png(): { toBuffer(): Promise<Buffer> } };
 
-const store = mkdtempSync(join(tmpdir(), 'wb-static-'));
-const tokens = TokenStore.open(store);
-const key = tokens.create({ label: 'static' }).token;
-tokens.close();
-const served = await startServe([
-  '--db',
-  join(root, 'data', 'demo-db'),
-  '--store',
-  store,
-  '--workers',
-  '2',
-  '--log-level',
-  'warn',
-]);
+const { served, key, store } = await serveDemoWithKey('static', '2');
 
 // staticmaps draws a marker from an image file: a red 22 x 22 pin-like dot
 const markerFile = join(store, 'marker.png');

@@ -10,12 +10,10 @@
  *   npx tsx bench/tiles-http.ts [--workers N] [--connections N] [--duration S] [--memory-tiles N]
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { TokenStore } from '../src/tokens/index.js';
-import { autocannon, root, startServe } from './load.js';
+import { autocannon, serveDemoWithKey } from './load.js';
 
 const { values } = parseArgs({
   options: {
@@ -87,20 +85,7 @@ async function wrk(url: string, paths: string[], connections: number, seconds: n
   };
 }
 
-const store = mkdtempSync(join(tmpdir(), 'wb-tiles-http-'));
-const tokens = TokenStore.open(store);
-const key = tokens.create({ label: 'tiles' }).token;
-tokens.close();
-const served = await startServe([
-  '--db',
-  join(root, 'data', 'demo-db'),
-  '--store',
-  store,
-  '--workers',
-  values.workers,
-  '--log-level',
-  'warn',
-]);
+const { served, key, store } = await serveDemoWithKey('tiles-http', values.workers);
 const pid = served.child.pid as number;
 try {
   const rssStart = treeRss(pid);
