@@ -15,11 +15,11 @@ import type { FallbackName, ProcessResponse } from './response.js';
 
 /**
  * The factor from the engine's 68% radius to the 95% one this interface promises: the 95%
- * quantile of error / reported radius over every answer of the simulator's nine scenarios,
- * 2.12 to 2.20 on seeds 1 to 4 (`npx tsx bench/accuracy.ts --requests 10000 --seed N --ratios`,
- * row "all answers"; docs/server.md has the runs). A two-dimensional Gaussian error would give
- * 1.62; the errors' tails are heavier than that. One factor for all answers is a compromise:
- * per scenario the quantile runs from 1.4 (LAC fallback) to 3.0 (a single cell).
+ * quantile of error / reported radius over every answer of the simulator's scenarios
+ * (`npx tsx bench/accuracy.ts --requests 10000 --seed N --ratios`, row "all answers"; the runs
+ * are in docs/server.md). A two-dimensional Gaussian error would give 1.62; the errors' tails
+ * are heavier than that. One factor for all answers is a compromise: per scenario the quantile
+ * runs from 1.4 (LAC fallback) to 3.0 (a single cell).
  */
 export const ACCURACY_95_FACTOR = 2.18;
 

@@ -26,14 +26,15 @@ import type { TokenStorage } from './storage.js';
 import {
   type AdmitOutcome,
   applyInput,
+  applyJob,
   type ChargeOutcome,
-  DEVICES_ROW,
   fromRow,
+  type Job,
+  type JobResult,
   type LimitRow,
   type MeteredService,
   newRecord,
   perDay,
-  rateCheck,
   TokenError,
   type TokenInput,
   type TokenRecord,
@@ -149,21 +150,6 @@ export async function migrateTokens(client: pg.ClientBase): Promise<number> {
     await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]);
   }
 }
-
-type Job =
-  | {
-      kind: 'charge';
-      token: string;
-      service: MeteredService;
-      units: number;
-      deviceId: string | undefined;
-      admitted: boolean;
-      at: number;
-    }
-  | { kind: 'admit'; token: string; service: MeteredService | undefined; at: number }
-  | { kind: 'hit'; token: string; bucket: string; limit: number; windowMs: number; at: number };
-
-type JobResult = ChargeOutcome | AdmitOutcome | boolean;
 
 interface Pending {
   job: Job;
@@ -668,56 +654,4 @@ function rowValues(row: TokenRow): unknown[] {
     row.created_at,
     row.updated_at,
   ];
-}
-
-/** One job against the batch's state, by the rules (and in the check order) of the SQLite store. */
-function applyJob(state: BatchState, job: Job, row: LimitRow | undefined): JobResult {
-  if (job.kind === 'hit') {
-    if (!row) return true;
-    const window = Math.floor(job.at / job.windowMs);
-    const hits = state.windowHits(job.token, job.bucket, window);
-    if (hits >= job.limit) return false;
-    state.putRate(job.token, job.bucket, window, hits + 1);
-    return true;
-  }
-  if (!row) return { ok: false, reason: 'INVALID_TOKEN', balance: 0 };
-  const { token, at } = job;
-  const day = utcDay(at);
-  if (job.kind === 'admit') {
-    const { service } = job;
-    let balance = 0;
-    if (service !== undefined)
-      balance = Math.max(0, perDay(row, service) - state.getUsed(token, day, service));
-    if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
-    if (service !== undefined && balance <= 0) return { ok: false, reason: 'RATELIMITED_DAY', balance };
-    const rated = rateCheck(state, row, token, at);
-    if (!rated.ok) return { ok: false, reason: rated.reason, balance };
-    rated.count();
-    return { ok: true, balance };
-  }
-  const { service, units, deviceId, admitted } = job;
-  const balance = Math.max(0, perDay(row, service) - state.getUsed(token, day, service));
-  if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
-  if (units > balance) return { ok: false, reason: 'RATELIMITED_DAY', balance };
-  const rated = admitted ? undefined : rateCheck(state, row, token, at);
-  if (rated !== undefined && !rated.ok) return { ok: false, reason: rated.reason, balance };
-  let balanceSlots: number | undefined;
-  let newDevice = false;
-  if (row.slots !== null) {
-    const devices = state.getUsed(token, day, DEVICES_ROW);
-    if (deviceId !== undefined && !state.hasDevice(token, day, deviceId)) {
-      if (devices >= row.slots) return { ok: false, reason: 'SLOTS', balance };
-      newDevice = true;
-    }
-    balanceSlots = Math.max(0, row.slots - devices - (newDevice ? 1 : 0));
-  }
-  state.addUsed(token, day, service, units);
-  rated?.count();
-  if (newDevice && deviceId !== undefined) {
-    state.addDevice(token, day, deviceId);
-    state.addUsed(token, day, DEVICES_ROW, 1);
-  }
-  const outcome: ChargeOutcome = { ok: true, balance: balance - units };
-  if (balanceSlots !== undefined) outcome.balanceSlots = balanceSlots;
-  return outcome;
 }

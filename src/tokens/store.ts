@@ -212,7 +212,7 @@ export type LimitRow = Pick<
   'active' | 'geolocation_per_day' | 'geocoding_per_day' | 'per_second' | 'per_minute' | 'slots'
 >;
 
-type Job =
+export type Job =
   | {
       kind: 'charge';
       token: string;
@@ -226,7 +226,7 @@ type Job =
   | { kind: 'admit'; token: string; service: MeteredService | undefined; at: number }
   | { kind: 'hit'; token: string; bucket: string; limit: number; windowMs: number; at: number };
 
-type JobResult = ChargeOutcome | AdmitOutcome | boolean;
+export type JobResult = ChargeOutcome | AdmitOutcome | boolean;
 
 /**
  * The outcome of {@link TokenStore.admit}: the call may do its work (and was counted against the
@@ -478,86 +478,24 @@ export class TokenStore implements TokenStorage {
 
   /** Applies one queued job inside the group's transaction. */
   private apply(job: Job): JobResult {
-    if (job.kind === 'charge') return this.applyCharge(job);
-    if (job.kind === 'admit') return this.applyAdmit(job);
-    return this.applyHit(job);
+    return applyJob(this.metering, job, this.stmt.selectLimits.get(job.token));
   }
 
-  private applyAdmit(job: Extract<Job, { kind: 'admit' }>): AdmitOutcome {
-    const { token, service, at } = job;
-    const row = this.stmt.selectLimits.get(token);
-    if (!row) return { ok: false, reason: 'INVALID_TOKEN', balance: 0 };
-    let balance = 0;
-    if (service !== undefined) {
-      const used = this.stmt.selectUsed.get(token, utcDay(at), service)?.used ?? 0;
-      balance = Math.max(0, perDay(row, service) - used);
-    }
-    if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
-    if (service !== undefined && balance <= 0) return { ok: false, reason: 'RATELIMITED_DAY', balance };
-    const rated = this.rateCheck(row, token, at);
-    if (!rated.ok) return { ok: false, reason: rated.reason, balance };
-    rated.count();
-    return { ok: true, balance };
-  }
-
-  /** {@link rateCheck} over this store's rate table. */
-  private rateCheck(row: LimitRow, token: string, at: number): RateCheck {
-    return rateCheck(
-      {
-        windowHits: (t, bucket, window) => this.windowHits(t, bucket, window),
-        putRate: (t, bucket, window, count) => this.stmt.putRate.run(t, bucket, window, count),
-      },
-      row,
-      token,
-      at,
-    );
-  }
-
-  private applyHit(job: Extract<Job, { kind: 'hit' }>): boolean {
-    if (!this.stmt.selectLimits.get(job.token)) return true;
-    const window = Math.floor(job.at / job.windowMs);
-    const r = this.stmt.selectRate.get(job.token, job.bucket);
-    const hits = r && r.win === window ? r.hits : 0;
-    if (hits >= job.limit) return false;
-    this.stmt.putRate.run(job.token, job.bucket, window, hits + 1);
-    return true;
-  }
-
-  private applyCharge(job: Extract<Job, { kind: 'charge' }>): ChargeOutcome {
-    const { token, service, units, deviceId, admitted, at } = job;
-    const row = this.stmt.selectLimits.get(token);
-    if (!row) return { ok: false, reason: 'INVALID_TOKEN', balance: 0 };
-    const day = utcDay(at);
-    const used = this.stmt.selectUsed.get(token, day, service)?.used ?? 0;
-    const balance = Math.max(0, perDay(row, service) - used);
-    if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
-    if (units > balance) return { ok: false, reason: 'RATELIMITED_DAY', balance };
-
-    // An admitted call was counted against the windows when it was admitted.
-    const rated = admitted ? undefined : this.rateCheck(row, token, at);
-    if (rated !== undefined && !rated.ok) return { ok: false, reason: rated.reason, balance };
-    let balanceSlots: number | undefined;
-    let newDevice = false;
-    if (row.slots !== null) {
-      const devices = this.stmt.selectUsed.get(token, day, DEVICES_ROW)?.used ?? 0;
-      if (deviceId !== undefined && !this.stmt.selectDevice.get(token, day, deviceId)) {
-        if (devices >= row.slots) return { ok: false, reason: 'SLOTS', balance };
-        newDevice = true;
-      }
-      balanceSlots = Math.max(0, row.slots - devices - (newDevice ? 1 : 0));
-    }
-
-    // Every check passed: only now is anything written, so a refused call leaves no trace.
-    this.stmt.addUsed.run(token, day, service, units);
-    rated?.count();
-    if (newDevice && deviceId !== undefined) {
-      this.stmt.insertDevice.run(token, day, deviceId);
-      this.stmt.addUsed.run(token, day, DEVICES_ROW, 1);
-    }
-    const outcome: ChargeOutcome = { ok: true, balance: balance - units };
-    if (balanceSlots !== undefined) outcome.balanceSlots = balanceSlots;
-    return outcome;
-  }
+  /** The day's usage, devices and rate windows as {@link applyJob} reads and writes them. */
+  private readonly metering: MeteringState = {
+    getUsed: (token, day, service) => this.stmt.selectUsed.get(token, day, service)?.used ?? 0,
+    addUsed: (token, day, service, units) => {
+      this.stmt.addUsed.run(token, day, service, units);
+    },
+    hasDevice: (token, day, id) => this.stmt.selectDevice.get(token, day, id) !== undefined,
+    addDevice: (token, day, id) => {
+      this.stmt.insertDevice.run(token, day, id);
+    },
+    windowHits: (token, bucket, window) => this.windowHits(token, bucket, window),
+    putRate: (token, bucket, window, count) => {
+      this.stmt.putRate.run(token, bucket, window, count);
+    },
+  };
 
   private windowHits(token: string, bucket: string, window: number): number {
     const r = this.stmt.selectRate.get(token, bucket);
@@ -778,4 +716,72 @@ export function rateCheck(windows: RateWindows, row: LimitRow, token: string, at
       if (second !== undefined) windows.putRate(token, 'charge:s', Math.floor(at / 1000), second + 1);
     },
   };
+}
+
+/** What {@link applyJob} reads and writes besides the token's limits. */
+export interface MeteringState extends RateWindows {
+  /** Units of `service` (or devices, {@link DEVICES_ROW}) used by the token on UTC day `day`. */
+  getUsed(token: string, day: number, service: string): number;
+  addUsed(token: string, day: number, service: string, units: number): void;
+  hasDevice(token: string, day: number, id: string): boolean;
+  addDevice(token: string, day: number, id: string): void;
+}
+
+/**
+ * One metering job by the rules both stores follow, in their check order: a refused call
+ * writes nothing. `row` is the token's limits (undefined for an unknown token); `state` reads
+ * and writes the day's usage, devices and rate windows (SQLite statements here, a batch's
+ * locked rows in pg-store.ts).
+ */
+export function applyJob(state: MeteringState, job: Job, row: LimitRow | undefined): JobResult {
+  if (job.kind === 'hit') {
+    if (!row) return true;
+    const window = Math.floor(job.at / job.windowMs);
+    const hits = state.windowHits(job.token, job.bucket, window);
+    if (hits >= job.limit) return false;
+    state.putRate(job.token, job.bucket, window, hits + 1);
+    return true;
+  }
+  if (!row) return { ok: false, reason: 'INVALID_TOKEN', balance: 0 };
+  const { token, at } = job;
+  const day = utcDay(at);
+  if (job.kind === 'admit') {
+    const { service } = job;
+    let balance = 0;
+    if (service !== undefined)
+      balance = Math.max(0, perDay(row, service) - state.getUsed(token, day, service));
+    if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
+    if (service !== undefined && balance <= 0) return { ok: false, reason: 'RATELIMITED_DAY', balance };
+    const rated = rateCheck(state, row, token, at);
+    if (!rated.ok) return { ok: false, reason: rated.reason, balance };
+    rated.count();
+    return { ok: true, balance };
+  }
+  const { service, units, deviceId, admitted } = job;
+  const balance = Math.max(0, perDay(row, service) - state.getUsed(token, day, service));
+  if (!row.active) return { ok: false, reason: 'INACTIVE_TOKEN', balance };
+  if (units > balance) return { ok: false, reason: 'RATELIMITED_DAY', balance };
+  // An admitted call was counted against the windows when it was admitted.
+  const rated = admitted ? undefined : rateCheck(state, row, token, at);
+  if (rated !== undefined && !rated.ok) return { ok: false, reason: rated.reason, balance };
+  let balanceSlots: number | undefined;
+  let newDevice = false;
+  if (row.slots !== null) {
+    const devices = state.getUsed(token, day, DEVICES_ROW);
+    if (deviceId !== undefined && !state.hasDevice(token, day, deviceId)) {
+      if (devices >= row.slots) return { ok: false, reason: 'SLOTS', balance };
+      newDevice = true;
+    }
+    balanceSlots = Math.max(0, row.slots - devices - (newDevice ? 1 : 0));
+  }
+  // Every check passed: only now is anything written, so a refused call leaves no trace.
+  state.addUsed(token, day, service, units);
+  rated?.count();
+  if (newDevice && deviceId !== undefined) {
+    state.addDevice(token, day, deviceId);
+    state.addUsed(token, day, DEVICES_ROW, 1);
+  }
+  const outcome: ChargeOutcome = { ok: true, balance: balance - units };
+  if (balanceSlots !== undefined) outcome.balanceSlots = balanceSlots;
+  return outcome;
 }

@@ -165,43 +165,17 @@ impl Renderer {
             if !layer.shown_at(zoom) {
                 continue;
             }
-            let zctx = Ctx {
-                zoom,
-                feature: None,
-            };
             match layer.kind {
-                Kind::Background => {
-                    let c = layer.color("background-color", &zctx, Color::BLACK);
-                    let o = layer.number("background-opacity", &zctx, 1.0) as f32;
-                    let rect =
-                        Rect::from_xywh(0.0, 0.0, size as f32, size as f32).expect("tile rect");
-                    pm.fill_rect(rect, &solid(c, o), Transform::identity(), None);
-                }
-                Kind::Fill | Kind::Line | Kind::Circle => {
-                    let Some(src) = layer.source_layer.as_deref().and_then(|s| tile.layer(s))
-                    else {
-                        continue;
-                    };
-                    for f in &src.features {
-                        let ctx = Ctx {
-                            zoom,
-                            feature: Some((src, f)),
-                        };
-                        if layer.accepts(&ctx) {
-                            draw_feature(
-                                &mut pm,
-                                layer,
-                                &ctx,
-                                src,
-                                f,
-                                &view,
-                                i64::from(sx),
-                                i64::from(sy),
-                                ratio_f,
-                            );
-                        }
-                    }
-                }
+                Kind::Background | Kind::Fill | Kind::Line | Kind::Circle => draw_geometry(
+                    &mut pm,
+                    layer,
+                    &tile,
+                    zoom,
+                    &view,
+                    i64::from(sx),
+                    i64::from(sy),
+                    ratio_f,
+                ),
                 Kind::Symbol => {
                     let Some(name) = layer.source_layer.as_deref() else {
                         continue;
@@ -341,37 +315,7 @@ impl Renderer {
                 if !layer.shown_at(zoom) {
                     continue;
                 }
-                match layer.kind {
-                    Kind::Background => {
-                        let zctx = Ctx {
-                            zoom,
-                            feature: None,
-                        };
-                        let c = layer.color("background-color", &zctx, Color::BLACK);
-                        let o = layer.number("background-opacity", &zctx, 1.0) as f32;
-                        let rect = Rect::from_xywh(0.0, 0.0, local.w as f32, local.h as f32)
-                            .ok_or_else(|| RenderError::Failed("tile rect".into()))?;
-                        part.fill_rect(rect, &solid(c, o), Transform::identity(), None);
-                    }
-                    Kind::Fill | Kind::Line | Kind::Circle => {
-                        let Some(src) = layer.source_layer.as_deref().and_then(|n| tile.layer(n))
-                        else {
-                            continue;
-                        };
-                        for f in &src.features {
-                            let ctx = Ctx {
-                                zoom,
-                                feature: Some((src, f)),
-                            };
-                            if layer.accepts(&ctx) {
-                                draw_feature(
-                                    &mut part, layer, &ctx, src, f, &local, tx, ty, ratio_f,
-                                );
-                            }
-                        }
-                    }
-                    Kind::Symbol | Kind::Other => {}
-                }
+                draw_geometry(&mut part, layer, tile, zoom, &local, tx, ty, ratio_f);
             }
             let copy = PixmapPaint {
                 blend_mode: tiny_skia::BlendMode::Source,
@@ -611,6 +555,50 @@ fn solid(c: Color, opacity: f32) -> Paint<'static> {
     p.set_color(c.to_skia(opacity));
     p.anti_alias = true;
     p
+}
+
+/// Draws a background, fill, line or circle layer of one source tile (`tx`, `ty`) into `pm`,
+/// which shows `view`: what a raster tile and a static map's view share. Symbols are placed
+/// separately, over the whole image.
+#[allow(clippy::too_many_arguments)]
+fn draw_geometry(
+    pm: &mut Pixmap,
+    layer: &StyleLayer,
+    tile: &Tile,
+    zoom: f64,
+    view: &View,
+    tx: i64,
+    ty: i64,
+    ratio: f32,
+) {
+    match layer.kind {
+        Kind::Background => {
+            let ctx = Ctx {
+                zoom,
+                feature: None,
+            };
+            let c = layer.color("background-color", &ctx, Color::BLACK);
+            let o = layer.number("background-opacity", &ctx, 1.0) as f32;
+            if let Some(rect) = Rect::from_xywh(0.0, 0.0, pm.width() as f32, pm.height() as f32) {
+                pm.fill_rect(rect, &solid(c, o), Transform::identity(), None);
+            }
+        }
+        Kind::Fill | Kind::Line | Kind::Circle => {
+            let Some(src) = layer.source_layer.as_deref().and_then(|n| tile.layer(n)) else {
+                return;
+            };
+            for f in &src.features {
+                let ctx = Ctx {
+                    zoom,
+                    feature: Some((src, f)),
+                };
+                if layer.accepts(&ctx) {
+                    draw_feature(pm, layer, &ctx, src, f, view, tx, ty, ratio);
+                }
+            }
+        }
+        Kind::Symbol | Kind::Other => {}
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
