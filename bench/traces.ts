@@ -201,10 +201,37 @@ try {
     results.push(...[...byPart.values()].sort((a, b) => (a.part === 'all' ? 1 : b.part === 'all' ? -1 : 0)));
   }
 
+  // Every case's rows together, per part, when there are several cases (directions, folds).
+  const caseNames = new Set(results.map((r) => r.case));
+  if (caseNames.size > 1)
+    for (const p of new Set(results.map((r) => r.part))) {
+      const pooled: Result = {
+        case: 'pooled',
+        part: p,
+        ours: new ErrorStats(),
+        base: new ErrorStats(),
+        unseen: 0,
+        withTa: 0,
+      };
+      for (const r of results.filter((x) => x.part === p)) {
+        for (const [to, from] of [
+          [pooled.ours, r.ours],
+          [pooled.base, r.base],
+        ] as const) {
+          to.errors.push(...from.errors);
+          to.ratios.push(...from.ratios);
+          to.inside += from.inside;
+          to.total += from.total;
+        }
+        pooled.unseen += r.unseen;
+        pooled.withTa += r.withTa;
+      }
+      results.push(pooled);
+    }
   const table = results.map(row);
   // The worst case of each part: the highest ratio of medians over the cases.
   const worst = [...new Set(results.map((r) => r.part))].map((p) => {
-    const of = results.filter((r) => r.part === p);
+    const of = results.filter((r) => r.part === p && r.case !== 'pooled');
     const w = of.reduce((a, b) => (ratio(b) > ratio(a) ? b : a));
     return { ...row(w), case: `worst: ${w.case}` };
   });

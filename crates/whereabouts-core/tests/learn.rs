@@ -78,9 +78,11 @@ fn opencellid_measurements() {
     // The ring's centre; the fix 30 km away was dropped, not averaged in.
     assert!(distance_m(c.lat(), c.lon(), 50.0, 8.0) < 10.0);
     assert_eq!(c.samples(), 12);
-    // Twice the ring's radius: a cell's range is twice the distance holding 90% of
-    // its kept observations (they sample only part of its coverage).
-    assert!((792..=816).contains(&c.range_m()), "{}", c.range_m());
+    // A cell's range is twice the distance holding 90% of its kept observations (800 m
+    // here), or twice the reach of their timing advances if more (TA 5: up to 6 LTE steps,
+    // 937 m), shrunk towards 500 m weighing one pass: the ring is one pass, sightings a
+    // minute apart (learn/estimate.rs).
+    assert!((714..=724).contains(&c.range_m()), "{}", c.range_m());
     assert_eq!(c.psc(), Some(42));
     assert_eq!(c.estimated(), Estimated::Learned);
     // A cell seen once gets the radio's default reach.
