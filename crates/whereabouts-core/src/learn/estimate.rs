@@ -102,7 +102,8 @@ pub struct Estimate {
     pub lat: f64,
     pub lon: f64,
     /// Radius of the station's coverage, metres: for WiFi the farthest kept
-    /// observation, for cells twice the distance holding 90% of them.
+    /// observation, for cells twice the distance holding 90% of them or of their timing
+    /// advances, shrunk towards a prior (`RANGE_PRIOR_CELL_M`) when few passes saw the cell.
     pub range_m: f64,
     /// Observations kept.
     pub samples: u32,
@@ -201,7 +202,8 @@ fn pass_ids(obs: &[Observation]) -> Vec<u32> {
 }
 
 /// The distance from the mast within which 90% of the kept sightings that carry a timing
-/// advance lie: each advance's upper edge (the reader gives the step's lower edge). 0 without any.
+/// advance lie, each taken a step beyond its stated distance (the file readers state the
+/// step's lower edge, GPS submissions its middle). 0 without any.
 fn ta_reach(obs: &[Observation], kept: &[usize]) -> f64 {
     let mut d: Vec<f64> = kept
         .iter()
@@ -288,9 +290,9 @@ pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
             (x, y, weight(o, newest))
         })
         .collect();
-    // Cells only, like the mode below: fitted on drive tests, and no WiFi data
+    // Passes: cells only, like the mode below: fitted on drive tests, and no WiFi data
     // here says how access points' sightings recur.
-    let pass = pass_ids(obs);
+    let pass = if wifi { Vec::new() } else { pass_ids(obs) };
     if !wifi {
         let passes = passes_near(&pass, &pts);
         for (p, n) in pts.iter_mut().zip(passes) {
