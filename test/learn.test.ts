@@ -17,6 +17,15 @@ const fixtures = join(root, 'crates', 'whereabouts-core', 'tests', 'fixtures', '
 const newDb = () => join(tempDir('wb-learn-'), 'db');
 
 describe('whereabouts learn', () => {
+  it('reads a G-NetTrack Pro log without --mcc/--mnc: each row names its network', () => {
+    const db = newDb();
+    const r = cli(['learn', '--quiet', '--db', db, join(fixtures, 'gnettrack-log.txt')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('gnettrack-log.txt: GNetTrackLog, 12 rows, 10 accepted, 2 rejected');
+    // Yas's LTE cell (eNB 1059, sector 1: ECI 271105) and UMTS cell, expresso's LTE cell.
+    expect(r.stderr).toContain('3 cells, 0 WiFi APs');
+  });
+
   it('learns the three formats and reports each file', () => {
     const db = newDb();
     const files = ['opencellid.csv', 'gnettrack.csv', 'wigle.csv'].map((f) => join(fixtures, f));

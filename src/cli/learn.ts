@@ -1,6 +1,6 @@
 /**
  * `whereabouts learn`: learns station positions from GPS-tagged observation files
- * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
+ * (OpenCelliD measurements, G-NetTrack exports and logs, WiGLE CSV) into a database directory.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';

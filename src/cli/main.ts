@@ -24,7 +24,8 @@ Usage:
       re-importing the sources would lose. A current database is left as it is.
   whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...
       Learns station positions from GPS-tagged observations: OpenCelliD measurement
-      CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs
+      CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc), G-NetTrack Pro
+      logs (tab-separated, with Operator, Node/CellID and TA) and WiGLE CSVs
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
       Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
       FILE - is standard input, and a pipe is read as a file (CSV formats, plain or gzip).

@@ -1,5 +1,6 @@
 //! Readers of GPS-tagged observation files, detected by their first line:
-//! OpenCelliD measurements, G-NetTrack exports and WiGLE CSV. Each row becomes
+//! OpenCelliD measurements, G-NetTrack exports (the CSV dialect with `RAWCELLID` and
+//! the tab-separated one with `Node`/`CellID`) and WiGLE CSV. Each row becomes
 //! at most one [`Observation`]; rows that cannot are counted as rejected (with a
 //! reason) or skipped (rows that are valid but not for us: other WiGLE types,
 //! `_nomap` networks), never silently dropped.
@@ -18,6 +19,9 @@ use crate::store::record::cell_key;
 pub enum ObservationFormat {
     OpenCellIdMeasurements,
     GNetTrack,
+    /// G-NetTrack Pro's tab-separated log: `Operator` (MCC and MNC run together),
+    /// `NetworkTech`, the cell identity split into `Node` and `CellID`, `Level`, `TA`.
+    GNetTrackLog,
     Wigle,
     /// The server's `observations.sqlite` (GPS submissions of `/process`).
     Submissions,
@@ -51,6 +55,18 @@ const GNETTRACK_NEEDED: [&str; 7] = [
     "lachex",
     "rawcellid",
 ];
+/// Columns of G-NetTrack Pro's tab-separated log that we read (`TA` when present).
+const GNETTRACK_LOG_NEEDED: [&str; 9] = [
+    "timestamp",
+    "longitude",
+    "latitude",
+    "operator",
+    "node",
+    "cellid",
+    "lac",
+    "networktech",
+    "level",
+];
 const WIGLE_PREAMBLE: &str = "wiglewifi-";
 const WIGLE_NEEDED: [&str; 8] = [
     "mac",
@@ -62,6 +78,16 @@ const WIGLE_NEEDED: [&str; 8] = [
     "accuracymeters",
     "type",
 ];
+
+/// Splits one line: tab-separated when `tabs` (no quoting), else CSV.
+fn split_row(line: &str, tabs: bool, out: &mut Vec<String>) {
+    if tabs {
+        out.clear();
+        out.extend(line.split('\t').map(|s| s.trim().to_string()));
+    } else {
+        split_csv(line, out);
+    }
+}
 
 /// Splits one CSV line; fields may be double-quoted with `""` escapes (WiGLE
 /// quotes SSIDs holding commas).
@@ -100,9 +126,10 @@ fn norm_header(h: &str) -> String {
 struct Columns(Vec<String>);
 
 impl Columns {
+    /// A header line's columns: tab-separated when it holds a tab and no comma.
     fn new(header: &str) -> Columns {
         let mut f = Vec::new();
-        split_csv(header, &mut f);
+        split_row(header, is_tabbed(header), &mut f);
         Columns(f.iter().map(|h| norm_header(h)).collect())
     }
     fn has_all(&self, names: &[&str]) -> bool {
@@ -111,6 +138,10 @@ impl Columns {
     fn idx(&self, name: &str) -> Option<usize> {
         self.0.iter().position(|c| c == name)
     }
+}
+
+fn is_tabbed(header: &str) -> bool {
+    header.contains('\t') && !header.contains(',')
 }
 
 /// A field that may be absent, empty or a placeholder (`-`, `NaN`).
@@ -297,6 +328,8 @@ pub fn read_file(
             (ObservationFormat::OpenCellIdMeasurements, first.clone())
         } else if cols.has_all(&GNETTRACK_NEEDED) {
             (ObservationFormat::GNetTrack, first.clone())
+        } else if cols.has_all(&GNETTRACK_LOG_NEEDED) {
+            (ObservationFormat::GNetTrackLog, first.clone())
         } else {
             return Err(LearnError::Format(format!(
                 "{label}: unknown observation format (first line {:?}); {}",
@@ -322,6 +355,7 @@ pub fn read_file(
             };
             Box::new(gnettrack_row(&cols, mcc, mnc))
         }
+        ObservationFormat::GNetTrackLog => Box::new(gnettrack_log_row(&cols, opts.mcc, opts.mnc)),
         ObservationFormat::Wigle => Box::new(wigle_row(&cols)),
         // Detected from the SQLite header before any line is read.
         ObservationFormat::Submissions => {
@@ -340,13 +374,14 @@ pub fn read_file(
     };
     let mut fields = Vec::new();
     let width = cols.0.len();
+    let tabs = is_tabbed(&header);
     for (i, l) in lines {
         let l = l.map_err(io)?;
         if l.trim().is_empty() {
             continue;
         }
         report.rows += 1;
-        split_csv(&l, &mut fields);
+        split_row(&l, tabs, &mut fields);
         let row = if fields.len() < width && format != ObservationFormat::Wigle {
             Row::Reject(format!("{} fields, expected {width}", fields.len()))
         } else {
@@ -515,6 +550,124 @@ fn gnettrack_row(cols: &Columns, mcc: u16, mnc: u16) -> impl FnMut(&[String]) ->
     }
 }
 
+/// MCC and MNC from G-NetTrack's `Operator` (`60801`: MCC 608, MNC 01; six digits
+/// give a three-digit MNC).
+fn split_operator(s: &str) -> Option<(i64, i64)> {
+    if !(5..=6).contains(&s.len()) || !s.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((s[..3].parse().ok()?, s[3..].parse().ok()?))
+}
+
+/// The cell id of a G-NetTrack log row from its split identity: LTE's 28-bit ECI is the
+/// eNB (`Node`) times 256 plus the sector (`CellID`); UMTS's 28-bit UTRAN cell id is the
+/// RNC (`Node`) times 65,536 plus the 16-bit cell (`CellID`); GSM's is `CellID` alone.
+/// The convention was checked on the Dakar logs (`../shared/data/gnettrack-dakar`): LTE
+/// `CellID`s there are small sector numbers (1 to 42) under a few eNBs, UMTS `CellID`s
+/// run to 60,957 under one `Node` a network (an RNC), as OpenCelliD's long UMTS ids split.
+fn split_cell_id(radio: Radio, node: Option<i64>, id: i64) -> Result<i64, String> {
+    match radio {
+        Radio::Lte => match node {
+            Some(n) if (0..256).contains(&id) && n >= 0 => Ok(n * 256 + id),
+            Some(_) => Err(format!("LTE CellID {id} is not a sector number (0..=255)")),
+            None => Err("LTE row without Node (eNB)".into()),
+        },
+        Radio::Umts => match node {
+            Some(n) if (0..65_536).contains(&id) && n >= 0 => Ok(n * 65_536 + id),
+            Some(_) => Err(format!("UMTS CellID {id} out of range 0..=65535")),
+            // Without the RNC the id is all there is.
+            None => Ok(id),
+        },
+        _ => Ok(id),
+    }
+}
+
+/// G-NetTrack Pro's tab-separated log. The network is each row's `Operator`; the
+/// `--mcc`/`--mnc` options stand in where a row's is missing.
+fn gnettrack_log_row(
+    cols: &Columns,
+    mcc: Option<u16>,
+    mnc: Option<u16>,
+) -> impl FnMut(&[String]) -> Row {
+    let c = |n: &str| cols.idx(n);
+    let (ts, lon, lat, operator, node, cellid, lac, tech, level, ta, psc) = (
+        c("timestamp"),
+        c("longitude"),
+        c("latitude"),
+        c("operator"),
+        c("node"),
+        c("cellid"),
+        c("lac"),
+        c("networktech"),
+        c("level"),
+        c("ta"),
+        c("psc"),
+    );
+    move |f: &[String]| {
+        let (la, lo) = match position(num(f, lat), num(f, lon)) {
+            Ok(p) => p,
+            Err(e) => return Row::Reject(e),
+        };
+        let Some(t) = opt(f, tech) else {
+            return Row::Reject("no NetworkTech".into());
+        };
+        let Some(radio) = radio_of_network_mode(t) else {
+            return Row::Reject(format!("unknown NetworkTech {t:?}"));
+        };
+        let net = match opt(f, operator) {
+            Some(o) => match split_operator(o) {
+                Some(p) => p,
+                None => {
+                    return Row::Reject(format!(
+                        "Operator {o:?} is not MCC and MNC (5 or 6 digits)"
+                    ))
+                }
+            },
+            None => match (mcc, mnc) {
+                (Some(m), Some(n)) => (i64::from(m), i64::from(n)),
+                _ => return Row::Reject("no Operator (MCC and MNC); give --mcc and --mnc".into()),
+            },
+        };
+        let (Some(area), Some(id)) = (int(f, lac), int(f, cellid)) else {
+            return Row::Reject("missing or malformed LAC or CellID".into());
+        };
+        // The phone writes 0 for both when it did not report the cell.
+        if area == 0 || id == 0 {
+            return Row::Reject("LAC or CellID 0 (not reported)".into());
+        }
+        let key = match split_cell_id(radio, int(f, node), id)
+            .and_then(|cid| cell(radio, net.0, net.1, area, cid))
+        {
+            Ok(k) => k,
+            Err(e) => return Row::Reject(e),
+        };
+        let step = match radio {
+            Radio::Gsm => Some(GSM_TA_STEP_M),
+            Radio::Lte => Some(LTE_TA_STEP_M),
+            _ => None,
+        };
+        let ta_m = step.and_then(|s| {
+            int(f, ta)
+                .filter(|t| (0..=2047).contains(t))
+                .map(|t| t as f64 * s)
+        });
+        let code = int(f, psc).filter(|c| (0..=1007).contains(c) && radio != Radio::Gsm);
+        Row::Accept(Observation {
+            key,
+            lat: la,
+            lon: lo,
+            accuracy_m: None,
+            time: opt(f, ts).and_then(parse_datetime),
+            // The log has no speed column.
+            speed_mps: None,
+            signal_dbm: num(f, level).filter(|s| (-150.0..0.0).contains(s)),
+            ta_m,
+            psc: code.map(|c| c as u16),
+            source: None,
+        })
+    }
+}
+
 fn wigle_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
     let c = |n: &str| cols.idx(n);
     let (mac, ssid, seen, rssi, lat, lon, acc, kind) = (
@@ -578,8 +731,9 @@ pub fn read_observations(
 pub fn accepted_formats() -> String {
     format!(
         "accepted: OpenCelliD measurements ({OPENCELLID_HEADER}), G-NetTrack exports \
-         (Timestamp,Longitude,Latitude,Speed,...,NetworkMode,...,LACHEX,RAWCELLID,...) \
-         and WiGLE CSV (a WigleWifi-1.4 line, then MAC,SSID,AuthMode,FirstSeen,Channel,\
+         (Timestamp,Longitude,Latitude,Speed,...,NetworkMode,...,LACHEX,RAWCELLID,...), \
+         G-NetTrack Pro logs (tab-separated Timestamp,Longitude,Latitude,...,Operator,...,Node,\
+         CellID,LAC,NetworkTech,Level,...,TA,...) and WiGLE CSV (a WigleWifi-1.4 line, then MAC,SSID,AuthMode,FirstSeen,Channel,\
          RSSI,CurrentLatitude,CurrentLongitude,AltitudeMeters,AccuracyMeters,Type), \
          plain or gzip; and the server's observations.sqlite (GPS submissions of /process)"
     )
