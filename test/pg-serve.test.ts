@@ -94,6 +94,28 @@ it('two servers on one PostgreSQL database share the balance and token changes',
   expect(await b.exited).toBe(0);
 });
 
+it('learn --contributions names tokens from a PostgreSQL store; --store elsewhere in learn is refused', async () => {
+  const db = fixtureDb();
+  const store = await freshDatabase();
+  const listed = cli(['learn', '--db', db, '--contributions', '--store', store]);
+  expect(listed.stderr).toBe('');
+  expect(listed.code).toBe(0);
+  expect(JSON.parse(listed.stdout)).toEqual([]);
+  const fromEnv = spawnSync(
+    process.execPath,
+    [join(root, 'bin', 'whereabouts.js'), 'learn', '--db', db, '--contributions'],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, WHEREABOUTS_STORE_URL: 'postgres://nobody@127.0.0.1:1/none' },
+    },
+  );
+  expect(fromEnv.status).not.toBe(0);
+  expect(fromEnv.stderr).toMatch(/ECONNREFUSED/);
+  const misplaced = cli(['learn', '--db', db, '--quarantine-token', 'a'.repeat(16), '--store', store]);
+  expect(misplaced.code).toBe(2);
+  expect(misplaced.stderr).toMatch(/--contributions only/);
+});
+
 it('refuses to start when PostgreSQL does not answer, saying so', () => {
   const db = fixtureDb();
   const r = cli([
