@@ -60,6 +60,12 @@ export interface PgTokenStoreOptions {
   groupMs?: number;
   /** Most jobs in one transaction (default 500). */
   maxBatch?: number;
+  /**
+   * Most batches committing at once (default 1): what arrives meanwhile waits and goes in the
+   * next batch, so that under load batches grow instead of queueing on the row locks of a busy
+   * token (every batch of a token applies one after another anyway).
+   */
+  maxInFlight?: number;
   /** Connections in the pool (default 10); the LISTEN connection is one more. */
   poolSize?: number;
   /** Full reload of the in-memory token copy this often (default 5000 ms). */
@@ -264,6 +270,7 @@ export class PgTokenStore implements TokenStorage {
   readonly #groupMs: number;
   readonly #maxBatch: number;
   readonly #resolveMs: number;
+  readonly #maxInFlight: number;
   #queue: Pending[] = [];
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   readonly #inFlight = new Set<Promise<void>>();
@@ -283,6 +290,7 @@ export class PgTokenStore implements TokenStorage {
     this.#groupMs = options.groupMs ?? 0;
     this.#maxBatch = Math.max(1, options.maxBatch ?? 500);
     this.#resolveMs = options.resolveMs ?? 5000;
+    this.#maxInFlight = Math.max(1, options.maxInFlight ?? 1);
   }
 
   /**
@@ -496,9 +504,13 @@ export class PgTokenStore implements TokenStorage {
       clearImmediate(this.#timer as NodeJS.Immediate);
       this.#timer = undefined;
     }
-    while (this.#queue.length > 0) {
+    while (this.#queue.length > 0 && this.#inFlight.size < this.#maxInFlight) {
       const batch = this.#queue.splice(0, this.#maxBatch);
-      const run = this.#commit(batch).finally(() => this.#inFlight.delete(run));
+      const run = this.#commit(batch).finally(() => {
+        this.#inFlight.delete(run);
+        // What arrived while this batch committed goes now, as one batch.
+        if (this.#queue.length > 0) this.#flush();
+      });
       this.#inFlight.add(run);
     }
   }
@@ -529,6 +541,9 @@ export class PgTokenStore implements TokenStorage {
         );
       }
       for (const p of batch) p.reject(failure);
+      // What waited behind a batch the database could not take would wait as long again for
+      // the same answer: it fails with it, so that nothing waits more than one time limit.
+      if (failure instanceof StoreUnavailableError) for (const p of this.#queue.splice(0)) p.reject(failure);
       return;
     }
     batch.forEach((p, i) => {
