@@ -21,7 +21,7 @@
  * production), or the server of `--pg-url` (its CPU is then not measured).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -401,9 +401,12 @@ async function main(): Promise<void> {
       const database = await freshPgDatabase(pg.url);
       const token = await newToken(database);
       const pgPid = pg.pid();
+      // With tokens in PostgreSQL a server keeps its GPS submissions in its --db directory: a
+      // copy, so that the bench writes nothing into the station database it was given.
+      const db = copyOfDb(mix.db, dir);
       for (const n of pgServers) {
         const c = { label: `PostgreSQL, ${n} server${n > 1 ? 's' : ''}`, store: database, servers: n };
-        results.push(await runCase(c, token, { ...options, ...(pgPid === undefined ? {} : { pgPid }) }));
+        results.push(await runCase(c, token, { ...options, db, ...(pgPid === undefined ? {} : { pgPid }) }));
         printCase(results.at(-1) as CaseResult);
       }
     }
@@ -446,6 +449,13 @@ function printCase(r: CaseResult): void {
       2,
     ),
   );
+}
+
+/** A copy of the station database `db` in `dir` (removed with it); its path. */
+export function copyOfDb(db: string, dir: string): string {
+  const copy = join(dir, 'db');
+  cpSync(db, copy, { recursive: true });
+  return copy;
 }
 
 /** A token with a balance that no run exhausts, in the store at `where` (a directory or a PostgreSQL URL). */

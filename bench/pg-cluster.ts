@@ -2,7 +2,7 @@
  * PostgreSQL for the benches: a throwaway cluster (scripts/pg-test-cluster.sh) or a server of
  * the caller's, and a fresh database on it per run.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,8 +19,8 @@ export interface BenchPg {
   fsync?: 'on' | 'off';
   /** The postmaster's pid when the cluster is this bench's own (its CPU is measured), else undefined. */
   pid(): number | undefined;
-  /** `pg_ctl restart` (-m fast or immediate); only for a cluster of this bench's own. */
-  restart(mode: 'fast' | 'immediate'): void;
+  /** `pg_ctl restart` (-m fast or immediate), without blocking the event loop; only for a cluster of this bench's own. */
+  restart(mode: 'fast' | 'immediate'): Promise<void>;
   /** Stops the cluster and removes it (nothing for a server of the caller's). */
   stop(): void;
 }
@@ -40,9 +40,10 @@ export function benchPostgres(url: string | undefined, fsync: 'on' | 'off'): Ben
     return {
       url,
       pid: () => undefined,
-      restart: () => {
-        throw new Error('a PostgreSQL restart needs the bench its own cluster (leave out --pg-url)');
-      },
+      restart: () =>
+        Promise.reject(
+          new Error('a PostgreSQL restart needs the bench its own cluster (leave out --pg-url)'),
+        ),
       stop: () => {},
     };
   const dir = mkdtempSync(join(tmpdir(), 'wb-pg-bench-'));
@@ -51,9 +52,16 @@ export function benchPostgres(url: string | undefined, fsync: 'on' | 'off'): Ben
     url: started,
     fsync,
     pid: () => Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]),
-    restart: (mode) => {
-      run('restart', dir, { MODE: mode });
-    },
+    restart: (mode) =>
+      new Promise((resolve, reject) => {
+        execFile(
+          'bash',
+          [script, 'restart', dir],
+          { env: { ...process.env, MODE: mode } },
+          (err, _out, stderr) =>
+            err ? reject(new Error(`pg-test-cluster.sh restart failed: ${stderr}`)) : resolve(),
+        );
+      }),
     stop: () => {
       run('stop', dir);
     },
