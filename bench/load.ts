@@ -4,7 +4,7 @@
  *
  *   npx tsx bench/load.ts [--db DIR] [--workers N] [--connections N] [--duration S]
  *                         [--pipelining N] [--sync full|normal] [--variant process|nocharge|health]
- *                         [--cpu-prof] [--pg-servers 1,2,3 [--fsync on|off] [--pg-url URL]]
+ *                         [--cpu-prof] [--tokens N] [--pg-servers 1,2,3 [--fsync on|off] [--pg-url URL]]
  *
  * The station database defaults to the embedded demo database (the simulated world of
  * .eval/sim-1-1000), with requests from that world's simulator scenarios, every scenario in
@@ -18,7 +18,9 @@
  * ratios to the SQLite server of the same run and the CPU per request of the servers, of
  * PostgreSQL (its postmaster and backends, from /proc) and of this load generator. PostgreSQL is
  * a throwaway cluster started with `--fsync` (default on: commits reach the disk, as in
- * production), or the server of `--pg-url` (its CPU is then not measured).
+ * production), or the server of `--pg-url` (its CPU is then not measured). `--tokens N` spreads
+ * the requests over N tokens (default 1: every charge on one token's row, the hardest case for
+ * the PostgreSQL store, whose batches of one token apply one after another).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -29,7 +31,7 @@ import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openTokenStorage, TokenStore } from '../src/tokens/index.js';
-import { benchPostgres, freshPgDatabase } from './pg-cluster.js';
+import { benchPostgres, freshPgDatabase, pgLatency } from './pg-cluster.js';
 
 export const root = join(import.meta.dirname, '..');
 
@@ -271,7 +273,7 @@ interface RunOptions {
 
 const BENCH_BALANCE = 1_000_000_000;
 
-async function runCase(c: Case, token: string, o: RunOptions): Promise<CaseResult> {
+async function runCase(c: Case, tokens: string[], o: RunOptions): Promise<CaseResult> {
   const args = ['--db', o.db, '--store', c.store, '--workers', o.workers, '--log-level', 'warn'];
   args.push('--sync', o.sync, '--group-ms', o.groupMs);
   const servers: Served[] = [];
@@ -281,17 +283,21 @@ async function runCase(c: Case, token: string, o: RunOptions): Promise<CaseResul
   const requests =
     o.variant === 'health'
       ? [{ method: 'GET', path: '/health' }]
-      : o.bodies.map((b) => ({
+      : o.bodies.map((b, i) => ({
           method: 'POST',
           path: '/v2/process',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ ...b, token, ...(o.variant === 'nocharge' ? { geolocation: 0 } : {}) }),
+          body: JSON.stringify({
+            ...b,
+            token: tokens[i % tokens.length],
+            ...(o.variant === 'nocharge' ? { geolocation: 0 } : {}),
+          }),
         }));
   // One URL per server: autocannon spreads its connections over them in turn, as a proxy would.
   const url = servers.map((s) => s.url);
   // A short warm-up so the JIT and the page cache are not measured.
   await autocannon({ url, connections: 16 * c.servers, duration: 1, requests });
-  const before = await balanceUsed(c.store, token);
+  const before = await balanceUsed(c.store, tokens);
   const serversCpu = () => servers.reduce((sum, s) => sum + treeCpuSeconds(s.child.pid as number), 0);
   const serverCpu0 = serversCpu();
   const pgCpu0 = o.pgPid === undefined ? 0 : treeCpuSeconds(o.pgPid);
@@ -311,7 +317,7 @@ async function runCase(c: Case, token: string, o: RunOptions): Promise<CaseResul
   const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
   for (const s of servers) s.child.kill('SIGTERM');
   const serverExits = await Promise.all(servers.map((s) => s.exited));
-  const located = (await balanceUsed(c.store, token)) - before;
+  const located = (await balanceUsed(c.store, tokens)) - before;
   const total = Math.max(1, result.requests.total);
   // CPU time per request, measured rather than inferred from wall time: on a machine shared with
   // other work, requests/s says more about the neighbours than about the server.
@@ -356,8 +362,12 @@ async function main(): Promise<void> {
       'pg-servers': { type: 'string' },
       'pg-url': { type: 'string' },
       fsync: { type: 'string', default: 'on' },
+      tokens: { type: 'string', default: '1' },
     },
   });
+  const tokenCount = Number(values.tokens);
+  if (!Number.isInteger(tokenCount) || tokenCount < 1 || tokenCount > 10_000)
+    throw new Error('--tokens is 1..10000');
   const duration = Math.min(120, Math.max(1, Number(values.duration)));
   const mix = requestMix(values.db, Number(values.requests));
   const pgServers =
@@ -389,24 +399,26 @@ async function main(): Promise<void> {
   try {
     console.log(
       `serve: ${mix.db}, ${values.workers} workers per server, SQLite --sync ${values.sync}, variant ${values.variant}; ` +
-        `${mix.bodies.length} distinct requests; autocannon: ${values.connections} connections in all, pipelining ${values.pipelining}, ${duration} s per case` +
+        `${mix.bodies.length} distinct requests over ${tokenCount} token(s); autocannon: ${values.connections} connections in all, pipelining ${values.pipelining}, ${duration} s per case` +
         (pg
           ? `; PostgreSQL ${values['pg-url'] ? 'of --pg-url' : `throwaway cluster, fsync=${pg.fsync}`}`
           : ''),
     );
-    const sqlite = await newToken(dir);
+    const sqlite = await newTokens(dir, tokenCount);
     results.push(await runCase({ label: 'SQLite, 1 server', store: dir, servers: 1 }, sqlite, options));
     printCase(results.at(-1) as CaseResult);
     if (pg) {
       const database = await freshPgDatabase(pg.url);
-      const token = await newToken(database);
+      const tokens = await newTokens(database, tokenCount);
+      // What a batch is made of: a charge batch is about six round trips and one commit.
+      console.log(`\nPostgreSQL from this process, idle: ${JSON.stringify(await pgLatency(database))}`);
       const pgPid = pg.pid();
       // With tokens in PostgreSQL a server keeps its GPS submissions in its --db directory: a
       // copy, so that the bench writes nothing into the station database it was given.
       const db = copyOfDb(mix.db, dir);
       for (const n of pgServers) {
         const c = { label: `PostgreSQL, ${n} server${n > 1 ? 's' : ''}`, store: database, servers: n };
-        results.push(await runCase(c, token, { ...options, db, ...(pgPid === undefined ? {} : { pgPid }) }));
+        results.push(await runCase(c, tokens, { ...options, db, ...(pgPid === undefined ? {} : { pgPid }) }));
         printCase(results.at(-1) as CaseResult);
       }
     }
@@ -458,23 +470,28 @@ export function copyOfDb(db: string, dir: string): string {
   return copy;
 }
 
-/** A token with a balance that no run exhausts, in the store at `where` (a directory or a PostgreSQL URL). */
-async function newToken(where: string): Promise<string> {
-  const tokens = await openTokenStorage(where);
+/** `n` tokens with a balance that no run exhausts, in the store at `where` (a directory or a PostgreSQL URL). */
+async function newTokens(where: string, n: number): Promise<string[]> {
+  const store = await openTokenStorage(where);
   try {
-    return (await tokens.create({ label: 'load', geolocationPerDay: BENCH_BALANCE })).token;
+    const made: string[] = [];
+    for (let i = 0; i < n; i++)
+      made.push((await store.create({ label: `load-${i}`, geolocationPerDay: BENCH_BALANCE })).token);
+    return made;
   } finally {
-    await tokens.close();
+    await store.close();
   }
 }
 
-/** Geolocation units used today by `token` in the store at `where`. */
-async function balanceUsed(where: string, token: string): Promise<number> {
-  const tokens = await openTokenStorage(where);
+/** Geolocation units used today by `tokens` together in the store at `where`. */
+async function balanceUsed(where: string, tokens: string[]): Promise<number> {
+  const store = await openTokenStorage(where);
   try {
-    return BENCH_BALANCE - (await tokens.balance(token, 'geolocation'));
+    let used = 0;
+    for (const t of tokens) used += BENCH_BALANCE - (await store.balance(t, 'geolocation'));
+    return used;
   } finally {
-    await tokens.close();
+    await store.close();
   }
 }
 

@@ -82,3 +82,44 @@ export async function freshPgDatabase(url: string): Promise<string> {
   db.pathname = `/${name}`;
   return db.toString();
 }
+
+/**
+ * Round-trip and commit times of `url` as seen from this process: the median and the 99th
+ * percentile of 200 `SELECT 1` and of 100 one-row insert transactions (BEGIN, INSERT, COMMIT:
+ * the commit waits for the WAL flush when fsync is on). What a batch of charges is made of.
+ */
+export async function pgLatency(
+  url: string,
+): Promise<{ roundTripMs: { p50: number; p99: number }; commitMs: { p50: number; p99: number } }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const pct = (xs: number[], q: number) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return Number((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] as number).toFixed(2));
+  };
+  try {
+    const rt: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now();
+      await client.query('SELECT 1');
+      rt.push(performance.now() - t);
+    }
+    // A regular table: a temporary one skips the WAL, and the point is the commit's flush.
+    await client.query('CREATE TABLE IF NOT EXISTS wb_latency_commit (n int)');
+    const commit: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      await client.query('BEGIN');
+      await client.query('INSERT INTO wb_latency_commit VALUES ($1)', [i]);
+      const t = performance.now();
+      await client.query('COMMIT');
+      commit.push(performance.now() - t);
+    }
+    await client.query('DROP TABLE wb_latency_commit');
+    return {
+      roundTripMs: { p50: pct(rt, 0.5), p99: pct(rt, 0.99) },
+      commitMs: { p50: pct(commit, 0.5), p99: pct(commit, 0.99) },
+    };
+  } finally {
+    await client.end();
+  }
+}
