@@ -684,7 +684,10 @@ export class PgTokenStore implements TokenStorage {
       return value;
     } catch (err) {
       if (!(err instanceof TokenError)) this.#lastError = (err as Error).message;
-      if (err instanceof pg.DatabaseError || err instanceof TokenError) {
+      // The session ending (shutdown, terminated: SQLSTATE 57P01 and kin) as the answer to COMMIT
+      // may come after the commit was made: as unknown as no answer at all.
+      const ending = err instanceof pg.DatabaseError && UNAVAILABLE_CLASSES.has(String(err.code).slice(0, 2));
+      if ((err instanceof pg.DatabaseError && !(committing && ending)) || err instanceof TokenError) {
         // The server answered: the transaction is aborted, and the connection is sound.
         await client.query('ROLLBACK').catch((e: Error) => {
           broken = e;
