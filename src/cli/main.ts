@@ -32,9 +32,9 @@ Usage:
   whereabouts learn --db DIR --revert-token TOKEN [--observations FILE]
   whereabouts learn --db DIR --quarantine-token TOKEN | --release-token TOKEN
       What tokens gave the stations learned live from GPS submissions (JSON; with --store
-      or WHEREABOUTS_STORE_URL, named by label and masked token); take one token's part out again (and, with
-      --observations, its rows out of the server's observations.sqlite); quarantine or
-      release a token. TOKEN is the token or its tokenHash (or the 16-digit key listed).
+      or WHEREABOUTS_STORE_URL, named by label and masked token); take one token's part
+      out again (and, with --observations, its rows out of the server's
+      observations.sqlite); quarantine or release a token. TOKEN is the token or its tokenHash (or the 16-digit key listed).
       See docs/security.md.
   whereabouts sync --db DIR --from URL [--token T] [--sha256 HEX] [--attempts N]
       Brings DIR up to date. URL is an OpenCelliD/MLS cell export (http(s) URL or
