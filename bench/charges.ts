@@ -4,19 +4,18 @@
  * `--concurrency` charges in flight for `--ms`. At the end the stored usage must equal the
  * successful charges (exit code 1 if not).
  *
- *   npx tsx bench/charges.ts [--url postgres://...] [--stores N] [--concurrency N] [--ms MS]
+ *   npx tsx bench/charges.ts [--url postgres://...] [--stores N] [--concurrency N] [--ms MS] [--fsync on|off]
  *
  * Without --url (or WHEREABOUTS_TEST_PG_URL) it starts a throwaway cluster with
- * scripts/pg-test-cluster.sh and stops it afterwards.
+ * scripts/pg-test-cluster.sh (fsync as --fsync, default off) and stops it afterwards.
  */
-import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { PgTokenStore, type TokenStorage, TokenStore } from '../src/tokens/index.js';
+import { benchPostgres, freshPgDatabase } from './pg-cluster.js';
 
 const { values } = parseArgs({
   options: {
@@ -24,12 +23,13 @@ const { values } = parseArgs({
     stores: { type: 'string', default: '2' },
     concurrency: { type: 'string', default: '64' },
     ms: { type: 'string', default: '3000' },
+    fsync: { type: 'string', default: 'off' },
   },
 });
 const stores = Number(values.stores);
 const concurrency = Number(values.concurrency);
 const ms = Number(values.ms);
-const script = join(import.meta.dirname, '..', 'scripts', 'pg-test-cluster.sh');
+if (values.fsync !== 'on' && values.fsync !== 'off') throw new Error('--fsync is on or off');
 
 async function run(name: string, open: () => Promise<TokenStorage>[]): Promise<boolean> {
   const opened = await Promise.all(open());
@@ -53,35 +53,25 @@ async function run(name: string, open: () => Promise<TokenStorage>[]): Promise<b
   return holds;
 }
 
-let url = values.url ?? process.env.WHEREABOUTS_TEST_PG_URL;
-let clusterDir: string | undefined;
-if (!url) {
-  clusterDir = mkdtempSync(join(tmpdir(), 'wb-pg-bench-'));
-  const r = spawnSync('bash', [script, 'start', clusterDir], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cannot start a PostgreSQL cluster: ${r.stderr}`);
-  url = r.stdout.trim().split('\n').pop() as string;
-}
+const server = benchPostgres(values.url ?? process.env.WHEREABOUTS_TEST_PG_URL, values.fsync);
 const dir = mkdtempSync(join(tmpdir(), 'wb-charges-'));
 let exact = true;
 try {
   exact = (await run('SQLite (one store)', () => [Promise.resolve(TokenStore.open(dir))])) && exact;
-  const name = `wbbench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const dbUrl = new URL(url);
-  dbUrl.pathname = `/${name}`;
+  const database = await freshPgDatabase(server.url);
   try {
     exact =
-      (await run('PostgreSQL', () =>
-        Array.from({ length: stores }, () => PgTokenStore.open(dbUrl.toString())),
+      (await run(`PostgreSQL (fsync ${server.fsync ?? 'of the server'})`, () =>
+        Array.from({ length: stores }, () => PgTokenStore.open(database)),
       )) && exact;
   } finally {
-    await admin.query(`DROP DATABASE ${name} WITH (FORCE)`);
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query(`DROP DATABASE ${new URL(database).pathname.slice(1)} WITH (FORCE)`);
     await admin.end();
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
-  if (clusterDir) spawnSync('bash', [script, 'stop', clusterDir]);
+  server.stop();
 }
 process.exitCode = exact ? 0 : 1;

@@ -4,7 +4,7 @@
  *
  *   npx tsx bench/load.ts [--db DIR] [--workers N] [--connections N] [--duration S]
  *                         [--pipelining N] [--sync full|normal] [--variant process|nocharge|health]
- *                         [--cpu-prof]
+ *                         [--cpu-prof] [--tokens N] [--pg-servers 1,2,3 [--fsync on|off] [--pg-url URL]]
  *
  * The station database defaults to the embedded demo database (the simulated world of
  * .eval/sim-1-1000), with requests from that world's simulator scenarios, every scenario in
@@ -12,16 +12,26 @@
  * directory is not written. Reports requests/s, p50/p99 latency, HTTP errors, and how many
  * answers were located (= charged, read back from the token store). `--cpu-prof` profiles the
  * workers (node --cpu-prof) and prints where their time went.
+ *
+ * `--pg-servers 1,2,3` runs, after the SQLite server, that many servers (each with `--workers`)
+ * on one PostgreSQL database, autocannon's connections spread over them, and prints each case's
+ * ratios to the SQLite server of the same run and the CPU per request of the servers, of
+ * PostgreSQL (its postmaster and backends, from /proc) and of this load generator. PostgreSQL is
+ * a throwaway cluster started with `--fsync` (default on: commits reach the disk, as in
+ * production), or the server of `--pg-url` (its CPU is then not measured). `--tokens N` spreads
+ * the requests over N tokens (default 1: every charge on one token's row, the hardest case for
+ * the PostgreSQL store, whose batches of one token apply one after another).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { TokenStore } from '../src/tokens/index.js';
+import { openTokenStorage, TokenStore } from '../src/tokens/index.js';
+import { benchPostgres, freshPgDatabase, pgLatency } from './pg-cluster.js';
 
 export const root = join(import.meta.dirname, '..');
 
@@ -99,12 +109,18 @@ export function requestMix(db: string | undefined, limit: number): { db: string;
       );
     }
   } else {
-    lists.push(
-      readFileSync(join(root, 'data', 'demo-requests.jsonl'), 'utf8')
-        .split('\n')
-        .filter((l) => l.trim() !== '')
-        .map((l) => JSON.parse(l) as object),
-    );
+    // The demo's requests include bodies that are not JSON on purpose (an unquoted leading zero):
+    // the bench sends objects, so those are left out.
+    const parsed: object[] = [];
+    for (const l of readFileSync(join(root, 'data', 'demo-requests.jsonl'), 'utf8').split('\n')) {
+      if (l.trim() === '') continue;
+      try {
+        parsed.push(JSON.parse(l) as object);
+      } catch {
+        // not JSON
+      }
+    }
+    lists.push(parsed);
   }
   // Interleave the scenarios so that every stretch of the run sees every kind of request.
   const bodies: object[] = [];
@@ -215,6 +231,121 @@ export function profileSummary(file: string, n = 20): string {
   return rows.map(([k, us]) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${k}`).join('\n');
 }
 
+/** One configuration of a run: SQLite (one server) or `servers` servers on one PostgreSQL database. */
+interface Case {
+  label: string;
+  /** A directory (SQLite) or a PostgreSQL database URL. */
+  store: string;
+  servers: number;
+}
+
+/** What one case measured. */
+interface CaseResult {
+  label: string;
+  requestsPerSecond: number;
+  total: number;
+  latencyMs: { p50: number; p99: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  located: number;
+  /** CPU seconds per second of wall time: the servers (every process), PostgreSQL, this load generator. */
+  coresBusy: { servers: number; postgres?: number; client: number };
+  /** CPU microseconds per request, the same three. */
+  microsPerRequest: { servers: number; postgres?: number; client: number };
+  serverExits: { code: number | null; signal: NodeJS.Signals | null }[];
+}
+
+interface RunOptions {
+  workers: string;
+  sync: string;
+  groupMs: string;
+  connections: number;
+  pipelining: number;
+  duration: number;
+  variant: string;
+  bodies: object[];
+  db: string;
+  nodeArgs: string[];
+  /** The PostgreSQL postmaster's pid, when its CPU is to be measured. */
+  pgPid?: number;
+}
+
+const BENCH_BALANCE = 1_000_000_000;
+
+async function runCase(c: Case, tokens: string[], o: RunOptions): Promise<CaseResult> {
+  const args = ['--db', o.db, '--store', c.store, '--workers', o.workers, '--log-level', 'warn'];
+  args.push('--sync', o.sync, '--group-ms', o.groupMs);
+  const servers: Served[] = [];
+  for (let i = 0; i < c.servers; i++) servers.push(await startServe(args, { nodeArgs: o.nodeArgs }));
+  // Variants that take parts away, to see where the time goes: `nocharge` sends geolocation: 0
+  // (parsed and authorised, neither solved nor charged), `health` only GET /health.
+  const requests =
+    o.variant === 'health'
+      ? [{ method: 'GET', path: '/health' }]
+      : o.bodies.map((b, i) => ({
+          method: 'POST',
+          path: '/v2/process',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            ...b,
+            token: tokens[i % tokens.length],
+            ...(o.variant === 'nocharge' ? { geolocation: 0 } : {}),
+          }),
+        }));
+  // One URL per server: autocannon spreads its connections over them in turn, as a proxy would.
+  const url = servers.map((s) => s.url);
+  // A short warm-up so the JIT and the page cache are not measured.
+  await autocannon({ url, connections: 16 * c.servers, duration: 1, requests });
+  const before = await balanceUsed(c.store, tokens);
+  const serversCpu = () => servers.reduce((sum, s) => sum + treeCpuSeconds(s.child.pid as number), 0);
+  const serverCpu0 = serversCpu();
+  const pgCpu0 = o.pgPid === undefined ? 0 : treeCpuSeconds(o.pgPid);
+  const clientCpu0 = process.cpuUsage();
+  const wall0 = performance.now();
+  const result = await autocannon({
+    url,
+    connections: o.connections,
+    pipelining: o.pipelining,
+    duration: o.duration,
+    requests,
+  });
+  const wall = (performance.now() - wall0) / 1000;
+  const serverCpu = serversCpu() - serverCpu0;
+  const pgCpu = o.pgPid === undefined ? undefined : treeCpuSeconds(o.pgPid) - pgCpu0;
+  const clientUsage = process.cpuUsage(clientCpu0);
+  const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
+  for (const s of servers) s.child.kill('SIGTERM');
+  const serverExits = await Promise.all(servers.map((s) => s.exited));
+  const located = (await balanceUsed(c.store, tokens)) - before;
+  const total = Math.max(1, result.requests.total);
+  // CPU time per request, measured rather than inferred from wall time: on a machine shared with
+  // other work, requests/s says more about the neighbours than about the server.
+  const per = (seconds: number) => Math.round((seconds * 1e6) / total);
+  const busy = (seconds: number) => Number((seconds / wall).toFixed(2));
+  return {
+    label: c.label,
+    requestsPerSecond: Math.round(result.requests.average),
+    total: result.requests.total,
+    latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    located,
+    coresBusy: {
+      servers: busy(serverCpu),
+      ...(pgCpu === undefined ? {} : { postgres: busy(pgCpu) }),
+      client: busy(clientCpu),
+    },
+    microsPerRequest: {
+      servers: per(serverCpu),
+      ...(pgCpu === undefined ? {} : { postgres: per(pgCpu) }),
+      client: per(clientCpu),
+    },
+    serverExits,
+  };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -228,121 +359,139 @@ async function main(): Promise<void> {
       variant: { type: 'string', default: 'process' },
       'group-ms': { type: 'string', default: '0' },
       'cpu-prof': { type: 'boolean', default: false },
+      'pg-servers': { type: 'string' },
+      'pg-url': { type: 'string' },
+      fsync: { type: 'string', default: 'on' },
+      tokens: { type: 'string', default: '1' },
     },
   });
+  const tokenCount = Number(values.tokens);
+  if (!Number.isInteger(tokenCount) || tokenCount < 1 || tokenCount > 10_000)
+    throw new Error('--tokens is 1..10000');
   const duration = Math.min(120, Math.max(1, Number(values.duration)));
   const mix = requestMix(values.db, Number(values.requests));
-  const db = mix.db;
-  const store = mkdtempSync(join(tmpdir(), 'wb-load-'));
-  const tokens = TokenStore.open(store);
-  const token = tokens.create({ label: 'load', geolocationPerDay: 1_000_000_000 }).token;
-  tokens.close();
+  const pgServers =
+    values['pg-servers'] === undefined
+      ? []
+      : values['pg-servers'].split(',').map((n) => {
+          const v = Number(n);
+          if (!Number.isInteger(v) || v < 1 || v > 8) throw new Error(`--pg-servers: 1..8 each, not ${n}`);
+          return v;
+        });
+  if (values.fsync !== 'on' && values.fsync !== 'off') throw new Error('--fsync is on or off');
   // Kept after the run (its path is printed): the profiles are the point of --cpu-prof.
   const profDir = values['cpu-prof'] ? mkdtempSync(join(tmpdir(), 'wb-prof-')) : undefined;
-  const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-  const served = await startServe(
-    [
-      '--db',
-      db,
-      '--store',
-      store,
-      '--workers',
-      values.workers,
-      '--log-level',
-      'warn',
-      '--sync',
-      values.sync,
-      '--group-ms',
-      values['group-ms'],
-    ],
-    { nodeArgs },
-  );
-  // Variants that take parts away, to see where the time goes: `nocharge` sends geolocation: 0
-  // (parsed and authorised, neither solved nor charged), `health` only GET /health.
-  const requests =
-    values.variant === 'health'
-      ? [{ method: 'GET', path: '/health' }]
-      : mix.bodies.map((b) => ({
-          method: 'POST',
-          path: '/v2/process',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ ...b, token, ...(values.variant === 'nocharge' ? { geolocation: 0 } : {}) }),
-        }));
-  console.log(
-    `serve: ${db}, ${values.workers} workers, --sync ${values.sync}, variant ${values.variant}, pid ${served.child.pid}; ${requests.length} distinct requests; ` +
-      `autocannon: ${values.connections} connections, pipelining ${values.pipelining}, ${duration} s`,
-  );
-  // A short warm-up so the JIT and the page cache are not measured.
-  await autocannon({ url: served.url, connections: 16, duration: 1, requests });
-  const before = balanceUsed(store, token);
-  const serverCpu0 = treeCpuSeconds(served.child.pid as number);
-  const clientCpu0 = process.cpuUsage();
-  const wall0 = performance.now();
-  const result = await autocannon({
-    url: served.url,
+  const options: RunOptions = {
+    workers: values.workers,
+    sync: values.sync,
+    groupMs: values['group-ms'],
     connections: Number(values.connections),
     pipelining: Number(values.pipelining),
     duration,
-    requests,
-  });
-  const wall = (performance.now() - wall0) / 1000;
-  const serverCpu = treeCpuSeconds(served.child.pid as number) - serverCpu0;
-  const clientUsage = process.cpuUsage(clientCpu0);
-  const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
-  const charged = balanceUsed(store, token) - before;
-  const total = Math.max(1, result.requests.total);
-  // CPU time per request, measured rather than inferred from wall time: on a machine shared with
-  // other work, requests/s says more about the neighbours than about the server.
-  const serverUs = (serverCpu * 1e6) / total;
-  const clientUs = (clientCpu * 1e6) / total;
-  const cores = availableParallelism();
-
-  served.child.kill('SIGTERM');
-  const exit = await served.exited;
-  console.log(
-    JSON.stringify(
-      {
-        requestsPerSecond: Math.round(result.requests.average),
-        total: result.requests.total,
-        latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
-        non2xx: result.non2xx,
-        errors: result.errors,
-        timeouts: result.timeouts,
-        located: charged,
-        cpu: {
-          serverCoresBusy: Number((serverCpu / wall).toFixed(2)),
-          clientCoresBusy: Number((clientCpu / wall).toFixed(2)),
-          serverMicrosPerRequest: Math.round(serverUs),
-          clientMicrosPerRequest: Math.round(clientUs),
-          // What this machine's cores could serve if the server and this client had them to
-          // themselves: cores / (server + client CPU per request).
-          projectedRequestsPerSecond: Math.round((cores * 1e6) / (serverUs + clientUs)),
-          projectedServerOnly: Math.round((cores * 1e6) / serverUs),
-        },
-        loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
-        locatedShare: Number((charged / Math.max(1, result.requests.total)).toFixed(3)),
-        serverExit: exit,
-      },
-      null,
-      2,
-    ),
-  );
-  console.log(`target 20000 req/s: ${result.requests.average >= 20_000 ? 'met' : 'not met'}`);
+    variant: values.variant,
+    bodies: mix.bodies,
+    db: mix.db,
+    nodeArgs: profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+  };
+  const pg = pgServers.length > 0 ? benchPostgres(values['pg-url'], values.fsync) : undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'wb-load-'));
+  const results: CaseResult[] = [];
+  try {
+    console.log(
+      `serve: ${mix.db}, ${values.workers} workers per server, SQLite --sync ${values.sync}, variant ${values.variant}; ` +
+        `${mix.bodies.length} distinct requests over ${tokenCount} token(s); autocannon: ${values.connections} connections in all, pipelining ${values.pipelining}, ${duration} s per case` +
+        (pg
+          ? `; PostgreSQL ${values['pg-url'] ? 'of --pg-url' : `throwaway cluster, fsync=${pg.fsync}`}`
+          : ''),
+    );
+    const sqlite = await newTokens(dir, tokenCount);
+    results.push(await runCase({ label: 'SQLite, 1 server', store: dir, servers: 1 }, sqlite, options));
+    printCase(results.at(-1) as CaseResult);
+    if (pg) {
+      const database = await freshPgDatabase(pg.url);
+      const tokens = await newTokens(database, tokenCount);
+      // What a batch is made of: a charge batch is about six round trips and one commit.
+      console.log(`\nPostgreSQL from this process, idle: ${JSON.stringify(await pgLatency(database))}`);
+      const pgPid = pg.pid();
+      // With tokens in PostgreSQL a server keeps its GPS submissions in its --db directory: a
+      // copy, so that the bench writes nothing into the station database it was given.
+      const db = copyOfDb(mix.db, dir);
+      for (const n of pgServers) {
+        const c = { label: `PostgreSQL, ${n} server${n > 1 ? 's' : ''}`, store: database, servers: n };
+        results.push(await runCase(c, tokens, { ...options, db, ...(pgPid === undefined ? {} : { pgPid }) }));
+        printCase(results.at(-1) as CaseResult);
+      }
+    }
+  } finally {
+    pg?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const base = results[0] as CaseResult;
+  if (results.length > 1) {
+    console.log('\nratios to the SQLite server (same run):');
+    for (const r of results.slice(1))
+      console.log(
+        `  ${r.label}: throughput x${(r.requestsPerSecond / base.requestsPerSecond).toFixed(2)}, ` +
+          `p50 x${(r.latencyMs.p50 / Math.max(1, base.latencyMs.p50)).toFixed(2)}, ` +
+          `p99 x${(r.latencyMs.p99 / Math.max(1, base.latencyMs.p99)).toFixed(2)}; ` +
+          `CPU per request: servers ${r.microsPerRequest.servers} us, postgres ${r.microsPerRequest.postgres ?? '?'} us, ` +
+          `load generator ${r.microsPerRequest.client} us (SQLite: ${base.microsPerRequest.servers} + ${base.microsPerRequest.client} us)`,
+      );
+  }
+  console.log(`target 20000 req/s: ${base.requestsPerSecond >= 20_000 ? 'met' : 'not met'} (${base.label})`);
   if (profDir) {
     for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) {
       console.log(`\nprofile ${f} (self time):\n${profileSummary(join(profDir, f))}`);
     }
     console.log(`\nprofiles kept in ${profDir}`);
   }
-  rmSync(store, { recursive: true, force: true });
 }
 
-function balanceUsed(store: string, token: string): number {
-  const tokens = TokenStore.open(store);
+function printCase(r: CaseResult): void {
+  console.log(`\n${r.label}:`);
+  console.log(
+    JSON.stringify(
+      {
+        ...r,
+        cores: availableParallelism(),
+        loadAverage: loadavg().map((l) => Number(l.toFixed(2))),
+        locatedShare: Number((r.located / Math.max(1, r.total)).toFixed(3)),
+      },
+      null,
+      2,
+    ),
+  );
+}
+
+/** A copy of the station database `db` in `dir` (removed with it); its path. */
+export function copyOfDb(db: string, dir: string): string {
+  const copy = join(dir, 'db');
+  cpSync(db, copy, { recursive: true });
+  return copy;
+}
+
+/** `n` tokens with a balance that no run exhausts, in the store at `where` (a directory or a PostgreSQL URL). */
+async function newTokens(where: string, n: number): Promise<string[]> {
+  const store = await openTokenStorage(where);
   try {
-    return 1_000_000_000 - tokens.balance(token, 'geolocation');
+    const made: string[] = [];
+    for (let i = 0; i < n; i++)
+      made.push((await store.create({ label: `load-${i}`, geolocationPerDay: BENCH_BALANCE })).token);
+    return made;
   } finally {
-    tokens.close();
+    await store.close();
+  }
+}
+
+/** Geolocation units used today by `tokens` together in the store at `where`. */
+async function balanceUsed(where: string, tokens: string[]): Promise<number> {
+  const store = await openTokenStorage(where);
+  try {
+    let used = 0;
+    for (const t of tokens) used += BENCH_BALANCE - (await store.balance(t, 'geolocation'));
+    return used;
+  } finally {
+    await store.close();
   }
 }
 

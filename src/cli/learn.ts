@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
-import { maskToken, TokenStore } from '../tokens/index.js';
+import { isPostgresUrl, maskToken, openTokenStorage, STORE_URL_ENV } from '../tokens/index.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -39,18 +39,20 @@ interface TokenName {
   masked: string;
 }
 
-function tokenNames(store: string): Map<string, TokenName> {
+/** The names of the tokens in `store`: a directory holding tokens.sqlite, or a PostgreSQL URL. */
+async function tokenNames(store: string): Promise<Map<string, TokenName>> {
   const names = new Map<string, TokenName>();
-  if (!existsSync(join(store, 'tokens.sqlite'))) throw new Error(`no tokens.sqlite in ${store}`);
-  const tokens = TokenStore.open(store);
+  if (!isPostgresUrl(store) && !existsSync(join(store, 'tokens.sqlite')))
+    throw new Error(`no tokens.sqlite in ${store}`);
+  const tokens = await openTokenStorage(store, { sqlite: { cacheMs: 0 } });
   try {
-    for (const t of tokens.list()) {
+    for (const t of await tokens.list()) {
       const name: TokenName = { masked: maskToken(t.token) };
       if (t.label !== undefined) name.label = t.label;
       names.set(tokenHash(t.token).slice(0, 16), name);
     }
   } finally {
-    tokens.close();
+    await tokens.close();
   }
   return names;
 }
@@ -69,7 +71,7 @@ function dropObservations(file: string, hash: string): number {
 }
 
 /** `--contributions`, `--revert-token`, `--quarantine-token`, `--release-token`: JSON on stdout. */
-function runLedger(values: Record<string, string | boolean | undefined>, db: string): number {
+async function runLedger(values: Record<string, string | boolean | undefined>, db: string): Promise<number> {
   const fns = native();
   const str = (name: string) => values[name] as string | undefined;
   const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
@@ -101,8 +103,9 @@ function runLedger(values: Record<string, string | boolean | undefined>, db: str
   ) as {
     token: string;
   }[];
-  const store = str('store');
-  const names = store === undefined ? undefined : tokenNames(store);
+  // The token store only names the tokens: --store, else the servers' WHEREABOUTS_STORE_URL.
+  const store = str('store') ?? process.env[STORE_URL_ENV];
+  const names = store === undefined || store === '' ? undefined : await tokenNames(store);
   out(list.map((c) => ({ ...c, ...(names?.get(c.token) ?? {}) })));
   return 0;
 }
@@ -123,6 +126,10 @@ export async function runLearn(argv: string[]): Promise<number> {
     'release-token': { type: 'string' },
   });
   if (!values.db) throw new UsageError('learn needs --db DIR');
+  if (values.store !== undefined && !values.contributions)
+    throw new UsageError(
+      '--store (a token store directory or postgres:// URL) names the tokens of --contributions only',
+    );
   if (
     values.contributions ||
     values['revert-token'] !== undefined ||

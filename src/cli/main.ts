@@ -29,13 +29,13 @@ Usage:
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
       Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
       FILE - is standard input, and a pipe is read as a file (CSV formats, plain or gzip).
-  whereabouts learn --db DIR --contributions [--token TOKEN] [--store STORE]
+  whereabouts learn --db DIR --contributions [--token TOKEN] [--store DIR2|postgres://...]
   whereabouts learn --db DIR --revert-token TOKEN [--observations FILE]
   whereabouts learn --db DIR --quarantine-token TOKEN | --release-token TOKEN
-      What tokens gave the stations learned live from GPS submissions (JSON; with --store,
-      named by label and masked token); take one token's part out again (and, with
-      --observations, its rows out of the server's observations.sqlite); quarantine or
-      release a token. TOKEN is the token or its tokenHash (or the 16-digit key listed).
+      What tokens gave the stations learned live from GPS submissions (JSON; with --store
+      or WHEREABOUTS_STORE_URL, named by label and masked token); take one token's part
+      out again (and, with --observations, its rows out of the server's
+      observations.sqlite); quarantine or release a token. TOKEN is the token or its tokenHash (or the 16-digit key listed).
       See docs/security.md.
   whereabouts sync --db DIR --from URL [--token T] [--sha256 HEX] [--attempts N]
       Brings DIR up to date. URL is an OpenCelliD/MLS cell export (http(s) URL or

@@ -34,8 +34,9 @@ import {
   vectorStyle,
 } from '../maps/styles.js';
 import { native } from '../native/binding.js';
+import { StoreUnavailableError } from '../tokens/index.js';
 import { authorize, callerOf, tokenPreview } from './auth.js';
-import { type ErrorShape, useErrorShape } from './error-shape.js';
+import { type ErrorShape, replyUnavailable, useErrorShape } from './error-shape.js';
 import type { TokenAccess } from './ledger.js';
 import { queryParam } from './query.js';
 
@@ -222,6 +223,10 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
         return reply.send(out.body);
       } catch (err) {
         if (err instanceof MapError) return reply.code(err.status).send({ error: err.message });
+        if (err instanceof StoreUnavailableError) {
+          replyUnavailable(request, reply, err);
+          return reply.send({ error: messages.unknown });
+        }
         request.log.error({ err }, 'map request failed');
         return reply.code(500).send({ error: messages.unknown });
       }
@@ -245,6 +250,10 @@ function mapRoutes(tokens: TokenAccess, maps: MapsOptions): FastifyPluginAsync {
         key = await admit(request, false, 'static');
       } catch (err) {
         if (err instanceof MapError) return reply.code(err.status).send({ error: err.message });
+        if (err instanceof StoreUnavailableError) {
+          replyUnavailable(request, reply, err);
+          return reply.send({ error: messages.unknown });
+        }
         request.log.error({ err }, 'static map admission failed');
         return reply.code(500).send({ error: messages.unknown });
       }

@@ -18,7 +18,7 @@ export {
   referrerAllowed,
   referrerPatternProblem,
 } from './restrictions.js';
-export type { MaybePromise, TokenStorage } from './storage.js';
+export { type MaybePromise, StoreUnavailableError, type TokenStorage } from './storage.js';
 export {
   type AdmitOutcome,
   type ChargeOutcome,

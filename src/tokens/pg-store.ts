@@ -11,6 +11,15 @@
  *   balance is overspent. A promise resolves only after COMMIT returned, so a charge a response
  *   reports is durable (PostgreSQL's own `synchronous_commit`) before the response leaves; a
  *   batch that fails rolls back whole and its callers reject.
+ * - Nothing waits without bound: connecting, every query and a transaction left idle (a server
+ *   cut off by the network) are limited in time, and a failure that says the database is
+ *   unreachable, shutting down, overloaded or too slow rejects with
+ *   {@link StoreUnavailableError}. A failed batch is never retried: a retry could charge twice.
+ *   The one failure whose outcome is unknown, a connection lost while COMMIT was on its way, is
+ *   resolved by asking the database whether the batch's transaction committed
+ *   (`txid_status`) once it answers again: committed, the callers get their results; aborted,
+ *   they reject; still unknown after `resolveMs`, they reject, and those charges may stand
+ *   while their requests were refused (the only case where a charge and an answer disagree).
  * - `get` is synchronous (authorization runs on every request): it answers from an in-memory
  *   copy of the tokens table, loaded at open, updated at once for this store's own changes,
  *   by LISTEN/NOTIFY for other servers' changes (milliseconds), and by a full reload every
@@ -22,7 +31,7 @@
  */
 import pg from 'pg';
 import { maskToken } from './mask.js';
-import type { TokenStorage } from './storage.js';
+import { StoreUnavailableError, type TokenStorage } from './storage.js';
 import {
   type AdmitOutcome,
   applyInput,
@@ -51,12 +60,27 @@ export interface PgTokenStoreOptions {
   groupMs?: number;
   /** Most jobs in one transaction (default 500). */
   maxBatch?: number;
+  /**
+   * Most batches committing at once (default 1): what arrives meanwhile waits and goes in the
+   * next batch, so that under load batches grow instead of queueing on the row locks of a busy
+   * token (every batch of a token applies one after another anyway).
+   */
+  maxInFlight?: number;
   /** Connections in the pool (default 10); the LISTEN connection is one more. */
   poolSize?: number;
   /** Full reload of the in-memory token copy this often (default 5000 ms). */
   reloadMs?: number;
   /** How long to wait for a connection before failing (default 5000 ms). */
   connectTimeoutMs?: number;
+  /**
+   * How long one query may take before it fails (default 5000 ms): the client gives up and the
+   * server cancels the statement (`statement_timeout`); a session idle inside a transaction for
+   * twice as long is ended by the server (`idle_in_transaction_session_timeout`), so the row
+   * locks of a server cut off by the network do not stop the others for long.
+   */
+  queryTimeoutMs?: number;
+  /** How long a batch whose COMMIT outcome is unknown waits to learn it (default 5000 ms). */
+  resolveMs?: number;
 }
 
 /** Schema migrations, in order: the schema version is how many have been applied. Never edit one; append. */
@@ -157,7 +181,39 @@ interface Pending {
   reject: (e: unknown) => void;
 }
 
-type LockedRow = LimitRow & { token: string };
+type LockedRow = LimitRow & { token: string; xid: string };
+
+/** What a batch's transaction learned before COMMIT: its results and its transaction id. */
+interface BatchRun {
+  results?: JobResult[];
+  /** Set once the batch locked a row (it writes nothing otherwise). */
+  xid?: string;
+}
+
+/** COMMIT was sent and no answer came back: the transaction may or may not have committed. */
+class CommitOutcomeUnknown extends Error {
+  constructor(readonly lost: unknown) {
+    super(`the connection was lost during COMMIT: ${(lost as Error).message}`);
+  }
+}
+
+/** SQLSTATE classes of a database that cannot answer now: connection (08), resources (53), operator intervention (57: shutdown, statement timeout), system (58). */
+const UNAVAILABLE_CLASSES = new Set(['08', '53', '57', '58']);
+
+/**
+ * `err` as {@link StoreUnavailableError} when it says the database cannot answer now: a network
+ * or timeout error of the driver, or a SQLSTATE of {@link UNAVAILABLE_CLASSES}. Other errors (a
+ * token rule, a constraint) are returned as they are.
+ */
+function asUnavailable(err: unknown): unknown {
+  if (err instanceof TokenError || err instanceof StoreUnavailableError || err instanceof RangeError)
+    return err;
+  if (err instanceof pg.DatabaseError && !UNAVAILABLE_CLASSES.has(String(err.code).slice(0, 2))) return err;
+  return new StoreUnavailableError(
+    `the PostgreSQL token store is unavailable: ${(err as Error).message || String(err)}`,
+    { cause: err },
+  );
+}
 
 /**
  * One batch's view of the locked tokens' usage, windows and devices: read once, changed in
@@ -213,6 +269,8 @@ export class PgTokenStore implements TokenStorage {
   readonly #now: () => number;
   readonly #groupMs: number;
   readonly #maxBatch: number;
+  readonly #resolveMs: number;
+  readonly #maxInFlight: number;
   #queue: Pending[] = [];
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   readonly #inFlight = new Set<Promise<void>>();
@@ -231,6 +289,8 @@ export class PgTokenStore implements TokenStorage {
     this.#now = options.now ?? Date.now;
     this.#groupMs = options.groupMs ?? 0;
     this.#maxBatch = Math.max(1, options.maxBatch ?? 500);
+    this.#resolveMs = options.resolveMs ?? 5000;
+    this.#maxInFlight = Math.max(1, options.maxInFlight ?? 1);
   }
 
   /**
@@ -238,10 +298,15 @@ export class PgTokenStore implements TokenStorage {
    * changes. Rejects when PostgreSQL cannot be reached or its schema is newer than this build's.
    */
   static async open(url: string, options: PgTokenStoreOptions = {}): Promise<PgTokenStore> {
+    const queryTimeoutMs = options.queryTimeoutMs ?? 5000;
     const config: pg.PoolConfig = {
       connectionString: url,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      query_timeout: queryTimeoutMs,
+      statement_timeout: queryTimeoutMs,
+      idle_in_transaction_session_timeout: 2 * queryTimeoutMs,
+      keepAlive: true,
       types: TYPES,
       application_name: 'whereabouts',
     };
@@ -439,20 +504,46 @@ export class PgTokenStore implements TokenStorage {
       clearImmediate(this.#timer as NodeJS.Immediate);
       this.#timer = undefined;
     }
-    while (this.#queue.length > 0) {
+    while (this.#queue.length > 0 && this.#inFlight.size < this.#maxInFlight) {
       const batch = this.#queue.splice(0, this.#maxBatch);
-      const run = this.#commit(batch).finally(() => this.#inFlight.delete(run));
+      const run = this.#commit(batch).finally(() => {
+        this.#inFlight.delete(run);
+        // What arrived while this batch committed goes now, as one batch.
+        if (this.#queue.length > 0) this.#flush();
+      });
       this.#inFlight.add(run);
     }
   }
 
   /** Applies a batch in one transaction; resolves its callers after COMMIT, rejects them all on failure. */
   async #commit(batch: Pending[]): Promise<void> {
+    const run: BatchRun = {};
     let results: JobResult[];
     try {
-      results = await this.#transaction((client) => this.#apply(client, batch));
+      results = await this.#transaction((client) => this.#apply(client, batch, run));
     } catch (err) {
-      for (const p of batch) p.reject(err);
+      let failure = err;
+      if (err instanceof CommitOutcomeUnknown) {
+        // A batch that locked no row wrote nothing: its results hold whatever COMMIT did.
+        const outcome = run.xid === undefined ? 'committed' : await this.#outcome(run.xid);
+        if (outcome === 'committed' && run.results) {
+          const known = run.results;
+          batch.forEach((p, i) => {
+            p.resolve(known[i] as JobResult);
+          });
+          return;
+        }
+        failure = new StoreUnavailableError(
+          outcome === 'aborted'
+            ? `the PostgreSQL token store is unavailable (${(err.lost as Error).message}); the batch was rolled back`
+            : `the PostgreSQL token store is unavailable (${(err.lost as Error).message}); whether the batch committed is unknown`,
+          { cause: err.lost },
+        );
+      }
+      for (const p of batch) p.reject(failure);
+      // What waited behind a batch the database could not take would wait as long again for
+      // the same answer: it fails with it, so that nothing waits more than one time limit.
+      if (failure instanceof StoreUnavailableError) for (const p of this.#queue.splice(0)) p.reject(failure);
       return;
     }
     batch.forEach((p, i) => {
@@ -460,13 +551,46 @@ export class PgTokenStore implements TokenStorage {
     });
   }
 
-  async #apply(client: pg.PoolClient, batch: Pending[]): Promise<JobResult[]> {
+  /**
+   * Whether transaction `xid` committed, asked until the database answers or `resolveMs` has
+   * passed ('unknown' then). A transaction still 'in progress' is one whose backend has not yet
+   * noticed the lost connection: asked again.
+   */
+  async #outcome(xid: string): Promise<'committed' | 'aborted' | 'unknown'> {
+    const deadline = Date.now() + this.#resolveMs;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) return 'unknown';
+      try {
+        const asked = this.pool.query<{ s: string | null }>('SELECT txid_status($1::bigint) AS s', [xid]);
+        asked.catch(() => {});
+        let timer: NodeJS.Timeout | undefined;
+        const r = await Promise.race([
+          asked,
+          new Promise<undefined>((resolve) => {
+            timer = setTimeout(() => resolve(undefined), left);
+          }),
+        ]).finally(() => clearTimeout(timer));
+        const status = r?.rows[0]?.s;
+        if (status === 'committed' || status === 'aborted') return status;
+      } catch {
+        // not reachable yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(0, deadline - Date.now()))));
+    }
+  }
+
+  async #apply(client: pg.PoolClient, batch: Pending[], run: BatchRun): Promise<JobResult[]> {
     const tokens = [...new Set(batch.map((p) => p.job.token))];
+    // txid_current() names the transaction, so that a COMMIT whose answer was lost can be
+    // looked up afterwards (#outcome); the row locks give it an id anyway.
     const locked = await client.query<LockedRow>(
-      `SELECT token, active, geolocation_per_day, geocoding_per_day, per_second, per_minute, slots
+      `SELECT token, active, geolocation_per_day, geocoding_per_day, per_second, per_minute, slots,
+         txid_current()::text AS xid
        FROM tokens WHERE token = ANY($1::text[]) ORDER BY token FOR UPDATE`,
       [tokens],
     );
+    run.xid = locked.rows[0]?.xid;
     const limits = new Map(locked.rows.map((r) => [r.token, r]));
     const known = [...limits.keys()];
     const state = new BatchState();
@@ -495,6 +619,7 @@ export class PgTokenStore implements TokenStorage {
       }
     }
     const results = batch.map((p) => applyJob(state, p.job, limits.get(p.job.token)));
+    run.results = results;
     const usage = [...state.used.values()].filter((u) => u.add > 0);
     if (usage.length > 0)
       await client.query(
@@ -540,7 +665,7 @@ export class PgTokenStore implements TokenStorage {
       client = await this.pool.connect();
     } catch (err) {
       this.#lastError = (err as Error).message;
-      throw err;
+      throw asUnavailable(err);
     }
     let broken: Error | undefined;
     // A connection that breaks between two queries reports it as an 'error' event of the
@@ -549,18 +674,31 @@ export class PgTokenStore implements TokenStorage {
       broken = err;
     };
     client.on('error', onError);
+    let committing = false;
     try {
       await client.query('BEGIN');
       const value = await work(client);
+      committing = true;
       await client.query('COMMIT');
       this.#lastError = undefined;
       return value;
     } catch (err) {
       if (!(err instanceof TokenError)) this.#lastError = (err as Error).message;
-      await client.query('ROLLBACK').catch((e: Error) => {
-        broken = e;
-      });
-      throw err;
+      // The session ending (shutdown, terminated: SQLSTATE 57P01 and kin) as the answer to COMMIT
+      // may come after the commit was made: as unknown as no answer at all.
+      const ending = err instanceof pg.DatabaseError && UNAVAILABLE_CLASSES.has(String(err.code).slice(0, 2));
+      if ((err instanceof pg.DatabaseError && !(committing && ending)) || err instanceof TokenError) {
+        // The server answered: the transaction is aborted, and the connection is sound.
+        await client.query('ROLLBACK').catch((e: Error) => {
+          broken = e;
+        });
+        throw asUnavailable(err);
+      }
+      // No answer (connection lost, timeout): the connection is dropped, which aborts whatever
+      // the server still holds of the transaction, unless COMMIT had already gone out.
+      broken = err as Error;
+      if (committing) throw new CommitOutcomeUnknown(err);
+      throw asUnavailable(err);
     } finally {
       client.removeListener('error', onError);
       client.release(broken);
@@ -574,7 +712,7 @@ export class PgTokenStore implements TokenStorage {
       return r;
     } catch (err) {
       this.#lastError = (err as Error).message;
-      throw err;
+      throw asUnavailable(err);
     }
   }
 

@@ -10,6 +10,18 @@
  */
 import type { AdmitOutcome, ChargeOutcome, MeteredService, TokenInput, TokenRecord } from './store.js';
 
+/**
+ * The store cannot answer now (PostgreSQL down, unreachable, restarting or too slow): the
+ * request that needed it fails at once, is not charged, and may be retried. The HTTP routes
+ * answer it with 503 in their family's error shape (src/server/error-shape.ts).
+ */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
 /** A value now (SQLite) or later (PostgreSQL); `await` takes both. */
 export type MaybePromise<T> = T | Promise<T>;
 
