@@ -3,11 +3,13 @@
  * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
  */
 import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { GenerationStore, installPublication, updateShared, workDirOf } from '../generations/index.js';
 import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
-import { maskToken, TokenStore } from '../tokens/index.js';
+import { isPostgresUrl, maskToken, STORE_URL_ENV, TokenStore } from '../tokens/index.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -107,6 +109,48 @@ function runLedger(values: Record<string, string | boolean | undefined>, db: str
   return 0;
 }
 
+type LearnReport = Awaited<ReturnType<NativeBinding['learnFiles']>>;
+
+/**
+ * Learns files into the shared store's newest generation (built in DIR's work directory) and
+ * publishes it; the servers switch to it within a second, and DIR is brought to it too. When
+ * a server's round publishes first, the files are learned again on that one (standard input
+ * cannot be read twice: then the run fails and says so).
+ */
+async function learnShared(
+  db: string,
+  url: string,
+  files: string[],
+  options: Parameters<NativeBinding['learnFiles']>[2],
+  onProgress: Parameters<NativeBinding['learnFiles']>[3],
+): Promise<LearnReport> {
+  const generations = await GenerationStore.open(url);
+  try {
+    const outcome = await updateShared<LearnReport>(
+      {
+        store: generations,
+        seed: db,
+        work: workDirOf(db),
+        publisher: `learn ${hostname()} pid ${process.pid}`,
+        attempts: files.includes('-') ? 1 : 3,
+      },
+      async (work, cursor) => ({
+        cursor,
+        observations: 0,
+        detail: await nativeLearn()(work, files, options, onProgress),
+      }),
+    );
+    const report = outcome.detail as LearnReport;
+    if (outcome.published) await installPublication(generations, outcome.published, db);
+    process.stderr.write(
+      `published generation ${outcome.published?.generation} (publication ${outcome.published?.id}) to the shared store\n`,
+    );
+    return report;
+  } finally {
+    await generations.close();
+  }
+}
+
 export async function runLearn(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
     db: { type: 'string' },
@@ -144,8 +188,15 @@ export async function runLearn(argv: string[]): Promise<number> {
   }
   for (const f of positionals) if (f !== '-' && !existsSync(f)) throw new Error(`no such file: ${f}`);
 
+  const options = { mcc, mnc, blockDays };
   const progress = progressReporter(Boolean(values.quiet));
-  const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, progress.onProgress);
+  const shared = values.store ?? process.env[STORE_URL_ENV];
+  if (values.store !== undefined && !isPostgresUrl(values.store))
+    throw new UsageError('learn FILE... --store takes a postgres:// URL (the shared store)');
+  const report =
+    shared !== undefined && isPostgresUrl(shared)
+      ? await learnShared(values.db, shared, positionals, options, progress.onProgress)
+      : await nativeLearn()(values.db, positionals, options, progress.onProgress);
   progress.done();
   const learned = report.counts;
   const n = (x: number) => x.toLocaleString('en');
