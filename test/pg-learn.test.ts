@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, expect, it, vi } from 'vitest';
 import { COMPACTOR_LOCK } from '../src/generations/index.js';
+import { tokenHash } from '../src/observations/index.js';
 import { cli, fixtureCell, fixtureDb, startServe } from './helpers.js';
 import { freshDatabase } from './pg.js';
 import { tempDir } from './temp-dirs.js';
@@ -220,3 +221,81 @@ it('refuses --learn-interval without a PostgreSQL store, and compact --store wit
   expect(c.code).toBe(2);
   expect(c.stderr).toMatch(/postgres:\/\//);
 });
+
+/** Whether the newest publication has folded every stored submission. */
+async function allFolded(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const r = await client.query<{ folded: string; total: string }>(
+      `SELECT (SELECT count(*) FROM observations o,
+                 (SELECT cursor_tx, cursor_id FROM station_generations ORDER BY id DESC LIMIT 1) g
+               WHERE (o.tx, o.id) <= (g.cursor_tx, g.cursor_id)) AS folded,
+              (SELECT count(*) FROM observations) AS total`,
+    );
+    return r.rows[0]?.folded === r.rows[0]?.total;
+  } finally {
+    await client.end();
+  }
+}
+
+it('the per-token safeguards hold across servers and a takeover: one token cannot move a cell, and is quarantined', async () => {
+  const store = await freshDatabase();
+  const create = (gps: boolean) =>
+    (
+      JSON.parse(cli(['token', 'create', '--store', store, ...(gps ? ['--gps'] : [])]).stdout) as {
+        token: string;
+      }
+    ).token;
+  const honest = create(false);
+  const attacker = create(true);
+  const dbs = [fixtureDb(), fixtureDb()];
+  const servers = await Promise.all(
+    dbs.map((db) => startServe(['--db', db, '--store', store, '--workers', '0', '--learn-interval', '1'])),
+  );
+  for (const s of servers) children.push(s.child);
+  const before = await ask(servers[1]?.port as number, honest, 1);
+  expect(before.status).toBe('ok');
+  /** One token placing known cell 1 in Sydney, through both servers in turn. */
+  const attack = async (from: number, to: number, ports: number[]) => {
+    for (let i = from; i < to; i++)
+      await post(ports[i % ports.length] as number, {
+        token: attacker,
+        cells: [fixtureCell(1)],
+        gps: [{ lat: -33.8688, lon: 151.2093, accuracy: 10, timestamp: T0 + i * 60_000 }],
+        geolocation: 0,
+        gps_sandbox: 0,
+        id: `dev${i}`,
+      });
+  };
+  await attack(
+    0,
+    15,
+    servers.map((s) => s.port),
+  );
+  await vi.waitFor(async () => expect(await allFolded(store)).toBe(true), { timeout: 30_000, interval: 200 });
+  const holder = await compactorPid(store);
+  const deadIndex = servers.findIndex((s) => s.child.pid === holder);
+  expect(deadIndex).toBeGreaterThanOrEqual(0);
+  const dead = servers[deadIndex] as (typeof servers)[number];
+  const aliveIndex = 1 - deadIndex;
+  const alive = servers[aliveIndex] as (typeof servers)[number];
+  dead.child.kill('SIGKILL');
+  await dead.exited;
+  await attack(15, 30, [alive.port]);
+  await vi.waitFor(async () => expect(await compactorPid(store)).toBe(alive.child.pid), { timeout: 30_000 });
+  await vi.waitFor(async () => expect(await allFolded(store)).toBe(true), { timeout: 30_000, interval: 200 });
+
+  const after = await ask(alive.port, honest, 1);
+  expect(after.lat).toBeCloseTo(before.lat as number, 6);
+  expect(after.lon).toBeCloseTo(before.lon as number, 6);
+  // The learner's ledger travelled with the publications: the survivor's round counts all 30.
+  const listed = cli(['learn', '--db', join(dbs[aliveIndex] as string, '.shared-work'), '--contributions']);
+  expect(listed.code, listed.stderr).toBe(0);
+  const entry = (JSON.parse(listed.stdout) as Record<string, unknown>[]).find(
+    (c) => c.token === tokenHash(attacker).slice(0, 16),
+  );
+  expect(entry).toMatchObject({ quarantined: 'automatic', far: 30, sightings: 30, blocks: [] });
+  alive.child.kill('SIGTERM');
+  expect(await alive.exited).toBe(0);
+}, 120_000);

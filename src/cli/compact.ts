@@ -62,7 +62,7 @@ async function compactShared(db: string, url: string): Promise<number> {
       foldSubmissions(generations),
     );
     const newest = outcome.published ?? latest;
-    if (newest !== undefined) await installPublication(generations, newest, db);
+    if (newest !== undefined) await installPublication(generations, newest, db, { linkFrom: workDirOf(db) });
     process.stdout.write(
       `${JSON.stringify({
         published: outcome.published?.id ?? null,

@@ -141,7 +141,8 @@ async function learnShared(
       }),
     );
     const report = outcome.detail as LearnReport;
-    if (outcome.published) await installPublication(generations, outcome.published, db);
+    if (outcome.published)
+      await installPublication(generations, outcome.published, db, { linkFrom: workDirOf(db) });
     process.stderr.write(
       `published generation ${outcome.published?.generation} (publication ${outcome.published?.id}) to the shared store\n`,
     );

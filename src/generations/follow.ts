@@ -87,7 +87,7 @@ export class SharedLearning {
       if (id === undefined || id === installedPublication(db)) return;
       const p = await store.latest();
       if (p === undefined) return;
-      const switched = await installPublication(store, p, db);
+      const switched = await installPublication(store, p, db, { linkFrom: workDirOf(db) });
       if (switched) this.#o.reload();
       this.#o.log('info', 'installed a published station generation', {
         publication: p.id,

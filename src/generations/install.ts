@@ -18,6 +18,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  statSync,
   writeSync,
 } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
@@ -144,14 +145,16 @@ function writeManifest(dir: string, text: string): void {
  * Brings `dir` to publication `p`: downloads what it lacks into `dir/.shared-fetch`, then under
  * the import lock renames the shards in, switches the manifest and removes the shards the old
  * manifest listed. With `state`, the learner's state files ({@link STATE_FILES}) are replaced
- * too (a round's work directory; never a directory a running engine learns in). Resolves to
- * whether the manifest changed.
+ * too (a round's work directory; never a directory a running engine learns in). A shard that
+ * `linkFrom` holds as part of the same publication (the round's work directory, which just
+ * published it) is hard-linked from there instead of downloaded. Resolves to whether the
+ * manifest changed.
  */
 export async function installPublication(
   store: GenerationStore,
   p: Publication,
   dir: string,
-  options: { state?: boolean } = {},
+  options: { state?: boolean; linkFrom?: string } = {},
 ): Promise<boolean> {
   const wanted = manifestShards(p.manifest);
   await mkdir(dir, { recursive: true });
@@ -170,7 +173,16 @@ export async function installPublication(
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
   try {
-    for (const f of fetch) await store.download(p, f, join(staging, f.name));
+    const local = options.linkFrom !== undefined && installedPublication(options.linkFrom) === p.id;
+    for (const f of fetch) {
+      if (
+        local &&
+        !STATE_FILES.includes(f.name) &&
+        linked(join(options.linkFrom as string, f.name), join(staging, f.name), f.bytes)
+      )
+        continue;
+      await store.download(p, f, join(staging, f.name));
+    }
     return await withImportLock(dir, async () => {
       const old = localManifest(dir);
       await clearInstalled(dir);
@@ -192,6 +204,17 @@ export async function installPublication(
     });
   } finally {
     await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Hard-links `from` to `to` when it has `bytes` bytes; whether it did. */
+function linked(from: string, to: string, bytes: number): boolean {
+  try {
+    if (statSync(from).size !== bytes) return false;
+    linkSync(from, to);
+    return true;
+  } catch {
+    return false;
   }
 }
 
