@@ -159,9 +159,10 @@ it('compact --store and learn --store publish to the shared store; a server foll
   const store = await freshDatabase();
   const token = (JSON.parse(cli(['token', 'create', '--store', store, '--gps']).stdout) as { token: string })
     .token;
-  // A server that never compacts (--learn-interval 0): the rounds come from the command line.
+  // A server of two workers that never compacts (--learn-interval 0): the rounds come from the
+  // command line, and both workers install each publication into one directory.
   const serverDb = fixtureDb();
-  const s = await startServe(['--db', serverDb, '--store', store, '--workers', '0', '--learn-interval', '0']);
+  const s = await startServe(['--db', serverDb, '--store', store, '--workers', '2', '--learn-interval', '0']);
   children.push(s.child);
   await submit(s.port, token, 79, 52.55, 13.3);
   expect((await ask(s.port, token, 79)).fallback).not.toBe(undefined);
