@@ -297,6 +297,24 @@ it('the per-token safeguards hold across servers and a takeover: one token canno
     (c) => c.token === tokenHash(attacker).slice(0, 16),
   );
   expect(entry).toMatchObject({ quarantined: 'automatic', far: 30, sightings: 30, blocks: [] });
+
+  // The operator's commands act on the shared ledger, from a directory of their own.
+  const ops = join(tempDir('wb-pg-ops-'), 'db');
+  const shared = cli(['learn', '--db', ops, '--store', store, '--contributions']);
+  expect(shared.code, shared.stderr).toBe(0);
+  const named = (JSON.parse(shared.stdout) as Record<string, unknown>[]).find(
+    (c) => c.token === tokenHash(attacker).slice(0, 16),
+  );
+  expect(named).toMatchObject({ far: 30, sightings: 30, masked: `${attacker.slice(0, 4)}…` });
+  const reverted = cli(['learn', '--db', ops, '--store', store, '--revert-token', attacker]);
+  expect(reverted.code, reverted.stderr).toBe(0);
+  expect(JSON.parse(reverted.stdout)).toMatchObject({ observationsDeleted: 30 });
+  expect(JSON.parse(reverted.stdout).publication).toBeGreaterThan(0);
+  const gone = cli(['learn', '--db', ops, '--store', store, '--contributions', '--token', attacker]);
+  expect(JSON.parse(gone.stdout)).toEqual([]);
+  const released = cli(['learn', '--db', ops, '--store', store, '--release-token', attacker]);
+  expect(JSON.parse(released.stdout)).toMatchObject({ quarantined: false });
+  expect((await ask(alive.port, honest, 1)).lat).toBeCloseTo(before.lat as number, 6);
   alive.child.kill('SIGTERM');
   expect(await alive.exited).toBe(0);
 }, 120_000);

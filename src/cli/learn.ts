@@ -2,14 +2,15 @@
  * `whereabouts learn`: learns station positions from GPS-tagged observation files
  * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
  */
-import { existsSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Engine } from '../engine.js';
 import { GenerationStore, installPublication, updateShared, workDirOf } from '../generations/index.js';
 import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
-import { isPostgresUrl, maskToken, STORE_URL_ENV, TokenStore } from '../tokens/index.js';
+import { isPostgresUrl, maskToken, PgTokenStore, STORE_URL_ENV, TokenStore } from '../tokens/index.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -71,7 +72,10 @@ function dropObservations(file: string, hash: string): number {
 }
 
 /** `--contributions`, `--revert-token`, `--quarantine-token`, `--release-token`: JSON on stdout. */
-function runLedger(values: Record<string, string | boolean | undefined>, db: string): number {
+function runLedger(
+  values: Record<string, string | boolean | undefined>,
+  db: string,
+): number | Promise<number> {
   const fns = native();
   const str = (name: string) => values[name] as string | undefined;
   const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
@@ -83,6 +87,9 @@ function runLedger(values: Record<string, string | boolean | undefined>, db: str
   );
   if (chosen.length > 1)
     throw new UsageError('give one of --contributions, --revert-token, --quarantine-token, --release-token');
+  const shared = str('store') ?? process.env[STORE_URL_ENV];
+  if (shared !== undefined && isPostgresUrl(shared))
+    return runSharedLedger(values, db, shared, { revert, quarantine, release });
   if (revert !== undefined) {
     const hash = tokenArgument(revert);
     const report = JSON.parse(fns.revertLearnedToken(db, hash)) as Record<string, unknown>;
@@ -107,6 +114,111 @@ function runLedger(values: Record<string, string | boolean | undefined>, db: str
   const names = store === undefined ? undefined : tokenNames(store);
   out(list.map((c) => ({ ...c, ...(names?.get(c.token) ?? {}) })));
   return 0;
+}
+
+/**
+ * The ledger actions against the shared store (docs/deploy.md, "Learning across servers"): the
+ * ledger is the newest publication's. A list reads it in a temporary directory; a revert
+ * deletes the token's stored submissions, takes its part out and publishes the folded result;
+ * a quarantine or release publishes the changed ledger. Tokens are named from the store's.
+ */
+async function runSharedLedger(
+  values: Record<string, string | boolean | undefined>,
+  db: string,
+  url: string,
+  action: { revert?: string | undefined; quarantine?: string | undefined; release?: string | undefined },
+): Promise<number> {
+  const fns = native();
+  const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+  if (values.observations !== undefined)
+    throw new UsageError(
+      "--observations names an observations.sqlite; the shared store's are deleted with --revert-token",
+    );
+  const generations = await GenerationStore.open(url);
+  try {
+    const options = {
+      store: generations,
+      seed: db,
+      work: workDirOf(db),
+      publisher: `learn ${hostname()} pid ${process.pid}`,
+    };
+    if (action.revert !== undefined) {
+      const hash = tokenArgument(action.revert);
+      const deleted = await generations.deleteSubmissions(hash);
+      const outcome = await updateShared(options, async (work, cursor) => {
+        const report = JSON.parse(fns.revertLearnedToken(work, hash)) as Record<string, unknown>;
+        await foldIn(work);
+        return { cursor, observations: 0, detail: report };
+      });
+      if (outcome.published)
+        await installPublication(generations, outcome.published, db, { linkFrom: workDirOf(db) });
+      out({ ...outcome.detail, observationsDeleted: deleted, publication: outcome.published?.id ?? null });
+      return 0;
+    }
+    if (action.quarantine !== undefined || action.release !== undefined) {
+      const hash = tokenArgument((action.quarantine ?? action.release) as string);
+      const on = action.quarantine !== undefined;
+      const outcome = await updateShared(options, async (work, cursor) => {
+        fns.quarantineLearnedToken(work, hash, on);
+        return { cursor, observations: 0, detail: undefined };
+      });
+      out({ token: hash.slice(0, 16), quarantined: on, publication: outcome.published?.id ?? null });
+      return 0;
+    }
+    const latest = await generations.latest();
+    if (latest === undefined) {
+      out([]);
+      return 0;
+    }
+    const scratch = mkdtempSync(join(tmpdir(), 'whereabouts-ledger-'));
+    try {
+      await installPublication(generations, latest, scratch, { state: true, linkFrom: workDirOf(db) });
+      const token = values.token as string | undefined;
+      const list = JSON.parse(
+        fns.learnedContributions(scratch, token === undefined ? null : tokenArgument(token)),
+      ) as { token: string }[];
+      const names = await pgTokenNames(url);
+      out(list.map((c) => ({ ...c, ...(names.get(c.token) ?? {}) })));
+      return 0;
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  } finally {
+    await generations.close();
+  }
+}
+
+/** Folds the work directory's overlay into a new generation (the core's compaction). */
+async function foldIn(work: string): Promise<void> {
+  const engine = await Engine.open({
+    db: work,
+    land: false,
+    ipDatabases: false,
+    timezones: false,
+    places: false,
+    compaction: false,
+  });
+  try {
+    await engine.compact();
+  } finally {
+    engine.close();
+  }
+}
+
+/** The names of the tokens of a PostgreSQL store, by key. */
+async function pgTokenNames(url: string): Promise<Map<string, TokenName>> {
+  const names = new Map<string, TokenName>();
+  const tokens = await PgTokenStore.open(url);
+  try {
+    for (const t of await tokens.list()) {
+      const name: TokenName = { masked: maskToken(t.token) };
+      if (t.label !== undefined) name.label = t.label;
+      names.set(tokenHash(t.token).slice(0, 16), name);
+    }
+  } finally {
+    await tokens.close();
+  }
+  return names;
 }
 
 type LearnReport = Awaited<ReturnType<NativeBinding['learnFiles']>>;

@@ -38,6 +38,8 @@ Usage:
       named by label and masked token); take one token's part out again (and, with
       --observations, its rows out of the server's observations.sqlite); quarantine or
       release a token. TOKEN is the token or its tokenHash (or the 16-digit key listed).
+      With --store postgres://...: the shared ledger of the newest publication (a revert
+      also deletes the token's stored submissions), published again (docs/deploy.md).
       See docs/security.md.
   whereabouts sync --db DIR --from URL [--token T] [--sha256 HEX] [--attempts N]
       Brings DIR up to date. URL is an OpenCelliD/MLS cell export (http(s) URL or

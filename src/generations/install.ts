@@ -97,8 +97,12 @@ function sameShards(dir: string, wanted: ManifestShards): boolean {
  * Runs `work` holding `dir/.import.lock` (the pid-file protocol of the core's `take_lock`: a
  * lock whose process is gone is taken over); rejects when a live process holds it.
  */
-export async function withImportLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
-  const lock = join(dir, LOCK);
+export function withImportLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
+  return withLockFile(join(dir, LOCK), dir, work);
+}
+
+/** Runs `work` holding the pid-file lock `lock` (the protocol of {@link withImportLock}). */
+export async function withLockFile<T>(lock: string, dir: string, work: () => Promise<T>): Promise<T> {
   let fd: number | undefined;
   for (let attempt = 0; attempt < 2 && fd === undefined; attempt++) {
     try {
@@ -107,7 +111,9 @@ export async function withImportLock<T>(dir: string, work: () => Promise<T>): Pr
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(lock, 'utf8').trim());
       if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && existsSync(`/proc/${pid}`))
-        throw new Error(`${dir} is busy: process ${pid} holds ${LOCK} (an import, learn run or install)`);
+        throw new Error(
+          `${dir} is busy: process ${pid} holds ${lock} (an import, learn run, round or install)`,
+        );
       await rm(lock, { force: true });
     }
   }

@@ -12,8 +12,8 @@
  * servers and across takeovers.
  */
 import { readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Engine } from '../engine.js';
 import type { LearnCounts } from '../learning/submissions.js';
 import {
@@ -24,6 +24,7 @@ import {
   markInstalled,
   publishedFiles,
   seedFrom,
+  withLockFile,
 } from './install.js';
 import { type Cursor, type GenerationStore, type Publication, PublishConflict, START } from './store.js';
 
@@ -70,6 +71,13 @@ export async function updateShared<T>(
   options: SharedUpdateOptions,
   change: SharedChange<T>,
 ): Promise<SharedOutcome<T>> {
+  // One change at a time per work directory, across processes (a server's round and a command
+  // given the same directory).
+  await mkdir(dirname(options.work), { recursive: true });
+  return withLockFile(`${options.work}.lock`, options.work, () => update(options, change));
+}
+
+async function update<T>(options: SharedUpdateOptions, change: SharedChange<T>): Promise<SharedOutcome<T>> {
   const { store, work } = options;
   const attempts = options.attempts ?? 3;
   const scratch = join(work, '.shared-publish');

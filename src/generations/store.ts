@@ -318,6 +318,16 @@ export class GenerationStore {
     return { submissions, cursor: last ? { tx: last.tx, id: last.id } : cursor };
   }
 
+  /**
+   * Deletes a token's stored submissions (by its hash, or the 16-digit key that starts it),
+   * folded or not; resolves to how many there were. Rounds after this never learn them.
+   */
+  async deleteSubmissions(hash: string): Promise<number> {
+    const where = hash.length === 64 ? 'token_hash = $1' : 'substr(token_hash, 1, 16) = $1';
+    const r = await this.pool.query(`DELETE FROM observations WHERE ${where}`, [hash]);
+    return r.rowCount ?? 0;
+  }
+
   async close(): Promise<void> {
     await this.pool.end().catch(() => {});
   }
