@@ -50,6 +50,8 @@ export class SharedLearning {
   #leader = false;
   #lastRound = 0;
   #closed = false;
+  /** The last failure of following, logged once until it changes or following works again. */
+  #followProblem: string | undefined;
 
   constructor(options: SharedLearningOptions) {
     this.#o = options;
@@ -84,6 +86,7 @@ export class SharedLearning {
     const { store, db } = this.#o;
     try {
       const id = await store.latestId();
+      this.#followProblem = undefined;
       if (id === undefined || id === installedPublication(db)) return;
       const p = await store.latest();
       if (p === undefined) return;
@@ -96,10 +99,11 @@ export class SharedLearning {
       });
     } catch (err) {
       // Another worker installing the same publication holds the lock: it will be there.
-      if (/is busy/.test((err as Error).message)) return;
-      this.#o.log('warn', 'following the published station generations failed', {
-        error: (err as Error).message,
-      });
+      const message = (err as Error).message;
+      if (/ is busy: /.test(message) || message === this.#followProblem) return;
+      // Once a second while the database is away would flood the log: once per cause.
+      this.#followProblem = message;
+      this.#o.log('warn', 'following the published station generations failed', { error: message });
     }
   }
 
