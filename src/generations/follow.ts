@@ -100,7 +100,7 @@ export class SharedLearning {
     } catch (err) {
       // Another worker installing the same publication holds the lock: it will be there.
       const message = (err as Error).message;
-      if (/ is busy: /.test(message) || message === this.#followProblem) return;
+      if (/another import \(pid \d+\)/.test(message) || message === this.#followProblem) return;
       // Once a second while the database is away would flood the log: once per cause.
       this.#followProblem = message;
       this.#o.log('warn', 'following the published station generations failed', { error: message });

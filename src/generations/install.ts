@@ -1,11 +1,10 @@
 /**
- * A published generation into a database directory, switched in the way an import switches:
- * the shard files renamed in (new names carry the generation, so no file an open reader maps
- * is overwritten), then `manifest.json` replaced by rename, the one atomic step; engines
- * reading the directory pick it up on their next `reload()` (every second in `serve`), and
- * requests in flight finish on the old mapping. Done under the directory's `.import.lock`
- * (the lock of imports, learn runs and compactions, crates/whereabouts-core/src/store/builder.rs),
- * so never alongside one of those, nor alongside another worker installing the same publication.
+ * A published generation into a database directory: the files it lacks are downloaded into
+ * `DIR/.shared-fetch`, then the core switches the directory to it as an import does
+ * (`installGeneration`: under `.import.lock`, the shards renamed in, `manifest.json` replaced by
+ * rename, the old shards removed; crates/whereabouts-core/src/store/install.rs). Engines reading
+ * the directory pick it up on their next `reload()` (every second in `serve`), and requests in
+ * flight finish on the old mapping.
  *
  * `DIR/.shared-generation` names the publication a directory holds; a directory without it
  * (or whose learner state was changed since) is brought back to a publication whole.
@@ -21,14 +20,14 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { native } from '../native/binding.js';
 import type { GenerationStore, Publication, PublishedFile } from './store.js';
 
 const MARKER = '.shared-generation';
 const MANIFEST = 'manifest.json';
-const LOCK = '.import.lock';
 const FETCH_DIR = '.shared-fetch';
 
 /** A learner's state beside its shards, published with the generation it belongs to. */
@@ -94,36 +93,15 @@ function sameShards(dir: string, wanted: ManifestShards): boolean {
 }
 
 /**
- * Runs `work` holding `dir/.import.lock` (the pid-file protocol of the core's `take_lock`: a
- * lock whose process is gone is taken over); rejects when a live process holds it.
+ * Runs `work` holding the pid-file lock `lock` (the protocol of the core's `.import.lock`: one
+ * whose process is gone is taken over); rejects while another live process holds it.
  */
-export function withImportLock<T>(dir: string, work: () => Promise<T>): Promise<T> {
-  return withLockFile(join(dir, LOCK), dir, work);
-}
-
-/** Runs `work` holding the pid-file lock `lock` (the protocol of {@link withImportLock}). */
-export async function withLockFile<T>(lock: string, dir: string, work: () => Promise<T>): Promise<T> {
-  let fd: number | undefined;
-  for (let attempt = 0; attempt < 2 && fd === undefined; attempt++) {
-    try {
-      fd = openSync(lock, 'wx', 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(lock, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && existsSync(`/proc/${pid}`))
-        throw new Error(
-          `${dir} is busy: process ${pid} holds ${lock} (an import, learn run, round or install)`,
-        );
-      await rm(lock, { force: true });
-    }
-  }
-  if (fd === undefined) throw new Error(`cannot take ${lock}`);
-  writeSync(fd, `${process.pid}\n`);
-  closeSync(fd);
+export async function withLockFile<T>(lock: string, work: () => Promise<T>): Promise<T> {
+  native().takeDirLock(lock);
   try {
     return await work();
   } finally {
-    await rm(lock, { force: true });
+    native().releaseDirLock(lock);
   }
 }
 
@@ -189,25 +167,16 @@ export async function installPublication(
         continue;
       await store.download(p, f, join(staging, f.name));
     }
-    return await withImportLock(dir, async () => {
-      const old = localManifest(dir);
-      await clearInstalled(dir);
-      if (options.state === true)
-        for (const name of STATE_FILES) {
-          for (const suffix of ['', '-wal', '-shm', '-journal'])
-            await rm(join(dir, name + suffix), { force: true });
-          if (byName.has(name)) await rename(join(staging, name), join(dir, name));
-        }
-      if (!shardsSame) {
-        for (const s of wanted.shards) await rename(join(staging, s.file), join(dir, s.file));
-        writeManifest(dir, p.manifest);
-        // Open readers keep their mappings of the old files; unlinking is safe.
-        for (const s of old?.shards ?? [])
-          if (!wanted.shards.some((n) => n.file === s.file)) await unlink(join(dir, s.file)).catch(() => {});
+    await clearInstalled(dir);
+    if (options.state === true)
+      for (const name of STATE_FILES) {
+        for (const suffix of ['', '-wal', '-shm', '-journal'])
+          await rm(join(dir, name + suffix), { force: true });
+        if (byName.has(name)) await rename(join(staging, name), join(dir, name));
       }
-      await markInstalled(dir, p.id);
-      return !shardsSame;
-    });
+    if (!shardsSame) native().installGeneration(dir, staging, p.manifest);
+    await markInstalled(dir, p.id);
+    return !shardsSame;
   } finally {
     await rm(staging, { recursive: true, force: true });
   }

@@ -74,7 +74,7 @@ export async function updateShared<T>(
   // One change at a time per work directory, across processes (a server's round and a command
   // given the same directory).
   await mkdir(dirname(options.work), { recursive: true });
-  return withLockFile(`${options.work}.lock`, options.work, () => update(options, change));
+  return withLockFile(`${options.work}.lock`, () => update(options, change));
 }
 
 async function update<T>(options: SharedUpdateOptions, change: SharedChange<T>): Promise<SharedOutcome<T>> {
