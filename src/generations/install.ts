@@ -9,17 +9,7 @@
  * `DIR/.shared-generation` names the publication a directory holds; a directory without it
  * (or whose learner state was changed since) is brought back to a publication whole.
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  linkSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, linkSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -105,26 +95,6 @@ export async function withLockFile<T>(lock: string, work: () => Promise<T>): Pro
   }
 }
 
-/** Replaces `dir/manifest.json` atomically: written aside, synced, renamed, the directory synced. */
-function writeManifest(dir: string, text: string): void {
-  const tmp = join(dir, `${MANIFEST}.tmp`);
-  const fd = openSync(tmp, 'w', 0o644);
-  try {
-    writeSync(fd, text.endsWith('\n') ? text : `${text}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, join(dir, MANIFEST));
-  // The rename survives a crash once the directory is synced.
-  const d = openSync(dir, 'r');
-  try {
-    fsyncSync(d);
-  } finally {
-    closeSync(d);
-  }
-}
-
 /**
  * Brings `dir` to publication `p`: downloads what it lacks into `dir/.shared-fetch`, then under
  * the import lock renames the shards in, switches the manifest and removes the shards the old
@@ -204,15 +174,20 @@ export async function seedFrom(source: string, dir: string): Promise<void> {
   // No database yet: the first publication is made from nothing (a learn run creates one).
   if (!existsSync(join(source, MANIFEST))) return;
   const text = readFileSync(join(source, MANIFEST), 'utf8');
-  const m = manifestShards(text);
-  for (const s of m.shards) {
-    try {
-      linkSync(join(source, s.file), join(dir, s.file));
-    } catch {
-      await copyFile(join(source, s.file), join(dir, s.file));
+  const staging = join(dir, FETCH_DIR);
+  await mkdir(staging);
+  try {
+    for (const s of manifestShards(text).shards) {
+      try {
+        linkSync(join(source, s.file), join(staging, s.file));
+      } catch {
+        await copyFile(join(source, s.file), join(staging, s.file));
+      }
     }
+    native().installGeneration(dir, staging, text);
+  } finally {
+    await rm(staging, { recursive: true, force: true });
   }
-  writeManifest(dir, text);
 }
 
 /**
