@@ -48,6 +48,7 @@ export class SharedLearning {
   #round: Promise<void> | undefined;
   #lock: pg.Client | undefined;
   #leader = false;
+  #electing = false;
   #lastRound = 0;
   #closed = false;
   /** The last failure of following, logged once until it changes or following works again. */
@@ -108,8 +109,16 @@ export class SharedLearning {
   }
 
   async #tick(): Promise<void> {
-    if (this.#closed) return;
-    if (!this.#leader) await this.#elect();
+    // A try that waits for an unanswering database outlasts a tick: never two at once.
+    if (this.#closed || this.#electing) return;
+    if (!this.#leader) {
+      this.#electing = true;
+      try {
+        await this.#elect();
+      } finally {
+        this.#electing = false;
+      }
+    }
     if (this.#leader && this.#round === undefined && Date.now() - this.#lastRound >= this.#o.intervalMs) {
       this.#lastRound = Date.now();
       this.#round = this.runRound().finally(() => {
