@@ -4,14 +4,14 @@
  * generation that the other server answers from; killing the compactor lets the other take
  * over; the generation switch loses no request; `compact --store` and `learn --store` publish.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, expect, it, vi } from 'vitest';
 import { COMPACTOR_LOCK } from '../src/generations/index.js';
 import { tokenHash } from '../src/observations/index.js';
-import { cli, fixtureCell, fixtureDb, startServe } from './helpers.js';
+import { cli, fixtureCell, fixtureDb, root, startServe } from './helpers.js';
 import { freshDatabase } from './pg.js';
 import { tempDir } from './temp-dirs.js';
 
@@ -317,4 +317,57 @@ it('the per-token safeguards hold across servers and a takeover: one token canno
   expect((await ask(alive.port, honest, 1)).lat).toBeCloseTo(before.lat as number, 6);
   alive.child.kill('SIGTERM');
   expect(await alive.exited).toBe(0);
+}, 120_000);
+
+it('learning resumes by itself after PostgreSQL was away: the compactor lock is taken again', async () => {
+  // A cluster of this test's own, which it stops and starts again.
+  const dir = tempDir('wb-pg-learn-outage-');
+  const clusterScript = join(root, 'scripts', 'pg-test-cluster.sh');
+  const cluster = (command: string) => {
+    const r = spawnSync('bash', [clusterScript, command, dir], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`pg-test-cluster.sh ${command} failed: ${r.stderr}`);
+    return r.stdout.trim().split('\n').pop() ?? '';
+  };
+  const url = cluster('start');
+  try {
+    const token = (JSON.parse(cli(['token', 'create', '--store', url, '--gps']).stdout) as { token: string })
+      .token;
+    const s = await startServe([
+      '--db',
+      fixtureDb(),
+      '--store',
+      url,
+      '--workers',
+      '0',
+      '--learn-interval',
+      '1',
+    ]);
+    children.push(s.child);
+    await submit(s.port, token, 81, 52.58, 13.25);
+    await vi.waitFor(async () => expect((await ask(s.port, token, 81)).lat).toBeCloseTo(52.58, 2), {
+      timeout: 30_000,
+      interval: 200,
+    });
+    cluster('halt');
+    // The server notices the broken lock connection; then the database comes back.
+    await new Promise((r) => setTimeout(r, 1500));
+    cluster('resume');
+    await vi.waitFor(
+      async () => expect((await fetch(`http://127.0.0.1:${s.port}/health`)).status).toBe(200),
+      {
+        timeout: 15_000,
+        interval: 200,
+      },
+    );
+    await vi.waitFor(async () => expect(await compactorPid(url)).toBe(s.child.pid), { timeout: 15_000 });
+    await submit(s.port, token, 82, 52.59, 13.26);
+    await vi.waitFor(async () => expect((await ask(s.port, token, 82)).lat).toBeCloseTo(52.59, 2), {
+      timeout: 30_000,
+      interval: 200,
+    });
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+  } finally {
+    cluster('stop');
+  }
 }, 120_000);
