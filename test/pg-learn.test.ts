@@ -9,7 +9,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, expect, it, vi } from 'vitest';
-import { COMPACTOR_LOCK } from '../src/generations/index.js';
+import {
+  COMPACTOR_LOCK,
+  GenerationStore,
+  installedPublication,
+  updateShared,
+  workDirOf,
+} from '../src/generations/index.js';
 import { tokenHash } from '../src/observations/index.js';
 import { cli, fixtureCell, fixtureDb, root, startServe } from './helpers.js';
 import { freshDatabase } from './pg.js';
@@ -371,3 +377,33 @@ it('learning resumes by itself after PostgreSQL was away: the compactor lock is 
     cluster('stop');
   }
 }, 120_000);
+
+it('a publication built on one that is no longer the newest is refused, and the change is made again on the newer', async () => {
+  const store = await GenerationStore.open(await freshDatabase());
+  try {
+    const [dbA, dbB] = [fixtureDb(), fixtureDb()];
+    const made: string[] = [];
+    const outcome = await updateShared(
+      { store, seed: dbA, work: workDirOf(dbA), publisher: 'a' },
+      async (_work, cursor) => {
+        if (made.length === 0) {
+          made.push('a on nothing');
+          // Another publisher comes first, while this change is being made.
+          const other = await updateShared(
+            { store, seed: dbB, work: workDirOf(dbB), publisher: 'b' },
+            async (_w, c) => ({ cursor: c, observations: 0, detail: 'b' }),
+          );
+          expect(other.published?.base).toBeNull();
+        } else made.push('a again');
+        return { cursor, observations: 0, detail: 'a' };
+      },
+    );
+    expect(made).toEqual(['a on nothing', 'a again']);
+    const latest = await store.latest();
+    expect(outcome.published).toMatchObject({ id: latest?.id, publisher: 'a' });
+    expect(outcome.published?.base).toBe((latest?.id as number) - 1);
+    expect(installedPublication(workDirOf(dbA))).toBe(latest?.id);
+  } finally {
+    await store.close();
+  }
+});

@@ -113,6 +113,18 @@ export async function installPublication(
   const wanted = manifestShards(p.manifest);
   await mkdir(dir, { recursive: true });
   const shardsSame = sameShards(dir, wanted);
+  // Engines switch on a new generation number: the same number with other shards would never
+  // be read. It means the directory was changed outside the shared store (an import).
+  const local = localManifest(dir);
+  const sameList =
+    local !== undefined &&
+    local.shards.length === wanted.shards.length &&
+    local.shards.every((s, i) => s.file === wanted.shards[i]?.file && s.bytes === wanted.shards[i]?.bytes);
+  if (!sameList && local?.generation === wanted.generation)
+    throw new Error(
+      `${dir} holds generation ${wanted.generation} with other shards than publication ${p.id}: ` +
+        'it was changed outside the shared store (an import?); move its database aside and restart',
+    );
   const byName = new Map(p.files.map((f) => [f.name, f]));
   const fetch: PublishedFile[] = [];
   if (!shardsSame)

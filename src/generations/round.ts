@@ -84,8 +84,12 @@ async function update<T>(options: SharedUpdateOptions, change: SharedChange<T>):
   for (let attempt = 1; ; attempt++) {
     const latest = await store.latest();
     if (latest === undefined) await seedFrom(options.seed, work);
-    else if (installedPublication(work) !== latest.id)
+    else if (installedPublication(work) !== latest.id) {
+      // Not exactly a publication (a round that lost a race, another compactor's, a crash):
+      // what it holds is worth nothing; it is rebuilt from the newest publication.
+      await rm(work, { recursive: true, force: true });
       await installPublication(store, latest, work, { state: true });
+    }
     // From here the directory differs from every publication until this one is published.
     await clearInstalled(work);
     const done = await change(work, latest?.cursor ?? START);
