@@ -2,9 +2,12 @@
  * `whereabouts learn`: learns station positions from GPS-tagged observation files
  * (OpenCelliD measurements, G-NetTrack exports and logs, WiGLE CSV) into a database directory.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Engine } from '../engine.js';
+import { GenerationStore, installPublication, updateShared, workDirOf } from '../generations/index.js';
 import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
 import { isPostgresUrl, maskToken, openTokenStorage, STORE_URL_ENV } from '../tokens/index.js';
@@ -83,6 +86,9 @@ async function runLedger(values: Record<string, string | boolean | undefined>, d
   );
   if (chosen.length > 1)
     throw new UsageError('give one of --contributions, --revert-token, --quarantine-token, --release-token');
+  const shared = str('store') ?? process.env[STORE_URL_ENV];
+  if (shared !== undefined && isPostgresUrl(shared))
+    return runSharedLedger(values, db, shared, { revert, quarantine, release });
   if (revert !== undefined) {
     const hash = tokenArgument(revert);
     const report = JSON.parse(fns.revertLearnedToken(db, hash)) as Record<string, unknown>;
@@ -110,6 +116,138 @@ async function runLedger(values: Record<string, string | boolean | undefined>, d
   return 0;
 }
 
+/**
+ * The ledger actions against the shared store (docs/deploy.md, "Learning across servers"): the
+ * ledger is the newest publication's. A list reads it in a temporary directory; a revert
+ * deletes the token's stored submissions, takes its part out and publishes the folded result;
+ * a quarantine or release publishes the changed ledger. Tokens are named from the store's.
+ */
+async function runSharedLedger(
+  values: Record<string, string | boolean | undefined>,
+  db: string,
+  url: string,
+  action: { revert?: string | undefined; quarantine?: string | undefined; release?: string | undefined },
+): Promise<number> {
+  const fns = native();
+  const out = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+  if (values.observations !== undefined)
+    throw new UsageError(
+      "--observations names an observations.sqlite; the shared store's are deleted with --revert-token",
+    );
+  const generations = await GenerationStore.open(url);
+  try {
+    const options = {
+      store: generations,
+      seed: db,
+      work: workDirOf(db),
+      publisher: `learn ${hostname()} pid ${process.pid}`,
+    };
+    if (action.revert !== undefined) {
+      const hash = tokenArgument(action.revert);
+      const deleted = await generations.deleteSubmissions(hash);
+      const outcome = await updateShared(options, async (work, cursor) => {
+        const report = JSON.parse(fns.revertLearnedToken(work, hash)) as Record<string, unknown>;
+        await foldIn(work);
+        return { cursor, observations: 0, detail: report };
+      });
+      if (outcome.published)
+        await installPublication(generations, outcome.published, db, { linkFrom: workDirOf(db) });
+      out({ ...outcome.detail, observationsDeleted: deleted, publication: outcome.published?.id ?? null });
+      return 0;
+    }
+    if (action.quarantine !== undefined || action.release !== undefined) {
+      const hash = tokenArgument((action.quarantine ?? action.release) as string);
+      const on = action.quarantine !== undefined;
+      const outcome = await updateShared(options, async (work, cursor) => {
+        fns.quarantineLearnedToken(work, hash, on);
+        return { cursor, observations: 0, detail: undefined };
+      });
+      out({ token: hash.slice(0, 16), quarantined: on, publication: outcome.published?.id ?? null });
+      return 0;
+    }
+    const latest = await generations.latest();
+    if (latest === undefined) {
+      out([]);
+      return 0;
+    }
+    const scratch = mkdtempSync(join(tmpdir(), 'whereabouts-ledger-'));
+    try {
+      await installPublication(generations, latest, scratch, { state: true, linkFrom: workDirOf(db) });
+      const token = values.token as string | undefined;
+      const list = JSON.parse(
+        fns.learnedContributions(scratch, token === undefined ? null : tokenArgument(token)),
+      ) as { token: string }[];
+      const names = await tokenNames(url);
+      out(list.map((c) => ({ ...c, ...(names.get(c.token) ?? {}) })));
+      return 0;
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  } finally {
+    await generations.close();
+  }
+}
+
+/** Folds the work directory's overlay into a new generation (the core's compaction). */
+async function foldIn(work: string): Promise<void> {
+  const engine = await Engine.open({
+    db: work,
+    land: false,
+    ipDatabases: false,
+    timezones: false,
+    places: false,
+    compaction: false,
+  });
+  try {
+    await engine.compact();
+  } finally {
+    engine.close();
+  }
+}
+
+type LearnReport = Awaited<ReturnType<NativeBinding['learnFiles']>>;
+
+/**
+ * Learns files into the shared store's newest generation (built in DIR's work directory) and
+ * publishes it; the servers switch to it within a second, and DIR is brought to it too. When
+ * a server's round publishes first, the files are learned again on that one (standard input
+ * cannot be read twice: then the run fails and says so).
+ */
+async function learnShared(
+  db: string,
+  url: string,
+  files: string[],
+  options: Parameters<NativeBinding['learnFiles']>[2],
+  onProgress: Parameters<NativeBinding['learnFiles']>[3],
+): Promise<LearnReport> {
+  const generations = await GenerationStore.open(url);
+  try {
+    const outcome = await updateShared<LearnReport>(
+      {
+        store: generations,
+        seed: db,
+        work: workDirOf(db),
+        publisher: `learn ${hostname()} pid ${process.pid}`,
+        attempts: files.includes('-') ? 1 : 3,
+      },
+      async (work, cursor) => ({
+        cursor,
+        observations: 0,
+        detail: await nativeLearn()(work, files, options, onProgress),
+      }),
+    );
+    const report = outcome.detail as LearnReport;
+    if (outcome.published)
+      await installPublication(generations, outcome.published, db, { linkFrom: workDirOf(db) });
+    process.stderr.write(
+      `published generation ${outcome.published?.generation} (publication ${outcome.published?.id}) to the shared store\n`,
+    );
+    return report;
+  } finally {
+    await generations.close();
+  }
+}
+
 export async function runLearn(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
     db: { type: 'string' },
@@ -126,9 +264,9 @@ export async function runLearn(argv: string[]): Promise<number> {
     'release-token': { type: 'string' },
   });
   if (!values.db) throw new UsageError('learn needs --db DIR');
-  if (values.store !== undefined && !values.contributions)
+  if (values.store !== undefined && !isPostgresUrl(values.store) && !values.contributions)
     throw new UsageError(
-      '--store (a token store directory or postgres:// URL) names the tokens of --contributions only',
+      '--store DIR (a token store directory) names the tokens of --contributions only; the other actions take a postgres:// URL (the shared store)',
     );
   if (
     values.contributions ||
@@ -151,8 +289,15 @@ export async function runLearn(argv: string[]): Promise<number> {
   }
   for (const f of positionals) if (f !== '-' && !existsSync(f)) throw new Error(`no such file: ${f}`);
 
+  const options = { mcc, mnc, blockDays };
   const progress = progressReporter(Boolean(values.quiet));
-  const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, progress.onProgress);
+  const shared = values.store ?? process.env[STORE_URL_ENV];
+  if (values.store !== undefined && !isPostgresUrl(values.store))
+    throw new UsageError('learn FILE... --store takes a postgres:// URL (the shared store)');
+  const report =
+    shared !== undefined && isPostgresUrl(shared)
+      ? await learnShared(values.db, shared, positionals, options, progress.onProgress)
+      : await nativeLearn()(values.db, positionals, options, progress.onProgress);
   progress.done();
   const learned = report.counts;
   const n = (x: number) => x.toLocaleString('en');

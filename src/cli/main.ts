@@ -29,13 +29,18 @@ Usage:
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
       Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
       FILE - is standard input, and a pipe is read as a file (CSV formats, plain or gzip).
+      With --store postgres://... (or WHEREABOUTS_STORE_URL): learned into the newest
+      generation of the shared store and published there (servers switch within a
+      second); DIR is where it is built, and is brought to it too (docs/deploy.md).
   whereabouts learn --db DIR --contributions [--token TOKEN] [--store DIR2|postgres://...]
   whereabouts learn --db DIR --revert-token TOKEN [--observations FILE]
   whereabouts learn --db DIR --quarantine-token TOKEN | --release-token TOKEN
-      What tokens gave the stations learned live from GPS submissions (JSON; with --store
-      or WHEREABOUTS_STORE_URL, named by label and masked token); take one token's part
-      out again (and, with --observations, its rows out of the server's
-      observations.sqlite); quarantine or release a token. TOKEN is the token or its tokenHash (or the 16-digit key listed).
+      What tokens gave the stations learned live from GPS submissions (JSON; with --store,
+      named by label and masked token); take one token's part out again (and, with
+      --observations, its rows out of the server's observations.sqlite); quarantine or
+      release a token. TOKEN is the token or its tokenHash (or the 16-digit key listed).
+      With --store postgres://...: the shared ledger of the newest publication (a revert
+      also deletes the token's stored submissions), published again (docs/deploy.md).
       See docs/security.md.
   whereabouts sync --db DIR --from URL [--token T] [--sha256 HEX] [--attempts N]
       Brings DIR up to date. URL is an OpenCelliD/MLS cell export (http(s) URL or
@@ -46,17 +51,22 @@ Usage:
       sync through GET /v2/sync; needs a token with scope "sync" (--token, or the
       WHEREABOUTS_SYNC_TOKEN variable). A re-run with nothing new changes nothing.
       What was applied is kept in DIR/sync-state.json. See docs/sync.md.
-  whereabouts compact --db DIR
+  whereabouts compact --db DIR [--store postgres://...]
       Folds the stations learned live (DIR/learned.sqlite: GPS submissions to a
       running server, Engine.learn) into a new database generation now; a server
       also does this by itself (docs/learning.md). Prints the new generation.
+      With --store postgres://... (or WHEREABOUTS_STORE_URL): one learning round of the
+      shared store now (every server's new GPS submissions folded and published, as
+      the elected server does every --learn-interval), built in DIR (docs/deploy.md).
   whereabouts serve [--db DIR] [--store DIR2|postgres://...] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
       /v2/search, GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
       core (--workers 0: one process). Tokens and GPS submissions live in DIR, or
       DIR2 with --store (see "whereabouts token"); with --store postgres://... (or
-      WHEREABOUTS_STORE_URL) tokens, balances and limits live in PostgreSQL, shared by
-      several servers (docs/deploy.md). SIGTERM/SIGINT finish requests in flight, then exit 0.
+      WHEREABOUTS_STORE_URL) tokens, balances, limits and GPS submissions live in
+      PostgreSQL, shared by several servers; one of them (elected) folds the submissions
+      into a station generation every --learn-interval seconds (default 300; 0: never
+      this server) and publishes it, and every server switches to it (docs/deploy.md). SIGTERM/SIGINT finish requests in flight, then exit 0.
       Without --db: the embedded demo database, tokens in $XDG_DATA_HOME/whereabouts (or
       ~/.local/share/whereabouts), a demo key made on the first start, and the demo page's
       URL with it printed on standard error (npm start). The demo page is at / and /demo

@@ -12,9 +12,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { Engine, type EngineOptions } from '../engine.js';
+import { SharedLearning } from '../generations/follow.js';
+import { GenerationStore } from '../generations/store.js';
 import { LearnBatcher } from '../learning/submissions.js';
 import { Basemap, basemapFile } from '../maps/basemap.js';
-import { ObservationStore } from '../observations/index.js';
+import { type ObservationStorage, ObservationStore, PgObservationStore } from '../observations/index.js';
 import { keepPrivate } from '../private-file.js';
 import { REMOTE_MODES, type RemoteMode, type RemoteOptions } from '../remote/index.js';
 import {
@@ -70,6 +72,11 @@ interface ServeConfig {
   sync: 'FULL' | 'NORMAL';
   /** How long charges gather before one commit (TokenStore groupMs). */
   groupMs: number;
+  /**
+   * With a PostgreSQL store: how often the elected compactor folds the shared GPS submissions
+   * into a published generation (ms); 0: this server never compacts (docs/deploy.md).
+   */
+  learnIntervalMs: number;
   engine: EngineOptions;
   /** The map routes; undefined with --no-maps. */
   maps: MapsConfig | undefined;
@@ -140,6 +147,7 @@ function parseConfig(argv: string[]): ServeConfig {
     'health-detail': { type: 'boolean' },
     sync: { type: 'string' },
     'group-ms': { type: 'string' },
+    'learn-interval': { type: 'string' },
     land: { type: 'string' },
     'no-land': { type: 'boolean' },
     'ip-db': { type: 'string', multiple: true },
@@ -179,6 +187,13 @@ function parseConfig(argv: string[]): ServeConfig {
   const postgres = storeFlag !== undefined && isPostgresUrl(storeFlag);
   if (demo && postgres)
     throw new UsageError('--store postgres://... needs --db DIR (the demo mode keeps its tokens in SQLite)');
+  if (values['learn-interval'] !== undefined && !postgres)
+    throw new UsageError(
+      '--learn-interval needs --store postgres://... (learning shared by several servers)',
+    );
+  // Shared learning: the servers' directories hold the published generations; none learns or
+  // compacts on its own (docs/deploy.md, "Learning across servers").
+  if (postgres) engine.compaction = false;
   return {
     db: values.db,
     demo,
@@ -207,6 +222,7 @@ function parseConfig(argv: string[]): ServeConfig {
     healthDetail: values['health-detail'] === true,
     sync,
     groupMs: integerFlag(values['group-ms'], 'group-ms', 0, 0, 100),
+    learnIntervalMs: integerFlag(values['learn-interval'], 'learn-interval', 300, 0, 86_400) * 1000,
     engine,
     maps: values['no-maps'] ? undefined : mapsConfig(values),
   };
@@ -306,6 +322,12 @@ function log(level: 'info' | 'warn' | 'error', msg: string, fields: Record<strin
   process.stdout.write(
     `${JSON.stringify({ level: levels[level], time: Date.now(), pid: process.pid, role: 'primary', msg, ...fields })}\n`,
   );
+}
+
+/** Whether a line of `level` passes `--log-level`. */
+function logged(setting: string, level: 'info' | 'warn' | 'error'): boolean {
+  const order = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+  return order.indexOf(level) >= order.indexOf(setting);
 }
 
 /**
@@ -459,11 +481,38 @@ interface Running {
 }
 
 async function startServer(config: ServeConfig): Promise<Running> {
-  const engine = await Engine.open(config.engine);
+  const postgres = isPostgresUrl(config.tokens);
+  // With PostgreSQL the station database directory follows the published generations: the
+  // newest is installed before the engine opens, so a server starts on the shared stations.
+  let shared: SharedLearning | undefined;
+  let generations: GenerationStore | undefined;
+  let opened: Engine | undefined;
+  if (postgres && config.engine.db !== undefined) {
+    generations = await GenerationStore.open(config.tokens);
+    shared = new SharedLearning({
+      store: generations,
+      db: config.engine.db,
+      reload: () => opened?.reload(),
+      intervalMs: config.learnIntervalMs,
+      log: (level, msg, fields = {}) => {
+        if (logged(config.logLevel, level))
+          log(level, msg, { role: cluster.isWorker ? 'worker' : 'server', ...fields });
+      },
+    });
+    await shared.follow();
+  }
+  let engine: Engine;
+  try {
+    engine = await Engine.open(config.engine);
+  } catch (err) {
+    await generations?.close();
+    throw err;
+  }
+  opened = engine;
   // A learned.sqlite (stations placed by users' GPS fixes) created before the umask rule.
   if (config.engine.db !== undefined) keepPrivate(join(config.engine.db, 'learned.sqlite'));
   let tokens: TokenStorage | undefined;
-  let observations: ObservationStore | undefined;
+  let observations: ObservationStorage | undefined;
   let maps: MapsOptions | undefined;
   try {
     maps = openMaps(config.maps);
@@ -473,16 +522,19 @@ async function startServer(config: ServeConfig): Promise<Running> {
     engine.prepareSearch();
     engine.prepareTimezones();
     engine.prepareReverse();
-    tokens = isPostgresUrl(config.tokens)
+    tokens = postgres
       ? await PgTokenStore.open(config.tokens, {
           groupMs: config.groupMs,
           // One pool per worker: a few connections each keep the server's total bounded.
           poolSize: cluster.isWorker ? 4 : 10,
         })
       : TokenStore.open(config.store, { synchronous: config.sync, groupMs: config.groupMs });
-    observations = ObservationStore.open(config.store, { synchronous: config.sync });
+    observations = postgres
+      ? await PgObservationStore.open(config.tokens, { groupMs: config.groupMs })
+      : ObservationStore.open(config.store, { synchronous: config.sync });
   } catch (err) {
     await tokens?.close();
+    await generations?.close();
     engine.close();
     throw err;
   }
@@ -494,9 +546,13 @@ async function startServer(config: ServeConfig): Promise<Running> {
   if (access instanceof LedgerClient)
     process.on('disconnect', () => access.failAll('the primary process is gone'));
   // GPS submissions reach this process's engine at once; what other workers learned and
-  // generations written by compaction or an external import are picked up every second.
+  // generations written by compaction or an external import are picked up every second. With
+  // PostgreSQL they are stored for the elected compactor instead, and every server picks up
+  // its published generations.
   const learner =
-    config.engine.db === undefined ? undefined : new LearnBatcher((batch) => engine.learnSubmissions(batch));
+    config.engine.db === undefined || postgres
+      ? undefined
+      : new LearnBatcher((batch) => engine.learnSubmissions(batch));
   const reloads = setInterval(() => {
     try {
       engine.reload();
@@ -505,6 +561,7 @@ async function startServer(config: ServeConfig): Promise<Running> {
     }
   }, RELOAD_INTERVAL_MS);
   reloads.unref();
+  shared?.start();
   const app = buildServer({
     engine,
     tokens: access,
@@ -528,8 +585,10 @@ async function startServer(config: ServeConfig): Promise<Running> {
       clearInterval(reloads);
       await app.close();
       await learner?.drain();
+      await shared?.close();
+      await generations?.close();
       await t.close();
-      o.close();
+      await o.close();
       engine.close();
     },
   };

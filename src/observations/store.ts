@@ -49,13 +49,51 @@ CREATE TABLE IF NOT EXISTS observations (
 CREATE INDEX IF NOT EXISTS observations_received_at ON observations (received_at);
 `;
 
-interface Row {
+/** A submission as stored: the columns of the `observations` table (SQLite and PostgreSQL alike). */
+export interface ObservationRow {
   received_at: number;
   token_hash: string;
   device_id: string | null;
   gps: string;
   cells: string;
   wifi: string;
+}
+
+/**
+ * Submissions as rows; throws a RangeError for a submission without GPS fixes or with a fix
+ * whose lat/lon are not finite WGS84 degrees. The server validates first; this keeps the
+ * learning pipeline's input clean even if a caller does not.
+ */
+export function observationRows(observations: readonly Observation[]): ObservationRow[] {
+  const rows: ObservationRow[] = [];
+  for (const o of observations) {
+    if (!Array.isArray(o.gps) || o.gps.length === 0)
+      throw new RangeError('an observation needs at least one GPS fix');
+    for (const g of o.gps)
+      if (!(Math.abs(g.lat) <= 90 && Math.abs(g.lon) <= 180))
+        throw new RangeError(`GPS fix out of range: ${g.lat}, ${g.lon}`);
+    rows.push({
+      received_at: Math.round(o.receivedAt),
+      token_hash: tokenHash(o.token),
+      device_id: o.deviceId ?? null,
+      gps: JSON.stringify(o.gps),
+      cells: JSON.stringify(o.cells ?? []),
+      wifi: JSON.stringify(o.wifi ?? []),
+    });
+  }
+  return rows;
+}
+
+/**
+ * Where GPS submissions are kept: {@link ObservationStore} (SQLite, `DIR/observations.sqlite`)
+ * or `PgObservationStore` (PostgreSQL, shared by several servers; docs/deploy.md). `add` and
+ * `addAll` resolve once the rows are committed.
+ */
+export interface ObservationStorage {
+  add(o: Observation): Promise<number>;
+  addAll(observations: readonly Observation[]): Promise<number[]>;
+  count(): number | Promise<number>;
+  close(): void | Promise<void>;
 }
 
 /** Options of {@link ObservationStore.open}. */
@@ -67,18 +105,18 @@ export interface ObservationStoreOptions {
 }
 
 /** Durable, append-only store of GPS submissions; see the module comment. */
-export class ObservationStore {
+export class ObservationStore implements ObservationStorage {
   /** Each item is one submission's rows, inserted in one transaction (a group holds several). */
-  private readonly commits: GroupCommit<Row[], number[]>;
+  private readonly commits: GroupCommit<ObservationRow[], number[]>;
   private readonly countStmt;
 
   private constructor(private readonly db: Database.Database) {
-    const insert = db.prepare<Row>(
+    const insert = db.prepare<ObservationRow>(
       `INSERT INTO observations (received_at, token_hash, device_id, gps, cells, wifi)
        VALUES (@received_at, @token_hash, @device_id, @gps, @cells, @wifi)`,
     );
     this.countStmt = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM observations');
-    this.commits = new GroupCommit<Row[], number[]>(db, (groups) =>
+    this.commits = new GroupCommit<ObservationRow[], number[]>(db, (groups) =>
       groups.map((rows) => rows.map((r) => Number(insert.run(r).lastInsertRowid))),
     );
   }
@@ -122,21 +160,11 @@ export class ObservationStore {
    * fails {@link ObservationStore.add}'s checks.
    */
   addAll(observations: readonly Observation[]): Promise<number[]> {
-    const rows: Row[] = [];
-    for (const o of observations) {
-      if (!Array.isArray(o.gps) || o.gps.length === 0)
-        return Promise.reject(new RangeError('an observation needs at least one GPS fix'));
-      for (const g of o.gps)
-        if (!(Math.abs(g.lat) <= 90 && Math.abs(g.lon) <= 180))
-          return Promise.reject(new RangeError(`GPS fix out of range: ${g.lat}, ${g.lon}`));
-      rows.push({
-        received_at: Math.round(o.receivedAt),
-        token_hash: tokenHash(o.token),
-        device_id: o.deviceId ?? null,
-        gps: JSON.stringify(o.gps),
-        cells: JSON.stringify(o.cells ?? []),
-        wifi: JSON.stringify(o.wifi ?? []),
-      });
+    let rows: ObservationRow[];
+    try {
+      rows = observationRows(observations);
+    } catch (err) {
+      return Promise.reject(err);
     }
     if (rows.length === 0) return Promise.resolve([]);
     return this.commits.submit(rows);

@@ -16,7 +16,7 @@ import Fastify, {
 } from 'fastify';
 import type { Engine } from '../engine.js';
 import type { LearnBatcher } from '../learning/submissions.js';
-import type { ObservationStore } from '../observations/index.js';
+import type { ObservationStorage } from '../observations/index.js';
 import { SyncHeader } from '../sync/wire.js';
 import type { TokenStore } from '../tokens/index.js';
 import { plainIp, redactUrl, ServerMessage } from './auth.js';
@@ -55,7 +55,7 @@ export interface ServerOptions {
   engine: Engine;
   /** A {@link TokenStore}, or under node:cluster a {@link LedgerClient} that charges through the primary. */
   tokens: TokenAccess;
-  observations: ObservationStore;
+  observations: ObservationStorage;
   /** Feeds GPS submissions into the engine's learned-station overlay (docs/learning.md); absent: stored only. */
   learner?: LearnBatcher;
   /** Fastify's pino logger: `true`, or pino options (level, destination...). Default: off. */

@@ -8,14 +8,14 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Engine } from '../engine.js';
-import type { ObservationStore } from '../observations/index.js';
+import type { ObservationStorage } from '../observations/index.js';
 import { CODE_ERRORS, useErrorShape } from './error-shape.js';
 import type { TokenAccess } from './ledger.js';
 
 /** The health route as a Fastify plugin, with spec 7.2's error shape. */
 export function healthRoutes(deps: {
   engine: Engine;
-  observations: ObservationStore;
+  observations: ObservationStorage;
   /** A token store that can be down (PostgreSQL) is asked too: no tokens, no service. */
   tokens?: Pick<TokenAccess, 'ping'>;
   healthDetail?: boolean;
@@ -39,7 +39,7 @@ export function healthRoutes(deps: {
           pid: process.pid,
           uptime_s: Math.round((Date.now() - started) / 1000),
           db,
-          observations: deps.observations.count(),
+          observations: await deps.observations.count(),
           rss_bytes: process.memoryUsage.rss(),
           // Per worker: each has its own breaker and cache.
           remote: deps.engine.remoteStatus(),

@@ -26,7 +26,7 @@ import {
 } from '../locating/ichnaea.js';
 import type { LocateRequest } from '../locating/request/index.js';
 import type { ProcessResponse } from '../locating/response.js';
-import type { ObservationStore } from '../observations/index.js';
+import type { ObservationStorage } from '../observations/index.js';
 import type { TokenRecord } from '../tokens/index.js';
 import { type AccessRefusal, authorize, type ChargeRefusal, callerOf, tokenPreview } from './auth.js';
 import { type ErrorShape, useErrorShape } from './error-shape.js';
@@ -37,7 +37,7 @@ import { queryParam } from './query.js';
 export interface IchnaeaDeps {
   engine: Engine;
   tokens: TokenAccess;
-  observations: ObservationStore;
+  observations: ObservationStorage;
   /** Feeds geosubmit items into the engine's learned-station overlay; absent: stored only. */
   learner?: LearnBatcher;
 }

@@ -15,7 +15,7 @@ import { type LearnBatcher, mentionsOptOut, toSubmission, withoutOptedOut } from
 import { type LocateRequest, parseRequest, parseRequestText } from '../locating/request/index.js';
 import { jsonWithinLimits } from '../locating/request/limits.js';
 import type { ProcessResponse } from '../locating/response.js';
-import type { ObservationStore } from '../observations/index.js';
+import type { ObservationStorage } from '../observations/index.js';
 import { authorize, callerOf, geoRefusal, type Refusal, ServerMessage, tokenPreview } from './auth.js';
 import { type ErrorShape, useErrorShape } from './error-shape.js';
 import type { TokenAccess } from './ledger.js';
@@ -24,7 +24,7 @@ import type { TokenAccess } from './ledger.js';
 export interface ProcessDeps {
   engine: Engine;
   tokens: TokenAccess;
-  observations: ObservationStore;
+  observations: ObservationStorage;
   /** Feeds `gps_sandbox: 0` submissions into the engine's learned-station overlay; absent: stored only. */
   learner?: LearnBatcher;
 }
@@ -216,13 +216,13 @@ function balanceOf(tokens: TokenAccess, token: string): Promise<number> | number
 
 /** Stores the GPS fixes durably (gps_sandbox 0); a failure shows in metadata, not as a lost answer. */
 async function storeGps(
-  observations: ObservationStore,
+  observations: ObservationStorage,
   req: LocateRequest,
   token: string,
   request: FastifyRequest,
 ): Promise<'ok' | 'error'> {
   try {
-    const o: Parameters<ObservationStore['add']>[0] = {
+    const o: Parameters<ObservationStorage['add']>[0] = {
       receivedAt: Date.now(),
       token,
       gps: req.gps,

@@ -30,6 +30,7 @@
  *   build is refused with an error that says so.
  */
 import pg from 'pg';
+import { migrate, PG_TYPES } from '../pg/migrate.js';
 import { maskToken } from './mask.js';
 import { StoreUnavailableError, type TokenStorage } from './storage.js';
 import {
@@ -126,53 +127,14 @@ const MIGRATIONS: readonly string[] = [
 
 /** The token schema version this build writes. */
 export const PG_TOKENS_SCHEMA_VERSION = MIGRATIONS.length;
-/** The advisory lock key migrations run under: a fixed number of this project's own. */
-const MIGRATION_LOCK = '8604003733432115808';
 /** The NOTIFY channel of token changes; the payload is the token. */
 const CHANNEL = 'whereabouts_tokens';
-
-/** bigint columns as numbers: every stored value is a safe integer (the stores check on input). */
-const TYPES = {
-  getTypeParser: ((oid: number, format?: string) =>
-    oid === pg.types.builtins.INT8
-      ? (v: string) => Number(v)
-      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-};
+/** bigint columns as numbers (shared with the other PostgreSQL stores). */
+const TYPES = PG_TYPES;
 
 /** Brings the schema to {@link PG_TOKENS_SCHEMA_VERSION} under an advisory lock; refuses a newer one. */
-export async function migrateTokens(client: pg.ClientBase): Promise<number> {
-  await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK]);
-  try {
-    await client.query(
-      'CREATE TABLE IF NOT EXISTS whereabouts_schema (component text PRIMARY KEY, version integer NOT NULL)',
-    );
-    const r = await client.query<{ version: number }>(
-      "SELECT version FROM whereabouts_schema WHERE component = 'tokens'",
-    );
-    const version = r.rows[0]?.version ?? 0;
-    if (version > PG_TOKENS_SCHEMA_VERSION)
-      throw new Error(
-        `the PostgreSQL store has token schema version ${version}, newer than this build of whereabouts knows (${PG_TOKENS_SCHEMA_VERSION}): a newer version migrated it; upgrade this server`,
-      );
-    for (let v = version; v < PG_TOKENS_SCHEMA_VERSION; v++) {
-      await client.query('BEGIN');
-      try {
-        await client.query(MIGRATIONS[v] as string);
-        await client.query(
-          `INSERT INTO whereabouts_schema (component, version) VALUES ('tokens', $1)
-           ON CONFLICT (component) DO UPDATE SET version = excluded.version`,
-          [v + 1],
-        );
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      }
-    }
-    return Math.max(version, PG_TOKENS_SCHEMA_VERSION);
-  } finally {
-    await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]);
-  }
+export function migrateTokens(client: pg.ClientBase): Promise<number> {
+  return migrate(client, 'tokens', MIGRATIONS, 'token');
 }
 
 interface Pending {

@@ -23,6 +23,7 @@ mod addresses;
 mod contracts;
 mod function;
 mod import;
+mod install;
 mod learn;
 mod live;
 mod locate;

@@ -10,6 +10,7 @@
 pub mod builder;
 pub mod changes;
 pub mod database;
+pub mod install;
 pub mod layout;
 pub mod legacy;
 pub mod manifest;
