@@ -111,7 +111,8 @@ it('learn --contributions names tokens from a PostgreSQL store; --store elsewher
   );
   expect(fromEnv.status).not.toBe(0);
   expect(fromEnv.stderr).toMatch(/ECONNREFUSED/);
-  const misplaced = cli(['learn', '--db', db, '--quarantine-token', 'a'.repeat(16), '--store', store]);
+  // A token store directory names tokens only; the token actions act on a postgres:// store.
+  const misplaced = cli(['learn', '--db', db, '--quarantine-token', 'a'.repeat(16), '--store', db]);
   expect(misplaced.code).toBe(2);
   expect(misplaced.stderr).toMatch(/--contributions only/);
 });
