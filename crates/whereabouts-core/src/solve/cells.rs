@@ -31,8 +31,16 @@ fn range_of(c: &SeenCell) -> f64 {
     if c.range_m > 0.0 {
         c.range_m
     } else {
-        DEFAULT_RANGE_M
+        prior_range_of(c)
     }
+}
+
+/// What a cell of `c`'s network is taken to reach when its own range says little: the
+/// network's median stored range, or [`DEFAULT_RANGE_M`] without statistics.
+fn prior_range_of(c: &SeenCell) -> f64 {
+    c.scale
+        .median_range_m
+        .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0))
 }
 
 /// How much a cell says, as two weights: its signal and how many sightings back its estimate
@@ -156,7 +164,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let radius = if first.learned {
             single_cell_accuracy(range_of(first), median_samples)
         } else {
-            crowd_cell_accuracy(range_of(first), median_samples)
+            crowd_cell_accuracy(range_of(first), prior_range_of(first), median_samples)
         };
         radius * scale
     } else {
@@ -261,10 +269,11 @@ fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
         * (SINGLE_SPREAD * SINGLE_SPREAD + ESTIMATE_ERROR * ESTIMATE_ERROR / samples as f64).sqrt()
 }
 
-/// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]).
-fn crowd_cell_accuracy(range_m: f64, samples: u32) -> f64 {
+/// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]): its range
+/// taken as if one more sighting had said `prior_range_m` (its network's typical range).
+fn crowd_cell_accuracy(range_m: f64, prior_range_m: f64, samples: u32) -> f64 {
     let n = samples.max(1) as f64;
-    let range = (n * range_m + DEFAULT_RANGE_M) / (n + 1.0);
+    let range = (n * range_m + prior_range_m) / (n + 1.0);
     let estimate = CROWD_ESTIMATE_ERROR * CROWD_ESTIMATE_ERROR / n.powf(CROWD_SAMPLES_EXP);
     range * (CROWD_SPREAD * CROWD_SPREAD + estimate).sqrt()
 }
@@ -362,6 +371,7 @@ mod tests {
             serving: true,
             via_short_cid: false,
             learned: false,
+            scale: crate::store::netstats::NetworkScale::UNKNOWN,
         };
         (frame, cell)
     }
@@ -494,15 +504,15 @@ mod tests {
     #[test]
     fn a_crowd_cell_from_few_sightings_claims_little() {
         // well sampled: its spread, a third of its range
-        assert!((crowd_cell_accuracy(1_000.0, 1_000_000) - 350.0).abs() < 0.5);
+        assert!((crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 1_000_000) - 350.0).abs() < 0.5);
         // one sighting with the 50 m floor for a range: the prior range and the estimate's
         // error dominate, kilometres rather than the 50 m a published range would claim
-        let one = crowd_cell_accuracy(50.0, 1);
+        let one = crowd_cell_accuracy(50.0, DEFAULT_RANGE_M, 1);
         assert!((one - 525.0 * 0.35f64.hypot(3.0)).abs() < 1e-9, "{one}");
         // fewer sightings never claim more
         let radii: Vec<f64> = [1, 2, 4, 10, 50, 500]
             .iter()
-            .map(|&n| crowd_cell_accuracy(800.0, n))
+            .map(|&n| crowd_cell_accuracy(800.0, DEFAULT_RANGE_M, n))
             .collect();
         assert!(radii.windows(2).all(|w| w[0] > w[1]), "{radii:?}");
     }
