@@ -6,11 +6,11 @@
 
 use super::lookup::{candidate_radios, SeenCell};
 use super::params::{
-    AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP, COUNT_REF,
-    CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M, ESTIMATE_ERROR,
-    MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
-    SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
-    SPREAD_RANGE_EXP, SPREAD_SCALE,
+    reference_sector_offset, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
+    COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M,
+    ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ROBUST_ROUNDS, ROBUST_SCALE_RANGES,
+    SAMPLES_HALF_WEIGHT, SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
+    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -27,20 +27,39 @@ struct Anchor {
     range: f64,
 }
 
+/// A cell's range in the units the solver's constants are expressed in: its stored range
+/// read through its network's scale ([`range_units`]), or its network's typical range when
+/// it has none.
 fn range_of(c: &SeenCell) -> f64 {
     if c.range_m > 0.0 {
-        c.range_m
+        c.range_m * range_units(c)
     } else {
         prior_range_of(c)
     }
 }
 
+/// What one metre of `c`'s stored range is in the solver's units: the network's median
+/// sector offset over [`reference_sector_offset`] (bounded to 1/4..4), or 1 without
+/// statistics, for a learned cell (its range is our learner's), or for a radio without sites.
+/// Ranges published for the same geometry under another definition (the farthest sighting
+/// against a spread) scale every sector's offset/range alike: this undoes it.
+fn range_units(c: &SeenCell) -> f64 {
+    if c.learned {
+        return 1.0;
+    }
+    match (c.scale.sector_offset, reference_sector_offset(c.radio)) {
+        (Some(offset), Some(reference)) => (offset as f64 / reference).clamp(0.25, 4.0),
+        _ => 1.0,
+    }
+}
+
 /// What a cell of `c`'s network is taken to reach when its own range says little: the
-/// network's median stored range, or [`DEFAULT_RANGE_M`] without statistics.
+/// network's median stored range in the solver's units, or [`DEFAULT_RANGE_M`] without
+/// statistics.
 fn prior_range_of(c: &SeenCell) -> f64 {
     c.scale
         .median_range_m
-        .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0))
+        .map_or(DEFAULT_RANGE_M, |r| (r as f64 * range_units(c)).max(1.0))
 }
 
 /// How much a cell says, as two weights: its signal and how many sightings back its estimate

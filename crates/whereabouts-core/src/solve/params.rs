@@ -46,8 +46,27 @@ pub(super) const NEIGHBOUR_LEVEL_OFFSET_DB: f64 = 4.0;
 
 // Cell position: the weighted, robust mean of the anchors, bounded by the serving sector.
 
-/// Cells with no published range are taken to be this wide (an assumption, not fitted).
+/// Cells with no published range, in a network without statistics (a database written before
+/// them), are taken to be this wide (an assumption, not fitted); with statistics, the
+/// network's median range.
 pub(super) const DEFAULT_RANGE_M: f64 = 1_000.0;
+
+/// The sector offset (how far a site's sector estimates lie from their mast, over their mean
+/// range; `store::netstats`) of the data the range-based constants here are expressed
+/// against, by radio: the unit of range. A network whose median offset is smaller publishes
+/// ranges wider for the same geometry (say the farthest sighting where this data has a
+/// spread), and its ranges are read times its offset over this. The values are the median
+/// offsets of the simulator's networks; the offset differs by radio there as in real data
+/// (longer-reaching radios' crowds spread farther for the same sector).
+pub(super) fn reference_sector_offset(radio: Radio) -> Option<f64> {
+    match radio {
+        Radio::Gsm => Some(0.27),
+        Radio::Umts => Some(0.32),
+        Radio::Lte | Radio::Nbiot => Some(0.37),
+        Radio::Nr => Some(0.40),
+        Radio::Cdma => None,
+    }
+}
 
 /// A cell's weight grows with the sightings behind its crowd estimate, as
 /// samples / (samples + this): few sightings make a noisy estimate. Fitted on the simulator.
