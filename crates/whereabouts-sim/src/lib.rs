@@ -5,6 +5,7 @@
 //! for import-speed tests. Every output is a pure function of the seed.
 
 pub mod crowd;
+pub mod family;
 pub mod geo;
 pub mod model;
 pub mod output;

@@ -6,7 +6,7 @@ const HELP: &str = "\
 whereabouts-sim: deterministic radio-environment simulator (SIMULATED DATA, mcc 1 test network)
 
 USAGE:
-  whereabouts-sim world --out DIR [--seed N] [--requests N] [--now UNIX] [--separate-masts SHARE]
+  whereabouts-sim world --out DIR [--seed N] [--requests N] [--now UNIX] [--separate-masts SHARE | --family]
   whereabouts-sim scale --rows N --out FILE [--gz] [--seed N]
   whereabouts-sim --help
 
@@ -26,6 +26,12 @@ world   Builds a simulated world of towers and WiFi APs around The Hague (NL) an
                         share (0 to 1) of masts whose LTE and NR sectors stand on a mast of
                         their own nearby (0.15-0.4 of the inter-site distance), default 0:
                         every radio on every mast
+        --family        a member of the world family: every model parameter (path loss,
+                        shadowing, antennas, site layout and spacing, shared and separate
+                        masts, the crowd's position and range estimates, sample counts,
+                        defects, WiFi density and bands) drawn from the seed, written to
+                        DIR/params.json; adds mnc 3, whose rows are its true tower positions,
+                        and the scenario cells-known-towers. Without it: the reference world
 
 scale   Streams an N-row OpenCelliD export of synthetic cells worldwide (constant memory),
         with a small share of duplicate keys and a few deliberately bad rows, which are
@@ -52,6 +58,7 @@ struct Args {
     gz: bool,
     now: i64,
     separate_masts: f64,
+    family: bool,
 }
 
 fn parse_num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
@@ -79,6 +86,7 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
         gz: false,
         now: whereabouts_sim::world::DEFAULT_NOW,
         separate_masts: 0.0,
+        family: false,
     };
     while let Some(flag) = it.next() {
         let (flag, inline) = match flag.split_once('=') {
@@ -100,6 +108,7 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
                     .filter(|s| (0.0..=1.0).contains(s))
                     .ok_or_else(|| format!("--separate-masts: `{v}` is not a share from 0 to 1"))?;
             }
+            ("world", "--family") => a.family = true,
             ("scale", "--rows") => a.rows = Some(parse_num("--rows", val())?),
             ("scale", "--gz") => a.gz = true,
             (cmd, f) => return Err(format!("unknown option `{f}` for `{cmd}`")),
@@ -111,6 +120,9 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
     if a.cmd == "scale" && a.rows.is_none() {
         return Err("scale needs --rows N".into());
     }
+    if a.family && a.separate_masts > 0.0 {
+        return Err("--separate-masts: a --family world draws its own share".into());
+    }
     if a.cmd == "world" && a.requests > 1_000_000 {
         return Err("--requests: at most 1000000 per scenario".into());
     }
@@ -121,13 +133,13 @@ fn run_world(a: &Args) -> Result<(), String> {
     let dir = PathBuf::from(a.out.as_ref().unwrap());
     let t0 = Instant::now();
     let progress = |m: &str| eprintln!("[{:6.2}s] {m}", t0.elapsed().as_secs_f64());
-    let files = whereabouts_sim::output::world_files(
-        a.seed,
-        a.requests,
-        a.now,
-        a.separate_masts,
-        &progress,
-    )?;
+    let params = if a.family {
+        whereabouts_sim::family::Params::draw(a.seed)
+    } else {
+        whereabouts_sim::family::Params::reference(a.separate_masts)
+    };
+    let files =
+        whereabouts_sim::output::world_files(a.seed, a.requests, a.now, &params, &progress)?;
     for (name, bytes) in &files.files {
         let p = dir.join(name);
         if let Some(parent) = p.parent() {

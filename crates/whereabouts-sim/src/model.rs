@@ -1,5 +1,7 @@
-//! Radio propagation: log-distance path loss, a sector antenna pattern,
-//! spatially correlated shadowing and the measurement ranges of spec 2.3/2.4.
+//! Radio propagation: the radios' frequencies, powers and measurement ranges
+//! (spec 2.3/2.4), log-distance free-space intercepts, clutter, and spatially
+//! correlated shadowing noise. What a world family varies (exponents, shadowing
+//! sigma and correlation, antenna patterns) is in [`crate::family::Params`].
 
 use crate::geo::Env;
 use crate::rng::hash3;
@@ -94,14 +96,6 @@ pub fn fspl_1m(freq_mhz: f64) -> f64 {
     20.0 * libm::log10(freq_mhz) - 27.55
 }
 
-pub fn path_loss_exponent(env: Env) -> f64 {
-    match env {
-        Env::Urban => 3.5,
-        Env::Suburban => 3.0,
-        Env::Rural => 2.7,
-    }
-}
-
 /// Building/vehicle/body loss at the receiver, which sits in that zone.
 pub fn clutter_loss_db(env: Env) -> f64 {
     match env {
@@ -111,41 +105,12 @@ pub fn clutter_loss_db(env: Env) -> f64 {
     }
 }
 
-pub fn shadow_sigma_db(env: Env) -> f64 {
-    match env {
-        Env::Urban => 8.0,
-        Env::Suburban => 7.0,
-        Env::Rural => 6.0,
-    }
-}
-
-pub const CELL_SHADOW_GRID_M: f64 = 75.0;
 pub const WIFI_SHADOW_GRID_M: f64 = 20.0;
 pub const WIFI_SHADOW_SIGMA_DB: f64 = 5.0;
 pub const CELL_FAST_FADING_DB: f64 = 2.0;
 pub const WIFI_FAST_FADING_DB: f64 = 3.0;
 
-pub fn wifi_exponent(env: Env) -> f64 {
-    match env {
-        Env::Urban => 3.1,
-        Env::Suburban => 3.0,
-        Env::Rural => 3.0,
-    }
-}
-
 pub const WIFI_WALL_LOSS_DB: f64 = 6.0;
-
-/// 3GPP TR 36.814 horizontal pattern, 65 degree half-power beamwidth, 25 dB
-/// front-to-back ratio. `off_deg` is the angle off boresight.
-pub fn sector_gain_db(off_deg: f64) -> f64 {
-    let mut a = off_deg % 360.0;
-    if a > 180.0 {
-        a -= 360.0;
-    } else if a < -180.0 {
-        a += 360.0;
-    }
-    -(12.0 * (a / 65.0) * (a / 65.0)).min(25.0)
-}
 
 /// Omni antennas have less gain than a sector panel.
 pub const OMNI_GAIN_DB: f64 = -4.0;
@@ -204,14 +169,6 @@ pub fn quantize(dbm: f64, range: (i32, i32)) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sector_pattern() {
-        assert_eq!(sector_gain_db(0.0), 0.0);
-        assert!((sector_gain_db(32.5) + 3.0).abs() < 1e-9);
-        assert_eq!(sector_gain_db(180.0), -25.0);
-        assert_eq!(sector_gain_db(-350.0), sector_gain_db(10.0));
-    }
 
     #[test]
     fn value_noise_is_correlated_and_unit() {

@@ -20,6 +20,7 @@ pub enum Scenario {
     Scf,
     MovedAp,
     WifiFake,
+    KnownTowers,
 }
 
 impl Scenario {
@@ -35,6 +36,16 @@ impl Scenario {
         Scenario::WifiFake,
     ];
 
+    /// The scenarios of a world: the reference ones, and in family worlds also
+    /// `cells-known-towers` (on the operator whose towers are known exactly).
+    pub fn of_world(p: &crate::family::Params) -> Vec<Scenario> {
+        let mut v = Scenario::ALL.to_vec();
+        if p.known_towers {
+            v.push(Scenario::KnownTowers);
+        }
+        v
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Scenario::WifiUrban => "wifi-urban",
@@ -46,6 +57,7 @@ impl Scenario {
             Scenario::Scf => "scf",
             Scenario::MovedAp => "moved-ap",
             Scenario::WifiFake => "wifi-fake",
+            Scenario::KnownTowers => "cells-known-towers",
         }
     }
 
@@ -60,6 +72,7 @@ impl Scenario {
             Scenario::Scf => "UMTS/LTE cids reported as their low 16 bits only",
             Scenario::MovedAp => "urban WiFi scan where 1-3 APs moved km away since the DB was built",
             Scenario::WifiFake => "one DB-known AP + one unknown/random AP; half with cells, half WiFi-only",
+            Scenario::KnownTowers => "any zone: serving + 1-6 neighbour cells of the operator whose DB rows are its true tower positions",
         }
     }
 }
@@ -279,12 +292,16 @@ pub fn generate(ctx: &Context, seed: u64, s: Scenario, i: u64) -> Result<Line, S
 
 fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
     let w = ctx.w;
-    let mnc = *rng.pick(&MNCS);
+    let mut mnc = *rng.pick(&MNCS);
+    if s == Scenario::KnownTowers {
+        mnc = crate::family::KNOWN_MNC;
+    }
     match s {
         Scenario::CellsUrban
         | Scenario::CellsSuburban
         | Scenario::CellsRural
-        | Scenario::SingleCell => {
+        | Scenario::SingleCell
+        | Scenario::KnownTowers => {
             let env = match s {
                 Scenario::CellsUrban => Env::Urban,
                 Scenario::CellsSuburban => Env::Suburban,
@@ -308,6 +325,10 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             } else {
                 rng.int(2, 6) as usize
             };
+            // Multi-cell: a scan with one known tower is the single-cell scenario's.
+            if s == Scenario::KnownTowers && obs.len() < 2 {
+                return None;
+            }
             let cells = cell_list(w, rng, &obs, max_neigh);
             let note = format!(
                 "{} radio={} heard={} serving_dist_m={:.0}",
@@ -338,7 +359,9 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             };
             let obs = observe_cells(w, x, y, mnc, radio, rng);
             let heard = observe_wifi(w, x, y, rng);
-            if obs.is_empty() || heard.len() < 5 {
+            // Family worlds with sparse or short-range WiFi accept scans of 3 APs.
+            let min_aps = if w.params.family { 3 } else { 5 };
+            if obs.is_empty() || heard.len() < min_aps {
                 return None;
             }
             let k = heard.len().min(rng.int(5, 15) as usize);
@@ -531,10 +554,14 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
                 .collect();
             let radio = *rng.pick(&radios);
             let r = 0.35
-                * match t.env {
-                    Env::Urban => 500.0,
-                    Env::Suburban => 1_500.0,
-                    Env::Rural => 5_000.0,
+                * if w.params.family {
+                    w.params.isd(t.env, t.mnc)
+                } else {
+                    match t.env {
+                        Env::Urban => 500.0,
+                        Env::Suburban => 1_500.0,
+                        Env::Rural => 5_000.0,
+                    }
                 };
             let (x, y) = (t.x + rng.range(-r, r), t.y + rng.range(-r, r));
             if !w.land.is_land(x, y) {

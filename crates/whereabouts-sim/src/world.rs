@@ -3,12 +3,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::family::{Layout, Params};
 use crate::geo::{self, dist, env_at, Env, Land, HALF};
 use crate::model::{self, Radio};
 use crate::rng::{hash3, hash_str, Rng};
 
 /// The ITU test network: nobody can mistake a simulated station for a real one.
 pub const MCC: u16 = 1;
+/// The operators whose database rows the crowd estimated (family worlds add a third,
+/// [`crate::family::KNOWN_MNC`], whose rows are its true tower positions).
 pub const MNCS: [u16; 2] = [1, 2];
 
 /// Default moment the scenarios are observed: 2026-06-01T00:00:00Z. Database
@@ -17,14 +20,6 @@ pub const MNCS: [u16; 2] = [1, 2];
 pub const DEFAULT_NOW: i64 = 1_780_272_000;
 pub const DAY: i64 = 86_400;
 
-pub const TOWER_MISSING_SHARE: f64 = 0.04;
-pub const CELL_MISSING_SHARE: f64 = 0.03;
-pub const AP_MISSING_SHARE: f64 = 0.06;
-pub const AP_MOVED_SHARE: f64 = 0.02;
-pub const STALE_SHARE: f64 = 0.10;
-pub const SINGLE_SAMPLE_SHARE_CELL: f64 = 0.03;
-pub const SINGLE_SAMPLE_SHARE_AP: f64 = 0.10;
-
 #[derive(Clone, Debug)]
 pub struct Tower {
     pub mnc: u16,
@@ -32,8 +27,15 @@ pub struct Tower {
     pub y: f64,
     pub env: Env,
     pub omni: bool,
-    /// Azimuth of sector 0; the others follow at +120 and +240 degrees.
+    /// Sectors of a sectored site: 3, or 6 in some family worlds.
+    pub sectors: u8,
+    /// Azimuth of sector 0; the others follow evenly spaced (+120 and +240 degrees for 3).
     pub az0: f64,
+    /// EIRP of this site against the radio's nominal one, dB (0 in the reference world).
+    pub eirp_offset_db: f64,
+    /// The site moved by this much (metres east, north) since the crowd reported it: its
+    /// database rows lie that far off (0 in the reference world).
+    pub moved_by: (f64, f64),
     pub area: u32,
     pub site_no: u32,
     /// A new site that no crowd has reported yet: none of its cells are in the DB.
@@ -96,6 +98,7 @@ pub struct Ap {
 
 pub struct World {
     pub seed: u64,
+    pub params: Params,
     /// The scenario time, unix seconds.
     pub now: i64,
     pub land: Land,
@@ -146,23 +149,11 @@ impl Grid {
     }
 }
 
-/// Inter-site distance per zone and operator: operator 2 runs a slightly
-/// sparser grid, as challengers do.
-pub fn isd_m(env: Env, mnc: u16) -> f64 {
-    let base = match env {
-        Env::Urban => 500.0,
-        Env::Suburban => 1_500.0,
-        Env::Rural => 5_500.0,
-    };
-    if mnc == 2 {
-        base * 1.15
-    } else {
-        base
-    }
-}
-
 /// LAC/TAC tiles: sized so that a tile holds roughly 10-30 sites of its zone.
-fn lac_tile_m(env: Env) -> f64 {
+fn lac_tile_m(p: &Params, env: Env) -> f64 {
+    if p.family {
+        return 4.0 * p.isd_m[env as usize];
+    }
     match env {
         Env::Urban => 2_000.0,
         Env::Suburban => 6_000.0,
@@ -173,22 +164,27 @@ fn lac_tile_m(env: Env) -> f64 {
 const MIN_AREA_SITES: usize = 6;
 
 impl World {
-    /// The world of `seed`. `separate_masts` (0 to 1) is the share of masts whose LTE and NR
-    /// sectors stand on a mast of their own, 0.15 to 0.4 of the zone's inter-site distance
-    /// away (urban 75-200 m, rural 0.8-2.2 km), the GSM and UMTS ones staying: real operators
-    /// often co-locate their radios, not always. 0 (the default of every scenario) puts every
-    /// radio on every mast and draws nothing, so the worlds of earlier builds are unchanged.
-    pub fn generate(seed: u64, now: i64, separate_masts: f64) -> World {
+    /// The world of `seed` under `params`. `params.separate_masts` (0 to 1) is the share of
+    /// masts whose LTE and NR sectors stand on a mast of their own, 0.15 to 0.4 of the zone's
+    /// inter-site distance away (urban 75-200 m, rural 0.8-2.2 km), the GSM and UMTS ones
+    /// staying: real operators often co-locate their radios, not always. 0 puts every radio on
+    /// every mast and draws nothing, so the reference worlds of earlier builds are unchanged.
+    pub fn generate(seed: u64, now: i64, params: &Params) -> World {
         let land = Land::new();
-        let mut towers = place_towers(seed, &land);
-        if separate_masts > 0.0 {
-            separate_broadband(seed, &land, &mut towers, separate_masts);
+        let mut towers = if params.family {
+            place_towers_family(seed, &land, params)
+        } else {
+            place_towers(seed, &land, params)
+        };
+        if params.separate_masts > 0.0 {
+            separate_broadband(seed, &land, &mut towers, params);
         }
-        assign_areas(&mut towers);
-        let cells = make_cells(seed, &mut towers);
-        let aps = place_aps(seed, &land);
+        assign_areas(&mut towers, params);
+        let cells = make_cells(seed, &mut towers, params);
+        let aps = place_aps(seed, &land, params);
         let mut w = World {
             seed,
+            params: params.clone(),
             now,
             land,
             towers,
@@ -215,29 +211,36 @@ impl World {
     /// Mean received level of a cell at (x, y): path loss, antenna pattern and
     /// shadowing, without the per-measurement fast fading.
     pub fn cell_level(&self, ci: usize, x: f64, y: f64) -> f64 {
+        let p = &self.params;
         let c = &self.cells[ci];
         let t = &self.towers[c.tower];
         let d = dist(x, y, t.x, t.y).max(10.0);
         let rx_env = env_at(x, y);
-        let gain = match c.azimuth {
-            Some(az) => sector_gain(az, t.x, t.y, x, y),
+        let mut gain = match c.azimuth {
+            Some(az) => p.horizontal_gain_db(model::bearing_deg(t.x, t.y, x, y) - az),
             None => model::OMNI_GAIN_DB,
         };
-        let pl = model::fspl_1m(c.radio.freq_mhz())
-            + 10.0 * model::path_loss_exponent(t.env) * libm::log10(d);
-        let shadow = model::shadow_sigma_db(t.env)
-            * model::value_noise(t.shadow_key, x, y, model::CELL_SHADOW_GRID_M);
-        c.radio.eirp_dbm() + gain - pl - model::clutter_loss_db(rx_env) + shadow
+        if p.tilt.is_some() {
+            gain = (gain + p.vertical_gain_db(d)).max(-p.front_to_back_db.max(20.0));
+        }
+        let pl =
+            model::fspl_1m(c.radio.freq_mhz()) + 10.0 * p.exponent(c.radio, t.env) * libm::log10(d);
+        let shadow =
+            p.shadow_sigma(t.env) * model::value_noise(t.shadow_key, x, y, p.shadow_grid_m);
+        c.radio.eirp_dbm() + t.eirp_offset_db + gain - pl - model::clutter_loss_db(rx_env) + shadow
     }
 
     /// Distance beyond which a cell cannot be heard even with +3 sigma shadowing
     /// on boresight: lets a scan skip far towers without changing any result.
     pub fn max_hear_range_m(&self, radio: Radio, tower_env: Env) -> f64 {
-        let budget = radio.eirp_dbm() - model::fspl_1m(radio.freq_mhz()) - radio.sensitivity_dbm()
-            + 3.0 * model::shadow_sigma_db(tower_env)
+        let p = &self.params;
+        let budget = radio.eirp_dbm() + p.eirp_spread_db
+            - model::fspl_1m(radio.freq_mhz())
+            - radio.sensitivity_dbm()
+            + 3.0 * p.shadow_sigma(tower_env)
             + 4.0 * model::CELL_FAST_FADING_DB
             - model::clutter_loss_db(Env::Rural);
-        libm::pow(10.0, budget / (10.0 * model::path_loss_exponent(tower_env)))
+        libm::pow(10.0, budget / (10.0 * p.exponent(radio, tower_env)))
     }
 
     pub fn ap_level(&self, ai: usize, x: f64, y: f64, use_old_position: bool) -> f64 {
@@ -249,8 +252,8 @@ impl World {
         };
         let d = dist(x, y, ax, ay).max(1.0);
         let env = env_at(ax, ay);
-        let pl =
-            model::fspl_1m(a.freq_mhz as f64) + 10.0 * model::wifi_exponent(env) * libm::log10(d);
+        let pl = model::fspl_1m(a.freq_mhz as f64)
+            + 10.0 * self.params.wifi_exponent[env as usize] * libm::log10(d);
         let wall = if a.indoor {
             model::WIFI_WALL_LOSS_DB
         } else {
@@ -279,20 +282,13 @@ impl World {
     }
 }
 
-pub fn sector_gain(az: f64, tx: f64, ty: f64, x: f64, y: f64) -> f64 {
-    model::sector_gain_db(geo_bearing(tx, ty, x, y) - az)
-}
-
-fn geo_bearing(ax: f64, ay: f64, bx: f64, by: f64) -> f64 {
-    model::bearing_deg(ax, ay, bx, by)
-}
-
-fn place_towers(seed: u64, land: &Land) -> Vec<Tower> {
+/// The reference world's sites: a jittered hex grid per operator and zone.
+fn place_towers(seed: u64, land: &Land, p: &Params) -> Vec<Tower> {
     let mut towers = Vec::new();
     for &mnc in &MNCS {
         for env in Env::ALL {
             let mut rng = Rng::stream(seed, &format!("towers/{mnc}/{}", env.name()));
-            let s = isd_m(env, mnc);
+            let s = p.isd(env, mnc);
             let row = s * libm::sqrt(3.0) / 2.0;
             let (ox, oy) = (rng.range(0.0, s), rng.range(0.0, row));
             let jitter = if env == Env::Rural { 0.25 } else { 0.15 };
@@ -314,11 +310,14 @@ fn place_towers(seed: u64, land: &Land) -> Vec<Tower> {
                         x,
                         y,
                         env,
-                        omni: env == Env::Rural && omni_draw < 0.35,
+                        omni: omni_draw < p.omni_share[env as usize],
+                        sectors: 3,
                         az0,
+                        eirp_offset_db: 0.0,
+                        moved_by: (0.0, 0.0),
                         area: 0,
                         site_no: 0,
-                        missing: missing_draw < TOWER_MISSING_SHARE,
+                        missing: missing_draw < p.tower_missing,
                         shadow_key: 0,
                         cells: 0..0,
                         legacy: true,
@@ -331,8 +330,120 @@ fn place_towers(seed: u64, land: &Land) -> Vec<Tower> {
     towers
 }
 
-/// Moves the LTE and NR sectors of a `share` of the masts onto masts of their own nearby.
-fn separate_broadband(seed: u64, land: &Land, towers: &mut Vec<Tower>, share: f64) {
+/// Candidate site positions of one operator and zone under a family's layout, with the
+/// density of a hex grid of spacing `s`.
+fn layout_points(rng: &mut Rng, p: &Params, s: f64) -> Vec<(f64, f64)> {
+    let mut pts = Vec::new();
+    let row = s * libm::sqrt(3.0) / 2.0;
+    match p.layout {
+        Layout::Hex => {
+            let (ox, oy) = (rng.range(0.0, s), rng.range(0.0, row));
+            let nrows = (2.0 * HALF / row).ceil() as i64 + 2;
+            let ncols = (2.0 * HALF / s).ceil() as i64 + 2;
+            for r in 0..nrows {
+                for q in 0..ncols {
+                    let shift = if r % 2 == 1 { s / 2.0 } else { 0.0 };
+                    let x = -HALF - s + ox + q as f64 * s + shift + rng.range(-0.2, 0.2) * s;
+                    let y = -HALF - row + oy + r as f64 * row + rng.range(-0.2, 0.2) * s;
+                    pts.push((x, y));
+                }
+            }
+        }
+        Layout::Random | Layout::Roads => {
+            // A hex cell covers s * row square metres: the same number of sites at random.
+            let n = (4.0 * HALF * HALF / (s * row)).round() as usize;
+            // Major roads: every street line at about the spacing (at least 1 km apart).
+            let road = (s.max(1_000.0) / geo::STREET_SPACING_M).round() * geo::STREET_SPACING_M;
+            for _ in 0..n {
+                let (x, y) = (rng.range(-HALF, HALF), rng.range(-HALF, HALF));
+                if p.layout == Layout::Random {
+                    pts.push((x, y));
+                    continue;
+                }
+                let (u, v) = geo::to_uv(x, y);
+                let off = rng.range(-40.0, 40.0);
+                let (u, v) = if rng.chance(0.5) {
+                    (u, (v / road).round() * road + off)
+                } else {
+                    ((u / road).round() * road + off, v)
+                };
+                pts.push(geo::from_uv(u, v));
+            }
+        }
+    }
+    pts
+}
+
+/// A family world's sites: its layout and spacing per operator and zone, its sector
+/// counts, per-site EIRP offsets and moved sites; operator 2 shares some of operator 1's
+/// masts.
+fn place_towers_family(seed: u64, land: &Land, p: &Params) -> Vec<Tower> {
+    let mut towers: Vec<Tower> = Vec::new();
+    for &mnc in p.operators() {
+        for env in Env::ALL {
+            let mut rng = Rng::stream(seed, &format!("family-towers/{mnc}/{}", env.name()));
+            let s = p.isd(env, mnc);
+            for (mut x, mut y) in layout_points(&mut rng, p, s) {
+                let share_draw = rng.f64();
+                let az0 = rng.range(0.0, 360.0);
+                let omni_draw = rng.f64();
+                let six_draw = rng.f64();
+                let missing_draw = rng.f64();
+                let eirp_offset_db = rng.range(-p.eirp_spread_db, p.eirp_spread_db);
+                let moved_draw = rng.f64();
+                let (move_d, move_b) = (rng.range(1_000.0, 8_000.0), rng.range(0.0, 360.0));
+                if !land.is_land(x, y) || env_at(x, y) != env {
+                    continue;
+                }
+                if mnc == 2 && share_draw < p.shared_masts {
+                    // On operator 1's nearest mast of the zone, when one is within half the spacing.
+                    let near = towers
+                        .iter()
+                        .filter(|t| t.mnc == 1 && t.env == env)
+                        .map(|t| (dist(x, y, t.x, t.y), t.x, t.y))
+                        .min_by(|a, b| a.0.total_cmp(&b.0));
+                    if let Some((d, tx, ty)) = near {
+                        if d < s / 2.0 {
+                            (x, y) = (tx, ty);
+                        }
+                    }
+                }
+                let known = mnc == crate::family::KNOWN_MNC;
+                let moved_by = if !known && moved_draw < p.tower_moved {
+                    (
+                        move_d * libm::sin(move_b.to_radians()),
+                        move_d * libm::cos(move_b.to_radians()),
+                    )
+                } else {
+                    (0.0, 0.0)
+                };
+                towers.push(Tower {
+                    mnc,
+                    x,
+                    y,
+                    env,
+                    omni: omni_draw < p.omni_share[env as usize],
+                    sectors: if six_draw < p.six_sector_share { 6 } else { 3 },
+                    az0,
+                    eirp_offset_db,
+                    moved_by,
+                    area: 0,
+                    site_no: 0,
+                    missing: !known && missing_draw < p.tower_missing,
+                    shadow_key: 0,
+                    cells: 0..0,
+                    legacy: true,
+                    broadband: true,
+                });
+            }
+        }
+    }
+    towers
+}
+
+/// Moves the LTE and NR sectors of a share of the masts onto masts of their own nearby.
+fn separate_broadband(seed: u64, land: &Land, towers: &mut Vec<Tower>, p: &Params) {
+    let share = p.separate_masts;
     let mut rng = Rng::stream(seed, "separate-masts");
     for i in 0..towers.len() {
         let (draw, d, bearing, az0) = (
@@ -342,7 +453,7 @@ fn separate_broadband(seed: u64, land: &Land, towers: &mut Vec<Tower>, share: f6
             rng.range(0.0, 120.0),
         );
         let t = &towers[i];
-        let dist = d * isd_m(t.env, t.mnc);
+        let dist = d * p.isd(t.env, t.mnc);
         let (x, y) = (
             t.x + dist * libm::sin(bearing.to_radians()),
             t.y + dist * libm::cos(bearing.to_radians()),
@@ -366,15 +477,15 @@ fn separate_broadband(seed: u64, land: &Land, towers: &mut Vec<Tower>, share: f6
 /// tiles with too few sites into the area of their nearest large neighbour, and
 /// numbers the sites area by area (so the low byte of an eNB id is unique
 /// within a TAC, which the short-CID fallback relies on).
-fn assign_areas(towers: &mut [Tower]) {
-    for &mnc in &MNCS {
+fn assign_areas(towers: &mut [Tower], p: &Params) {
+    for &mnc in p.operators() {
         let idx: Vec<usize> = (0..towers.len())
             .filter(|&i| towers[i].mnc == mnc)
             .collect();
         let mut tiles: BTreeMap<(Env, i64, i64), Vec<usize>> = BTreeMap::new();
         for &i in &idx {
             let t = &towers[i];
-            let s = lac_tile_m(t.env);
+            let s = lac_tile_m(p, t.env);
             tiles
                 .entry((
                     t.env,
@@ -434,7 +545,7 @@ fn assign_areas(towers: &mut [Tower]) {
     }
 }
 
-fn make_cells(seed: u64, towers: &mut [Tower]) -> Vec<Cell> {
+fn make_cells(seed: u64, towers: &mut [Tower], p: &Params) -> Vec<Cell> {
     let mut cells = Vec::new();
     for (ti, t) in towers.iter_mut().enumerate() {
         let mut rng = Rng::new(hash3(
@@ -449,7 +560,13 @@ fn make_cells(seed: u64, towers: &mut [Tower]) -> Vec<Cell> {
             Env::Suburban => 0.2,
             Env::Rural => 0.0,
         });
-        let sectors: u8 = if t.omni { 1 } else { 3 };
+        let sectors: u8 = if t.omni { 1 } else { t.sectors };
+        // Family worlds turn each sector off its even spacing (from a stream of their own).
+        let mut jitter = Rng::new(hash3(
+            seed,
+            hash_str("family-azimuths"),
+            ((t.mnc as u64) << 32) | t.site_no as u64,
+        ));
         let start = cells.len();
         let s = t.site_no as u64;
         let a = t.area as u64;
@@ -471,25 +588,29 @@ fn make_cells(seed: u64, towers: &mut [Tower]) -> Vec<Cell> {
                     Radio::Umts => (
                         2_000 + a,
                         ((1 + a / 3) << 16) | (10 * s + k + 5),
-                        Some(((s * 3 + k) % 512) as u16),
+                        Some(((s * sectors.max(3) as u64 + k) % 512) as u16),
                     ),
                     // eNB << 8 | sector.
                     Radio::Lte => (
                         3_000 + a,
                         ((t.mnc as u64 * 100_000 + s) << 8) | (k + 1),
-                        Some(((s % 168) * 3 + k) as u16),
+                        Some(pci(s, k, sectors, 504)),
                     ),
                     // gNB (24-bit id) << 12 | cell.
                     Radio::Nr => (
                         3_000 + a,
                         ((t.mnc as u64 * 1_000_000 + s) << 12) | (k + 1),
-                        Some(((s % 336) * 3 + k) as u16),
+                        Some(pci(s, k, sectors, 1_008)),
                     ),
                 };
                 let azimuth = if t.omni {
                     None
-                } else {
+                } else if sectors == 3 && p.azimuth_jitter_deg == 0.0 {
                     Some((t.az0 + 120.0 * sec as f64) % 360.0)
+                } else {
+                    let even = 360.0 / sectors as f64 * sec as f64;
+                    let off = jitter.range(-p.azimuth_jitter_deg, p.azimuth_jitter_deg);
+                    Some((t.az0 + even + off).rem_euclid(360.0))
                 };
                 cells.push(Cell {
                     tower: ti,
@@ -507,6 +628,13 @@ fn make_cells(seed: u64, towers: &mut [Tower]) -> Vec<Cell> {
         t.cells = start..cells.len();
     }
     cells
+}
+
+/// Physical cell id of sector `k` of site `s` among `ids` (LTE 504, NR 1008), a block of
+/// 3 (or 6) per site.
+fn pci(s: u64, k: u64, sectors: u8, ids: u64) -> u16 {
+    let block = sectors.max(3) as u64;
+    ((s % (ids / block)) * block + k) as u16
 }
 
 /// Random vendor prefixes: globally administered (bit 1 clear), unicast (bit 0 clear).
@@ -530,25 +658,26 @@ fn new_bssid(rng: &mut Rng, ouis: &[u64], used: &mut BTreeSet<u64>) -> u64 {
 }
 
 /// Mean gap between APs along a street, by zone.
-fn ap_gap_m(env: Env) -> f64 {
-    match env {
+fn ap_gap_m(env: Env, p: &Params) -> f64 {
+    let gap = match env {
         Env::Urban => 50.0,
         Env::Suburban => 250.0,
         Env::Rural => 1_500.0,
-    }
+    };
+    gap * p.ap_gap_factor
 }
 
 const WIFI_CHANNELS_24: [u32; 3] = [2412, 2437, 2462];
 const WIFI_CHANNELS_5: [u32; 8] = [5180, 5200, 5220, 5240, 5500, 5580, 5660, 5745];
 
-fn place_aps(seed: u64, land: &Land) -> Vec<Ap> {
+fn place_aps(seed: u64, land: &Land, p: &Params) -> Vec<Ap> {
     let mut rng = Rng::stream(seed, "aps");
     let ouis = ouis(seed);
     let mut used = BTreeSet::new();
     let mut aps = Vec::new();
     let mut add = |rng: &mut Rng, x: f64, y: f64, aps: &mut Vec<Ap>| {
         let env = env_at(x, y);
-        let five = rng.chance(0.4);
+        let five = rng.chance(p.wifi_5ghz_share);
         let freq = if five {
             *rng.pick(&WIFI_CHANNELS_5)
         } else {
@@ -585,7 +714,7 @@ fn place_aps(seed: u64, land: &Land) -> Vec<Ap> {
                     t += 50.0;
                     continue;
                 }
-                let step = ap_gap_m(env) * rng.range(0.4, 1.6);
+                let step = ap_gap_m(env, p) * rng.range(0.4, 1.6);
                 let side = if rng.chance(0.5) { 1.0 } else { -1.0 };
                 let off = side * rng.range(6.0, 25.0);
                 let along = rng.range(0.0, step);
@@ -619,7 +748,7 @@ fn place_aps(seed: u64, land: &Land) -> Vec<Ap> {
     let mut mrng = Rng::stream(seed, "moved");
     let (ux, uy) = geo::urban_centre_xy();
     for ap in aps.iter_mut() {
-        if !mrng.chance(AP_MOVED_SHARE) {
+        if !mrng.chance(p.ap_moved) {
             continue;
         }
         // Most moves land in the city so that urban scans meet them.

@@ -22,6 +22,15 @@ fn bad_arguments_exit_2_with_a_message() {
         vec!["scale", "--out", "/tmp/x"],
         vec!["scale", "--rows", "-3", "--out", "/tmp/x"],
         vec!["scale", "--rows", "10", "--out", "/tmp/x", "--frobnicate"],
+        vec!["scale", "--rows", "10", "--out", "/tmp/x", "--family"],
+        vec![
+            "world",
+            "--out",
+            "/tmp/x",
+            "--family",
+            "--separate-masts",
+            "0.3",
+        ],
     ] {
         let o = sim(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -46,6 +55,8 @@ fn help_documents_everything() {
         "--requests",
         "--rows",
         "--gz",
+        "--family",
+        "params.json",
     ] {
         assert!(h.contains(flag), "{flag}");
     }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 use serde_json::Value;
+use whereabouts_sim::family::Params;
 use whereabouts_sim::output::{world_files, Files, CELLS_HEADER, WIFI_HEADER};
 use whereabouts_sim::world::DEFAULT_NOW;
 
@@ -13,7 +14,16 @@ const REQUESTS: usize = 60;
 
 fn files() -> &'static Files {
     static F: OnceLock<Files> = OnceLock::new();
-    F.get_or_init(|| world_files(SEED, REQUESTS, DEFAULT_NOW, 0.0, &|_| {}).unwrap())
+    F.get_or_init(|| {
+        world_files(
+            SEED,
+            REQUESTS,
+            DEFAULT_NOW,
+            &Params::reference(0.0),
+            &|_| {},
+        )
+        .unwrap()
+    })
 }
 
 fn text(name: &str) -> &'static str {
@@ -110,13 +120,20 @@ fn num(v: &BTreeMap<String, String>, k: &str) -> f64 {
 
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
-    let again = world_files(SEED, REQUESTS, DEFAULT_NOW, 0.0, &|_| {}).unwrap();
+    let again = world_files(
+        SEED,
+        REQUESTS,
+        DEFAULT_NOW,
+        &Params::reference(0.0),
+        &|_| {},
+    )
+    .unwrap();
     assert_eq!(files().files.len(), again.files.len());
     for ((n1, b1), (n2, b2)) in files().files.iter().zip(&again.files) {
         assert_eq!(n1, n2);
         assert!(b1 == b2, "{n1} differs between two runs with the same seed");
     }
-    let other = world_files(SEED + 1, 2, DEFAULT_NOW, 0.0, &|_| {}).unwrap();
+    let other = world_files(SEED + 1, 2, DEFAULT_NOW, &Params::reference(0.0), &|_| {}).unwrap();
     assert_ne!(other.get("cells.csv"), files().get("cells.csv"));
 }
 
@@ -475,7 +492,7 @@ fn lte_masts_without_gsm(files: &Files) -> f64 {
 #[test]
 fn separated_masts_put_lte_apart_from_gsm_in_the_share_asked() {
     assert_eq!(lte_masts_without_gsm(files()), 0.0);
-    let apart = world_files(SEED, 2, DEFAULT_NOW, 0.3, &|_| {}).unwrap();
+    let apart = world_files(SEED, 2, DEFAULT_NOW, &Params::reference(0.3), &|_| {}).unwrap();
     let share = lte_masts_without_gsm(&apart);
     // A draw per mast (about 700 here: 0.3 give or take 0.04 at two standard deviations);
     // masts whose LTE would land in the sea keep their radios together.
