@@ -6,7 +6,7 @@
 
 use super::lookup::{candidate_radios, SeenCell};
 use super::params::{
-    reference_sector_offset, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
+    reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M,
     ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ROBUST_ROUNDS, ROBUST_SCALE_RANGES,
     SAMPLES_HALF_WEIGHT, SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
@@ -28,27 +28,39 @@ struct Anchor {
 }
 
 /// A cell's range in the units the solver's constants are expressed in: its stored range
-/// read through its network's scale ([`range_units`]), or its network's typical range when
-/// it has none.
+/// (or its network's typical one) read through its network's scale ([`range_units`]).
 fn range_of(c: &SeenCell) -> f64 {
+    stored_range_of(c) * range_units(c)
+}
+
+/// A cell's stored range, or when it has none its network's median range, or without
+/// statistics [`DEFAULT_RANGE_M`].
+fn stored_range_of(c: &SeenCell) -> f64 {
     if c.range_m > 0.0 {
-        c.range_m * range_units(c)
+        c.range_m
     } else {
-        prior_range_of(c)
+        c.scale
+            .median_range_m
+            .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0))
     }
 }
 
-/// What one metre of `c`'s stored range is in the solver's units: the network's median
-/// sector offset over [`reference_sector_offset`] (bounded to 1/4..4), or 1 without
-/// statistics, for a learned cell (its range is our learner's), or for a radio without sites.
-/// Ranges published for the same geometry under another definition (the farthest sighting
-/// against a spread) scale every sector's offset/range alike: this undoes it.
+/// What one metre of `c`'s stored range is in the solver's units: the network's median site
+/// spacing over its median range, against [`reference_spacing_per_range`] (bounded to
+/// 1/4..4). Ranges published under another definition (the farthest sighting, a quantile,
+/// twice the mean distance) or from crowds that saw less of each cell's coverage put the same
+/// geometry in other numbers; the spacing of the sites is the geometry itself. 1 without
+/// statistics, for a learned cell (its range is our learner's), and for a network whose
+/// sector estimates sit on their masts (published tower positions, `NetworkScale`).
 fn range_units(c: &SeenCell) -> f64 {
     if c.learned {
         return 1.0;
     }
-    match (c.scale.sector_offset, reference_sector_offset(c.radio)) {
-        (Some(offset), Some(reference)) => (offset as f64 / reference).clamp(0.25, 4.0),
+    match (
+        c.scale.spacing_per_range,
+        reference_spacing_per_range(c.radio),
+    ) {
+        (Some(v), Some(reference)) => (v as f64 / reference).clamp(0.25, 4.0),
         _ => 1.0,
     }
 }
@@ -57,9 +69,11 @@ fn range_units(c: &SeenCell) -> f64 {
 /// network's median stored range in the solver's units, or [`DEFAULT_RANGE_M`] without
 /// statistics.
 fn prior_range_of(c: &SeenCell) -> f64 {
-    c.scale
+    let stored = c
+        .scale
         .median_range_m
-        .map_or(DEFAULT_RANGE_M, |r| (r as f64 * range_units(c)).max(1.0))
+        .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0));
+    stored * range_units(c)
 }
 
 /// How much a cell says, as two weights: its signal and how many sightings back its estimate
@@ -155,9 +169,12 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         if i > 0 && same_site(c, first) {
             wp *= SERVING_SITE_WEIGHT;
         }
-        let range = range_of(c);
+        let stored = stored_range_of(c);
+        let range = stored * range_units(c);
         sw += w;
-        sr += w * range;
+        // The multi-cell radius in stored ranges: read in the network's units, its range
+        // terms widen and narrow it the wrong way in the world families (docs/experiments.md).
+        sr += w * stored;
         let (x, y, on_axis) = anchor_of(&frame, c);
         moved |= on_axis;
         first_on_axis |= i == 0 && on_axis;
@@ -346,6 +363,7 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
 mod tests {
     use super::*;
     use crate::sites::SiteMast;
+    use crate::store::netstats::NetworkScale;
 
     #[test]
     fn a_cell_far_from_the_consensus_for_its_range_pulls_less() {
@@ -390,7 +408,7 @@ mod tests {
             serving: true,
             via_short_cid: false,
             learned: false,
-            scale: crate::store::netstats::NetworkScale::UNKNOWN,
+            scale: NetworkScale::UNKNOWN,
         };
         (frame, cell)
     }
@@ -503,6 +521,35 @@ mod tests {
             (ratio - OFF_AXIS_SCALE / BOUNDED_SCALE).abs() < 1e-9,
             "{ratio}"
         );
+    }
+
+    #[test]
+    fn a_range_is_read_in_its_networks_units() {
+        let (_, mut cell) = serving_east(None);
+        let reference = reference_spacing_per_range(cell.radio).unwrap();
+        // Without statistics: the stored range as it is, and the prior for none.
+        assert_eq!(range_of(&cell), 1_000.0);
+        cell.range_m = 0.0;
+        assert_eq!(range_of(&cell), DEFAULT_RANGE_M);
+        // Sites twice as far apart for their ranges as the reference's: ranges that say
+        // half the geometry, read twice as wide; the network's median range for none.
+        cell.scale = NetworkScale {
+            median_range_m: Some(600.0),
+            spacing_per_range: Some((2.0 * reference) as f32),
+        };
+        assert!(
+            (range_of(&cell) - 1_200.0).abs() < 1e-3,
+            "{}",
+            range_of(&cell)
+        );
+        cell.range_m = 1_000.0;
+        assert!((range_of(&cell) - 2_000.0).abs() < 1e-3);
+        // Bounded: one figure of a network says at most this much.
+        cell.scale.spacing_per_range = Some((100.0 * reference) as f32);
+        assert!((range_of(&cell) - 4_000.0).abs() < 1e-3);
+        // A learned cell's range is our learner's own.
+        cell.learned = true;
+        assert_eq!(range_of(&cell), 1_000.0);
     }
 
     #[test]

@@ -39,6 +39,24 @@ pub(super) fn typical_serving_dbm(radio: Radio) -> Option<f64> {
     }
 }
 
+/// The unit of range the range-based constants of this file are expressed in, by radio: the
+/// median site spacing (metres from a mast to the nearest other mast) over the median stored
+/// range of the data they were set on (the simulator's reference world). A network's stored
+/// ranges are read times its own spacing/range over this (`cells::range_units`), so that a
+/// range says the same geometry whatever definition of range the network's data uses (the
+/// farthest sighting, a quantile, twice the mean distance) and however much of a cell's
+/// coverage its crowd saw. It differs by radio because the ranges do: lower bands reach
+/// farther from the same masts.
+pub(super) fn reference_spacing_per_range(radio: Radio) -> Option<f64> {
+    match radio {
+        Radio::Gsm => Some(0.40),
+        Radio::Umts => Some(0.56),
+        Radio::Lte | Radio::Nbiot => Some(0.69),
+        Radio::Nr => Some(0.96),
+        Radio::Cdma => None,
+    }
+}
+
 /// A neighbour (heard, not serving) is placed as if heard this much weaker: a device that
 /// hears a cell without being served by it is mostly at the edge of its coverage, beyond
 /// where the crowd that made the estimate was. Fitted on the simulator.
@@ -50,23 +68,6 @@ pub(super) const NEIGHBOUR_LEVEL_OFFSET_DB: f64 = 4.0;
 /// them), are taken to be this wide (an assumption, not fitted); with statistics, the
 /// network's median range.
 pub(super) const DEFAULT_RANGE_M: f64 = 1_000.0;
-
-/// The sector offset (how far a site's sector estimates lie from their mast, over their mean
-/// range; `store::netstats`) of the data the range-based constants here are expressed
-/// against, by radio: the unit of range. A network whose median offset is smaller publishes
-/// ranges wider for the same geometry (say the farthest sighting where this data has a
-/// spread), and its ranges are read times its offset over this. The values are the median
-/// offsets of the simulator's networks; the offset differs by radio there as in real data
-/// (longer-reaching radios' crowds spread farther for the same sector).
-pub(super) fn reference_sector_offset(radio: Radio) -> Option<f64> {
-    match radio {
-        Radio::Gsm => Some(0.27),
-        Radio::Umts => Some(0.32),
-        Radio::Lte | Radio::Nbiot => Some(0.37),
-        Radio::Nr => Some(0.40),
-        Radio::Cdma => None,
-    }
-}
 
 /// A cell's weight grows with the sightings behind its crowd estimate, as
 /// samples / (samples + this): few sightings make a noisy estimate. Fitted on the simulator.

@@ -317,28 +317,38 @@ fn nearest_neighbour_m(masts: &[(SiteMast, f64)]) -> Vec<f64> {
 pub struct NetworkScale {
     /// The median stored range of the network's cells, metres; None: unknown.
     pub median_range_m: Option<f32>,
-    /// The median sector offset (sector estimates' distance from their mast / range).
-    pub sector_offset: Option<f32>,
+    /// The median site spacing over the median range (networks whose sector estimates stand
+    /// apart from their masts: crowd estimates, not published tower positions).
+    pub spacing_per_range: Option<f32>,
 }
 
 impl NetworkScale {
     pub const UNKNOWN: NetworkScale = NetworkScale {
         median_range_m: None,
-        sector_offset: None,
+        spacing_per_range: None,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
-    /// `MIN_CELLS` cells, a sector offset of at least `MIN_SITES` sites.
+    /// `MIN_CELLS` cells; a sector offset and a spacing of at least `MIN_SITES` sites whose
+    /// sectors stand apart from their masts.
     pub fn of(s: &NetworkStats) -> NetworkScale {
         const MIN_CELLS: u64 = 20;
         const MIN_SITES: u64 = 10;
+        // Sector estimates on their masts (a network published at its towers' positions)
+        // say nothing of how its ranges were measured.
+        const MIN_SECTOR_OFFSET: f64 = 0.05;
         let ranged = s.range_m.filter(|_| s.cells >= MIN_CELLS);
+        let offset = s
+            .sector_offset
+            .filter(|q| s.sites >= MIN_SITES && q.p50 >= MIN_SECTOR_OFFSET);
         NetworkScale {
             median_range_m: ranged.map(|q| q.p50 as f32),
-            sector_offset: s
-                .sector_offset
-                .filter(|_| s.sites >= MIN_SITES)
-                .map(|q| q.p50 as f32),
+            spacing_per_range: match (ranged, s.site_spacing_m, offset) {
+                (Some(r), Some(d), Some(_)) if s.sites >= MIN_SITES && r.p50 > 0.0 => {
+                    Some((d.p50 / r.p50) as f32)
+                }
+                _ => None,
+            },
         }
     }
 }
@@ -402,7 +412,7 @@ mod tests {
         assert_eq!(lte.site_spacing_m, None);
         let scale = NetworkScale::of(lte);
         assert_eq!(scale.median_range_m, Some(median as f32));
-        assert_eq!(scale.sector_offset, None);
+        assert_eq!(scale.spacing_per_range, None);
         // One cell without a range: nothing to scale by.
         assert_eq!(NetworkScale::of(&file.networks[1]), NetworkScale::UNKNOWN);
 
