@@ -54,8 +54,18 @@ async function familyWorld(seed: number, requests: string) {
     rmSync(work, { recursive: true, force: true });
     execFileSync(
       'cargo',
-      ['run', '-q', '--release', '-p', 'whereabouts-sim', '--', 'world', '--family', '--seed', String(seed)]
-        .concat(['--requests', requests, '--out', world]),
+      [
+        'run',
+        '-q',
+        '--release',
+        '-p',
+        'whereabouts-sim',
+        '--',
+        'world',
+        '--family',
+        '--seed',
+        String(seed),
+      ].concat(['--requests', requests, '--out', world]),
       { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
     );
   }
@@ -63,8 +73,14 @@ async function familyWorld(seed: number, requests: string) {
   rmSync(net, { recursive: true, force: true });
   rmSync(priors, { recursive: true, force: true });
   const importFiles = native().importFiles;
-  if (!importFiles) throw new Error('this build of the native addon has no importer; run `npm run build:native`');
-  await importFiles(net, [join(world, 'cells.csv'), join(world, 'wifi.csv')], { replace: true, simulated: true }, () => {});
+  if (!importFiles)
+    throw new Error('this build of the native addon has no importer; run `npm run build:native`');
+  await importFiles(
+    net,
+    [join(world, 'cells.csv'), join(world, 'wifi.csv')],
+    { replace: true, simulated: true },
+    () => {},
+  );
   cpSync(net, priors, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(priors, 'manifest.json'), 'utf8')) as Record<string, unknown>;
   delete manifest.network_stats;
@@ -115,7 +131,9 @@ for (const seed of seeds) {
   const baseline = MapBaseline.fromCsv(join(w.world, 'cells.csv'), join(w.world, 'wifi.csv'));
   const priors = await Engine.open({ db: w.priors, now: SIM_NOW });
   const net = await Engine.open({ db: w.net, now: SIM_NOW });
-  for (const f of readdirSync(join(w.world, 'scenarios')).filter((x) => x.endsWith('.jsonl')).sort()) {
+  for (const f of readdirSync(join(w.world, 'scenarios'))
+    .filter((x) => x.endsWith('.jsonl'))
+    .sort()) {
     const scenario = f.replace('.jsonl', '');
     const file = join(w.world, 'scenarios', f);
     const a = score(priors, file, baseline);
@@ -141,7 +159,8 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const medianOf = (xs: number[]) => quantile(xs, 0.5);
 const worstRatio = (xs: number[]) => Math.min(...xs.filter(Number.isFinite));
 /** The share farthest from 68%. */
-const worstInside = (xs: number[]) => xs.reduce((w, x) => (Math.abs(x - 0.68) > Math.abs(w - 0.68) ? x : w), 0.68);
+const worstInside = (xs: number[]) =>
+  xs.reduce((w, x) => (Math.abs(x - 0.68) > Math.abs(w - 0.68) ? x : w), 0.68);
 const rows = [...results.entries()].map(([scenario, r]) => ({
   scenario,
   'ratio median priors': medianOf(r.priors.map((s) => s.ratio)).toFixed(3),

@@ -113,12 +113,16 @@ for (const rangeBy of factors(values.range as string)) {
     writeFileSync(cells, scaledCells(rangeBy, samplesBy));
     const net = join(dir, 'db-net');
     const importFiles = native().importFiles;
-    if (!importFiles) throw new Error('this build of the native addon has no importer; run `npm run build:native`');
+    if (!importFiles)
+      throw new Error('this build of the native addon has no importer; run `npm run build:native`');
     await importFiles(net, [cells, join(world, 'wifi.csv')], { replace: true, simulated: true }, () => {});
     // The same database without its statistics: the solver's priors.
     const priors = join(dir, 'db-priors');
     cpSync(net, priors, { recursive: true });
-    const manifest = JSON.parse(readFileSync(join(priors, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+    const manifest = JSON.parse(readFileSync(join(priors, 'manifest.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     delete manifest.network_stats;
     writeFileSync(join(priors, 'manifest.json'), JSON.stringify(manifest));
     const baseline = MapBaseline.fromCsv(cells, join(world, 'wifi.csv'));

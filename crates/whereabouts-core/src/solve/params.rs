@@ -9,6 +9,13 @@
 //! mean's median error to ours; radius constants by each scenario's share of true positions
 //! inside the radius, [`super::CONFIDENCE`]. How the model works: docs/positioning.md; what
 //! was tried and measured: docs/experiments.md.
+//!
+//! Constants in units of a cell's range are read in its network's units: a crowd cell's range
+//! is scaled by what the database measured of its network ([`reference_spacing_per_range`],
+//! `store::netstats`), so they hold for networks whose ranges are defined otherwise than the
+//! simulator's. The rest (path-loss exponents, serving levels, the multi-cell radius's shape)
+//! are still the reference world's: a crowd database holds no levels to estimate them from, and
+//! on the simulator's world families they are where the remaining misses are.
 
 use crate::radio::Radio;
 

@@ -430,4 +430,52 @@ mod tests {
         );
         assert!(NetworkStatsFile::read(dir.path(), "../x.json").is_err());
     }
+
+    #[test]
+    fn every_build_writes_them_beside_its_shards_and_the_next_one_replaces_them() {
+        use crate::store::record::{cell_key, Estimated, Station, StationInfo};
+        use crate::store::{BuildOptions, Database, DbBuilder};
+        let dir = tempfile::tempdir().unwrap();
+        let build = |range_m: u32| {
+            let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+            for i in 0..25u64 {
+                let info = StationInfo {
+                    lat: 52.0 + i as f64 * 0.01,
+                    lon: 4.0,
+                    range_m,
+                    samples: 30,
+                    psc: None,
+                    created: 1_700_000_000,
+                    updated: 1_700_000_000,
+                    estimated: Estimated::Averaged,
+                };
+                let key = cell_key(Radio::Lte, 1, (100 + i) << 8);
+                b.push_cell(Radio::Lte, 208, 1, Station::new(key, &info))
+                    .unwrap();
+            }
+            b.commit().unwrap().0
+        };
+        let first = build(800);
+        assert_eq!(
+            first.network_stats.as_deref(),
+            Some("network-stats-000001.json")
+        );
+        let second = build(1_600);
+        assert_eq!(
+            second.network_stats.as_deref(),
+            Some("network-stats-000002.json")
+        );
+        assert!(!dir.path().join("network-stats-000001.json").exists());
+        let db = Database::open(dir.path()).unwrap();
+        let file = db.network_stats().unwrap();
+        assert_eq!(file.networks.len(), 1);
+        let median = file.networks[0].range_m.unwrap().p50;
+        assert!((median / 1_600.0 - 1.0).abs() < 0.045, "{median}");
+        // Omni cells (one a site): no sites, no spacing, nothing to scale ranges by.
+        assert_eq!(file.networks[0].sites, 0);
+        let scale = db.network_scale(Radio::Lte, 208, 1);
+        assert_eq!(scale.median_range_m, Some(median as f32));
+        assert_eq!(scale.spacing_per_range, None);
+        assert_eq!(db.network_scale(Radio::Gsm, 208, 1), NetworkScale::UNKNOWN);
+    }
 }
