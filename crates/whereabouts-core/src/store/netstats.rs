@@ -132,7 +132,7 @@ impl LogHistogram {
     }
 
     fn add(&mut self, v: f64) {
-        if !(v > 0.0) || !v.is_finite() {
+        if v.is_nan() || v <= 0.0 || v.is_infinite() {
             return;
         }
         let bin = ((v.log2() - LOG2_MIN) * BINS_PER_OCTAVE).floor();
