@@ -10,6 +10,8 @@
  * evaluates every scenario. Deterministic for a given seed. `--ratios` adds the 68% and 95%
  * quantiles of error / reported radius per scenario and over all answers: the 95% one is the
  * factor that turns the 68% radius into a 95% one (the Ichnaea interface's, docs/server.md).
+ * This is the reference world only; bench/families.ts reports over world families, on seeds a
+ * fit never saw, with the worst world beside the median one.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -156,6 +156,12 @@ describe('whereabouts eval', () => {
     expect(cmp.stdout).toMatch(/near\s+all\s+2\s/);
   });
 
+  it('--family needs --sim (a family world is a simulator world)', () => {
+    const r = cli(['eval', '--family', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--family .*--sim/);
+  });
+
   it("scores another system's answers by the same rules", () => {
     const db = fixtureDb();
     const dir = tempDir('wb-eval-');

@@ -23,6 +23,7 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
     sim: { type: 'string' },
     requests: { type: 'string', default: '1000' },
     'sim-dir': { type: 'string' },
+    family: { type: 'boolean' },
     split: { type: 'string' },
     mcc: { type: 'string' },
     mnc: { type: 'string' },
@@ -55,6 +56,8 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
   if (values.sim !== undefined && !/^\d+$/.test(values.sim))
     throw new UsageError('--sim takes a seed (an integer)');
   if (!/^\d+$/.test(values.requests)) throw new UsageError('--requests takes an integer');
+  if (values.family && values.sim === undefined)
+    throw new UsageError('--family makes --sim SEED a member of the world family: give --sim');
   if (values.sim !== undefined && values.db !== undefined)
     throw new UsageError("--sim evaluates on the simulated world's own database: leave out --db");
   let split: ReturnType<typeof parseSplit> | undefined;
@@ -88,8 +91,13 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
           : {
               seed: values.sim,
               requests: values.requests,
+              family: values.family === true,
               work:
-                values['sim-dir'] ?? join(tmpdir(), `whereabouts-eval-sim-${values.sim}-${values.requests}`),
+                values['sim-dir'] ??
+                join(
+                  tmpdir(),
+                  `whereabouts-eval-sim-${values.family ? 'family-' : ''}${values.sim}-${values.requests}`,
+                ),
             },
       split,
       splitText: values.split,

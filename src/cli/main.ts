@@ -106,7 +106,7 @@ Usage:
       drawn from the embedded basemap; without --center/--zoom the view fits the
       markers and paths. The format follows --out's extension unless --format.
   whereabouts eval [--db DIR] [--split files|time|kfold:K] [--mcc N --mnc N] [--sim SEED
-                   [--requests N]] [--answers FILE] [--json] [--report FILE.html] INPUT...
+                   [--requests N] [--family]] [--answers FILE] [--json] [--report FILE.html] INPUT...
   whereabouts eval --compare A.json B.json
       Measures positioning: labelled requests (JSON lines of {"request", "truth",
       "scenario"}), GPS-tagged observation files (the formats of learn; with --split,

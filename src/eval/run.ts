@@ -31,8 +31,8 @@ export interface EvalOptions {
   /** The station database; without it, the embedded demo database (or an empty one to learn into). */
   db?: string;
   inputs: string[];
-  /** A simulator world to evaluate on (its scenarios and its database). */
-  sim?: { seed: string; requests: string; work: string };
+  /** A simulator world to evaluate on (its scenarios and its database); `family`: a member of the world family. */
+  sim?: { seed: string; requests: string; work: string; family?: boolean };
   split?: Split;
   splitText?: string;
   /** MCC/MNC for observation files without them (G-NetTrack). */
@@ -58,7 +58,7 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
   let now = o.now;
   const files = expandInputs(o.inputs);
   if (o.sim) {
-    const world = await simWorld(o.sim.work, o.sim.seed, o.sim.requests, true);
+    const world = await simWorld(o.sim.work, o.sim.seed, o.sim.requests, true, '0', o.sim.family);
     db = world.db;
     now ??= SIM_NOW;
     files.push(...world.scenarios);
@@ -211,7 +211,9 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
     });
   const json: EvalJson = {
     format: 'whereabouts-eval/1',
-    inputs: o.sim ? [...o.inputs, `sim:${o.sim.seed}:${o.sim.requests}`] : [...o.inputs],
+    inputs: o.sim
+      ? [...o.inputs, `sim:${o.sim.family ? 'family:' : ''}${o.sim.seed}:${o.sim.requests}`]
+      : [...o.inputs],
     split: o.splitText ?? null,
     answers: o.answers ?? null,
     rows: results.count,

@@ -5,7 +5,8 @@
  * the npm package.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../data-files.js';
 import { Engine } from '../engine.js';
@@ -25,8 +26,10 @@ export interface SimWorld {
 /**
  * The world of `seed` with `requests` requests a scenario in `work`, written and imported
  * afresh, or, with `reuse`, the one already there while this build still opens its database (a
- * station format change makes it rebuild rather than fail). `separateMasts`: the simulator's
- * `--separate-masts` share.
+ * station format change makes it rebuild rather than fail) and the simulator's sources are those
+ * it was written by (`DIR/simulator.sha256`). `separateMasts`: the simulator's
+ * `--separate-masts` share; `family`: a member of the world family (`--family`, every model
+ * parameter drawn from the seed; docs/simulator.md).
  */
 export async function simWorld(
   work: string,
@@ -34,6 +37,7 @@ export async function simWorld(
   requests: string,
   reuse: boolean,
   separateMasts = '0',
+  family = false,
 ): Promise<SimWorld> {
   const w = { work, world: join(work, 'world'), db: join(work, 'db') };
   const done = () => ({
@@ -43,14 +47,24 @@ export async function simWorld(
       .sort()
       .map((f) => join(w.world, 'scenarios', f)),
   });
-  if (reuse && existsSync(join(w.db, 'manifest.json')) && (await opensInThisBuild(w.db))) return done();
   if (!existsSync(join(packageRoot, 'crates', 'whereabouts-sim')))
     throw new Error(
       'the simulator needs a checkout of the whereabouts repository (crates/whereabouts-sim) and cargo',
     );
+  const stamp = join(work, 'simulator.sha256');
+  const version = simulatorVersion();
+  if (
+    reuse &&
+    existsSync(join(w.db, 'manifest.json')) &&
+    existsSync(stamp) &&
+    readFileSync(stamp, 'utf8') === version &&
+    (await opensInThisBuild(w.db))
+  )
+    return done();
   rmSync(work, { recursive: true, force: true });
   const world = ['world', '--seed', seed, '--requests', requests];
   if (Number(separateMasts) > 0) world.push('--separate-masts', separateMasts);
+  if (family) world.push('--family');
   execFileSync(
     'cargo',
     ['run', '-q', '--release', '-p', 'whereabouts-sim', '--', ...world, '--out', w.world],
@@ -68,7 +82,22 @@ export async function simWorld(
     { replace: true, simulated: true },
     () => {},
   );
+  writeFileSync(stamp, version);
   return done();
+}
+
+/** A hash of the simulator's sources: a world written by other sources is written again. */
+function simulatorVersion(): string {
+  const crate = join(packageRoot, 'crates', 'whereabouts-sim');
+  const h = createHash('sha256');
+  const files = [
+    join(crate, 'Cargo.toml'),
+    ...readdirSync(join(crate, 'src'))
+      .sort()
+      .map((f) => join(crate, 'src', f)),
+  ];
+  for (const f of files) h.update(f.slice(crate.length)).update(readFileSync(f));
+  return h.digest('hex');
 }
 
 async function opensInThisBuild(db: string): Promise<boolean> {

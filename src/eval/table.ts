@@ -20,8 +20,8 @@ const m = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en'
 const pct = (x: number) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : '-');
 const ratio = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
 
-/** Left-aligned first columns, right-aligned numbers. */
-function render(head: string[], rows: string[][], left: number): string {
+/** A text table: the first `left` columns left-aligned, the others (numbers) right-aligned. */
+export function renderColumns(head: string[], rows: string[][], left: number): string {
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const cell = (s: string, i: number) => (i < left ? s.padEnd(w[i] as number) : s.padStart(w[i] as number));
   return [head, ...rows].map((r) => r.map(cell).join('  ').trimEnd()).join('\n');
@@ -56,7 +56,7 @@ export function formatTable(lines: readonly TableLine[]): string {
       r.push(m(l.baselines[b]?.median ?? Number.NaN), ratio(l.baselines[b]?.ratio ?? Number.NaN));
     return r;
   });
-  return render(head, rows, 2);
+  return renderColumns(head, rows, 2);
 }
 
 /** Reads an `--json` output, refusing other files with a message naming what was expected. */
@@ -117,5 +117,5 @@ export function formatCompare(a: EvalJson, b: EvalJson): string {
     'B inside',
     'B/A median',
   ];
-  return render(head, rows, 2);
+  return renderColumns(head, rows, 2);
 }

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::geo::Env;
-use crate::model::Radio;
+use crate::model::{self, Radio};
 use crate::rng::Rng;
 
 /// How sites are laid out in a zone.
@@ -234,7 +234,21 @@ impl Params {
         let urban = r.log_uniform(300.0, 1_200.0);
         let suburban = urban * r.range(1.5, 4.0);
         let rural = (suburban * r.range(2.0, 5.0)).clamp(1_500.0, 10_000.0);
-        let isd_m = [urban, suburban.min(rural), rural];
+        let mut isd_m = [urban, suburban, rural];
+        // Operators dimension their grids to cover: no spacing beyond 1.5 times an LTE
+        // sector's boresight reach in the zone (without a shadowing margin), so steep path
+        // loss brings denser sites rather than holes where a town hears only far towers.
+        for (z, env) in Env::ALL.iter().enumerate() {
+            let budget = Radio::Lte.eirp_dbm()
+                - model::fspl_1m(Radio::Lte.freq_mhz())
+                - model::clutter_loss_db(*env)
+                - Radio::Lte.sensitivity_dbm();
+            let reach = libm::pow(10.0, budget / (10.0 * pl_exponent[Radio::Lte as usize][z]));
+            let floor = if *env == Env::Rural { 1_500.0 } else { 300.0 };
+            isd_m[z] = isd_m[z].min(1.5 * reach).max(floor);
+        }
+        isd_m[1] = isd_m[1].min(isd_m[2]);
+        isd_m[0] = isd_m[0].min(isd_m[1]);
         let separate_masts = if r.chance(0.5) {
             r.range(0.0, 0.6)
         } else {

@@ -223,8 +223,15 @@ impl World {
         if p.tilt.is_some() {
             gain = (gain + p.vertical_gain_db(d)).max(-p.front_to_back_db.max(20.0));
         }
-        let pl =
-            model::fspl_1m(c.radio.freq_mhz()) + 10.0 * p.exponent(c.radio, t.env) * libm::log10(d);
+        // Family worlds take the steeper of the tower's and the receiver's zone: a path into
+        // a town crosses its clutter, so a far country mast with a shallow exponent does not
+        // outshine the town's own masts. The reference world uses the tower's zone.
+        let n = if p.family {
+            p.exponent(c.radio, t.env).max(p.exponent(c.radio, rx_env))
+        } else {
+            p.exponent(c.radio, t.env)
+        };
+        let pl = model::fspl_1m(c.radio.freq_mhz()) + 10.0 * n * libm::log10(d);
         let shadow =
             p.shadow_sigma(t.env) * model::value_noise(t.shadow_key, x, y, p.shadow_grid_m);
         c.radio.eirp_dbm() + t.eirp_offset_db + gain - pl - model::clutter_loss_db(rx_env) + shadow
