@@ -52,6 +52,39 @@ export type StationChangesPage = NativeChangesPage;
  * (`overlayCells`, `overlayWifi` waiting to be folded, `overlayBlocked` withdrawn as moved),
  * whether a compaction runs, and the last one (`lastCompaction`: unix seconds, or null).
  */
+/** Three quantiles of a distribution. */
+export interface Quantiles {
+  p10: number;
+  p50: number;
+  p90: number;
+}
+
+/** One network's statistics ({@link Engine.networkStats}). */
+export interface NetworkStats {
+  radio: string;
+  mcc: number;
+  mnc: number;
+  cells: number;
+  /** Cells placed by the learner from GPS-tagged sightings. */
+  learned: number;
+  /** Stored ranges in metres of the cells that have one. */
+  range_m: Quantiles | null;
+  /** Sightings behind each cell's estimate. */
+  samples: Quantiles | null;
+  /** Sites whose mast the sibling sectors give. */
+  sites: number;
+  /** Metres from a mast to the nearest other mast of its LAC/TAC. */
+  site_spacing_m: Quantiles | null;
+  /** A site's sector estimates' mean distance from their mast over their mean range. */
+  sector_offset: Quantiles | null;
+}
+
+/** The versioned statistics file of a database. */
+export interface NetworkStatsFile {
+  version: number;
+  networks: NetworkStats[];
+}
+
 export type EngineStats = Omit<NativeStats, 'lastCompaction' | 'lastCompactionError'> & {
   lastCompaction: number | null;
   lastCompactionError: string | null;
@@ -447,6 +480,18 @@ export class Engine {
     this.#handle.assertOpen();
     if (!this.#sync) throw new Error('this engine was opened without the sync option');
     await this.#sync.runNow();
+  }
+
+  /**
+   * What each network's own data says of its scale (docs/positioning.md, "Each network's
+   * scale"): stored ranges, sightings, site spacing and sector offsets, computed when the
+   * database was written. Null for a database written before they existed (its networks answer
+   * with the solver's priors).
+   */
+  networkStats(): NetworkStatsFile | null {
+    this.#handle.assertOpen();
+    const json = this.#handle.native.networkStats();
+    return json == null ? null : (JSON.parse(json) as NetworkStatsFile);
   }
 
   /** Counts of the open database and which optional data is loaded. */

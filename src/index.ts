@@ -13,6 +13,9 @@ export {
   Engine,
   type EngineOptions,
   type EngineStats,
+  type NetworkStats,
+  type NetworkStatsFile,
+  type Quantiles,
   type StationChangesPage,
   type StationChangesQuery,
 } from './engine.js';

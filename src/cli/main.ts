@@ -58,6 +58,10 @@ Usage:
       With --store postgres://... (or WHEREABOUTS_STORE_URL): one learning round of the
       shared store now (every server's new GPS submissions folded and published, as
       the elected server does every --learn-interval), built in DIR (docs/deploy.md).
+  whereabouts stats --db DIR [--json]
+      What each network's own data says of its scale, as the database stores it:
+      stored ranges and sightings, site spacing, sector offsets, learned cells (the
+      solver scales by them; docs/positioning.md). --json prints the stored file.
   whereabouts serve [--db DIR] [--store DIR2|postgres://...] [--port N] [--host H] [--workers N]
       The HTTP service (POST /v2/process, GET /v2/balance, /v2/timezone, /v2/reverse,
       /v2/search, GET /v2/sync, GET /health; also at the .php paths). Default 127.0.0.1:8080, one worker per
@@ -161,6 +165,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./learn.js')).runLearn(rest);
       case 'compact':
         return await (await import('./compact.js')).runCompact(rest);
+      case 'stats':
+        return await (await import('./stats.js')).runStats(rest);
       case 'upgrade':
         return await (await import('./upgrade.js')).runUpgrade(rest);
       case 'token':

@@ -67,9 +67,14 @@ fn a_format_6_database_is_refused_with_the_upgrade_named_then_upgraded_with_ever
     assert!(manifest.simulated);
     assert_eq!(manifest.sources, ["fixture.csv"]);
     assert_eq!(manifest.created, 1_700_000_000);
-    // Only the new generation's shards are left.
+    // Only the new generation's shards are left, with its network statistics.
     let files = fs::read_dir(&dir).unwrap().count();
-    assert_eq!(files, manifest.shards.len() + 1, "shards and the manifest");
+    assert!(manifest.network_stats.is_some());
+    assert_eq!(
+        files,
+        manifest.shards.len() + 2,
+        "shards, network statistics and the manifest"
+    );
 
     let db = Database::open(&dir).unwrap();
     let near = |a: f64, b: f64| (a - b).abs() < 0.6e-6;

@@ -417,6 +417,19 @@ impl NativeEngine {
         })
     }
 
+    /// The database's per-network statistics (`store::netstats`) as the JSON of their file;
+    /// None for a database written before they existed.
+    #[napi]
+    pub fn network_stats(&self) -> Result<Option<String>> {
+        guarded("networkStats", || {
+            let db = self.locator()?.database();
+            db.network_stats()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| err(e.to_string()))
+        })
+    }
+
     #[napi]
     pub fn stats(&self) -> Result<DbStats> {
         guarded("stats", || {

@@ -6,11 +6,11 @@
 
 use super::lookup::{candidate_radios, SeenCell};
 use super::params::{
-    AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP, COUNT_REF,
-    CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M, ESTIMATE_ERROR,
-    MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
-    SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
-    SPREAD_RANGE_EXP, SPREAD_SCALE,
+    reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
+    COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M,
+    ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ROBUST_ROUNDS, ROBUST_SCALE_RANGES,
+    SAMPLES_HALF_WEIGHT, SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
+    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -27,12 +27,53 @@ struct Anchor {
     range: f64,
 }
 
+/// A cell's range in the units the solver's constants are expressed in: its stored range
+/// (or its network's typical one) read through its network's scale ([`range_units`]).
 fn range_of(c: &SeenCell) -> f64 {
+    stored_range_of(c) * range_units(c)
+}
+
+/// A cell's stored range, or when it has none its network's median range, or without
+/// statistics [`DEFAULT_RANGE_M`].
+fn stored_range_of(c: &SeenCell) -> f64 {
     if c.range_m > 0.0 {
         c.range_m
     } else {
-        DEFAULT_RANGE_M
+        c.scale
+            .median_range_m
+            .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0))
     }
+}
+
+/// What one metre of `c`'s stored range is in the solver's units: the network's median site
+/// spacing over its median range, against [`reference_spacing_per_range`] (bounded to
+/// 1/4..4). Ranges published under another definition (the farthest sighting, a quantile,
+/// twice the mean distance) or from crowds that saw less of each cell's coverage put the same
+/// geometry in other numbers; the spacing of the sites is the geometry itself. 1 without
+/// statistics, for a learned cell (its range is our learner's), and for a network whose
+/// sector estimates sit on their masts (published tower positions, `NetworkScale`).
+fn range_units(c: &SeenCell) -> f64 {
+    if c.learned {
+        return 1.0;
+    }
+    match (
+        c.scale.spacing_per_range,
+        reference_spacing_per_range(c.radio),
+    ) {
+        (Some(v), Some(reference)) => (v as f64 / reference).clamp(0.25, 4.0),
+        _ => 1.0,
+    }
+}
+
+/// What a cell of `c`'s network is taken to reach when its own range says little: the
+/// network's median stored range in the solver's units, or [`DEFAULT_RANGE_M`] without
+/// statistics.
+fn prior_range_of(c: &SeenCell) -> f64 {
+    let stored = c
+        .scale
+        .median_range_m
+        .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0));
+    stored * range_units(c)
 }
 
 /// How much a cell says, as two weights: its signal and how many sightings back its estimate
@@ -128,9 +169,12 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         if i > 0 && same_site(c, first) {
             wp *= SERVING_SITE_WEIGHT;
         }
-        let range = range_of(c);
+        let stored = stored_range_of(c);
+        let range = stored * range_units(c);
         sw += w;
-        sr += w * range;
+        // The multi-cell radius in stored ranges: read in the network's units, its range
+        // terms widen and narrow it the wrong way in the world families (docs/experiments.md).
+        sr += w * stored;
         let (x, y, on_axis) = anchor_of(&frame, c);
         moved |= on_axis;
         first_on_axis |= i == 0 && on_axis;
@@ -156,7 +200,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let radius = if first.learned {
             single_cell_accuracy(range_of(first), median_samples)
         } else {
-            crowd_cell_accuracy(range_of(first), median_samples)
+            crowd_cell_accuracy(range_of(first), prior_range_of(first), median_samples)
         };
         radius * scale
     } else {
@@ -261,10 +305,11 @@ fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
         * (SINGLE_SPREAD * SINGLE_SPREAD + ESTIMATE_ERROR * ESTIMATE_ERROR / samples as f64).sqrt()
 }
 
-/// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]).
-fn crowd_cell_accuracy(range_m: f64, samples: u32) -> f64 {
+/// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]): its range
+/// taken as if one more sighting had said `prior_range_m` (its network's typical range).
+fn crowd_cell_accuracy(range_m: f64, prior_range_m: f64, samples: u32) -> f64 {
     let n = samples.max(1) as f64;
-    let range = (n * range_m + DEFAULT_RANGE_M) / (n + 1.0);
+    let range = (n * range_m + prior_range_m) / (n + 1.0);
     let estimate = CROWD_ESTIMATE_ERROR * CROWD_ESTIMATE_ERROR / n.powf(CROWD_SAMPLES_EXP);
     range * (CROWD_SPREAD * CROWD_SPREAD + estimate).sqrt()
 }
@@ -318,6 +363,7 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
 mod tests {
     use super::*;
     use crate::sites::SiteMast;
+    use crate::store::netstats::NetworkScale;
 
     #[test]
     fn a_cell_far_from_the_consensus_for_its_range_pulls_less() {
@@ -362,6 +408,7 @@ mod tests {
             serving: true,
             via_short_cid: false,
             learned: false,
+            scale: NetworkScale::UNKNOWN,
         };
         (frame, cell)
     }
@@ -477,6 +524,35 @@ mod tests {
     }
 
     #[test]
+    fn a_range_is_read_in_its_networks_units() {
+        let (_, mut cell) = serving_east(None);
+        let reference = reference_spacing_per_range(cell.radio).unwrap();
+        // Without statistics: the stored range as it is, and the prior for none.
+        assert_eq!(range_of(&cell), 1_000.0);
+        cell.range_m = 0.0;
+        assert_eq!(range_of(&cell), DEFAULT_RANGE_M);
+        // Sites twice as far apart for their ranges as the reference's: ranges that say
+        // half the geometry, read twice as wide; the network's median range for none.
+        cell.scale = NetworkScale {
+            median_range_m: Some(600.0),
+            spacing_per_range: Some((2.0 * reference) as f32),
+        };
+        assert!(
+            (range_of(&cell) - 1_200.0).abs() < 1e-3,
+            "{}",
+            range_of(&cell)
+        );
+        cell.range_m = 1_000.0;
+        assert!((range_of(&cell) - 2_000.0).abs() < 1e-3);
+        // Bounded: one figure of a network says at most this much.
+        cell.scale.spacing_per_range = Some((100.0 * reference) as f32);
+        assert!((range_of(&cell) - 4_000.0).abs() < 1e-3);
+        // A learned cell's range is our learner's own.
+        cell.learned = true;
+        assert_eq!(range_of(&cell), 1_000.0);
+    }
+
+    #[test]
     fn a_timing_advance_allows_a_step_either_way() {
         // Reported step 4 of 78.12 m: its middle is 4.5 steps.
         let (lo, hi) = ta_interval(4.5 * 78.12, 78.12);
@@ -494,15 +570,15 @@ mod tests {
     #[test]
     fn a_crowd_cell_from_few_sightings_claims_little() {
         // well sampled: its spread, a third of its range
-        assert!((crowd_cell_accuracy(1_000.0, 1_000_000) - 350.0).abs() < 0.5);
+        assert!((crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 1_000_000) - 350.0).abs() < 0.5);
         // one sighting with the 50 m floor for a range: the prior range and the estimate's
         // error dominate, kilometres rather than the 50 m a published range would claim
-        let one = crowd_cell_accuracy(50.0, 1);
+        let one = crowd_cell_accuracy(50.0, DEFAULT_RANGE_M, 1);
         assert!((one - 525.0 * 0.35f64.hypot(3.0)).abs() < 1e-9, "{one}");
         // fewer sightings never claim more
         let radii: Vec<f64> = [1, 2, 4, 10, 50, 500]
             .iter()
-            .map(|&n| crowd_cell_accuracy(800.0, n))
+            .map(|&n| crowd_cell_accuracy(800.0, DEFAULT_RANGE_M, n))
             .collect();
         assert!(radii.windows(2).all(|w| w[0] > w[1]), "{radii:?}");
     }

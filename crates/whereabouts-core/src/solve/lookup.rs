@@ -11,6 +11,7 @@ use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
 use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
 use crate::sites::{self, SiteMast};
+use crate::store::netstats::NetworkScale;
 use crate::store::record::{cell_key, Estimated, Station};
 use crate::store::{CellBlock, Database, WifiBlock};
 
@@ -37,6 +38,8 @@ pub struct SeenCell {
     /// Placed by our learner (the mode of GPS-tagged sightings), not a crowd average: its
     /// range and samples mean something else, and its radius has its own calibration.
     pub learned: bool,
+    /// The scale of the cell's network, from the database's statistics.
+    pub scale: NetworkScale,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -195,7 +198,8 @@ fn find_cell(
                 }) {
                     // A learned cell's siblings may be learned or not: no mast.
                     Lookup::Learned(st) => {
-                        seen.push(seen_cell(radio, obs, &st, serving, false, None));
+                        let scale = db.network_scale(radio, mcc, mnc);
+                        seen.push(seen_cell(radio, obs, &st, serving, false, None, scale));
                         return Found::Seen;
                     }
                     Lookup::Blocked => return Found::Withdrawn,
@@ -221,7 +225,9 @@ fn find_cell(
                     }),
                     Estimated::Learned => None,
                 };
-                seen.push(seen_cell(radio, obs, &m.cell, serving, false, tower));
+                seen.push(seen_cell(
+                    radio, obs, &m.cell, serving, false, tower, m.scale,
+                ));
                 return Found::Seen;
             }
         }
@@ -250,7 +256,8 @@ fn find_by_short_cid(db: &Database, obs: &CellObs, serving: bool) -> Option<Seen
             let n = found.len() as f64;
             let lat = found.iter().map(|s| s.lat()).sum::<f64>() / n;
             let lon = found.iter().map(|s| s.lon()).sum::<f64>() / n;
-            let mut c = seen_cell(radio, obs, &first, serving, true, None);
+            let scale = db.network_scale(radio, mcc, mnc);
+            let mut c = seen_cell(radio, obs, &first, serving, true, None, scale);
             c.lat = lat;
             c.lon = lon;
             c.range_m = found
@@ -272,6 +279,7 @@ fn seen_cell(
     serving: bool,
     via_short_cid: bool,
     tower: Option<SiteMast>,
+    scale: NetworkScale,
 ) -> SeenCell {
     let signal = obs
         .signal
@@ -298,6 +306,7 @@ fn seen_cell(
         via_short_cid,
         tower,
         learned: st.estimated() == Estimated::Learned,
+        scale,
     }
 }
 

@@ -9,6 +9,13 @@
 //! mean's median error to ours; radius constants by each scenario's share of true positions
 //! inside the radius, [`super::CONFIDENCE`]. How the model works: docs/positioning.md; what
 //! was tried and measured: docs/experiments.md.
+//!
+//! Constants in units of a cell's range are read in its network's units: a crowd cell's range
+//! is scaled by what the database measured of its network ([`reference_spacing_per_range`],
+//! `store::netstats`), so they hold for networks whose ranges are defined otherwise than the
+//! simulator's. The rest (path-loss exponents, serving levels, the multi-cell radius's shape)
+//! are still the reference world's: a crowd database holds no levels to estimate them from, and
+//! on the simulator's world families they are where the remaining misses are.
 
 use crate::radio::Radio;
 
@@ -39,6 +46,24 @@ pub(super) fn typical_serving_dbm(radio: Radio) -> Option<f64> {
     }
 }
 
+/// The unit of range the range-based constants of this file are expressed in, by radio: the
+/// median site spacing (metres from a mast to the nearest other mast) over the median stored
+/// range of the data they were set on (the simulator's reference world). A network's stored
+/// ranges are read times its own spacing/range over this (`cells::range_units`), so that a
+/// range says the same geometry whatever definition of range the network's data uses (the
+/// farthest sighting, a quantile, twice the mean distance) and however much of a cell's
+/// coverage its crowd saw. It differs by radio because the ranges do: lower bands reach
+/// farther from the same masts.
+pub(super) fn reference_spacing_per_range(radio: Radio) -> Option<f64> {
+    match radio {
+        Radio::Gsm => Some(0.40),
+        Radio::Umts => Some(0.56),
+        Radio::Lte | Radio::Nbiot => Some(0.69),
+        Radio::Nr => Some(0.96),
+        Radio::Cdma => None,
+    }
+}
+
 /// A neighbour (heard, not serving) is placed as if heard this much weaker: a device that
 /// hears a cell without being served by it is mostly at the edge of its coverage, beyond
 /// where the crowd that made the estimate was. Fitted on the simulator.
@@ -46,7 +71,9 @@ pub(super) const NEIGHBOUR_LEVEL_OFFSET_DB: f64 = 4.0;
 
 // Cell position: the weighted, robust mean of the anchors, bounded by the serving sector.
 
-/// Cells with no published range are taken to be this wide (an assumption, not fitted).
+/// Cells with no published range, in a network without statistics (a database written before
+/// them), are taken to be this wide (an assumption, not fitted); with statistics, the
+/// network's median range.
 pub(super) const DEFAULT_RANGE_M: f64 = 1_000.0;
 
 /// A cell's weight grows with the sightings behind its crowd estimate, as

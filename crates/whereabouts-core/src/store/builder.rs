@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::masts::MastSpill;
-use super::record::{key_cid, key_lac, Area, Network, Station, StationRecord, KEY_BITS};
+use super::netstats::{self, NetworkStatsBuilder};
+use super::record::{key_cid, key_lac, Area, Estimated, Network, Station, StationRecord, KEY_BITS};
 use super::writer::ShardWriter;
 use super::StoreError;
 use crate::geo;
@@ -117,6 +118,8 @@ pub struct DbBuilder {
     last_cell: Option<(u8, u16, u16, u64)>,
     last_wifi: Option<u64>,
     in_wifi: bool,
+    /// Each network's statistics ([`netstats`]) as its stations pass.
+    network_stats: NetworkStatsBuilder,
 }
 
 impl DbBuilder {
@@ -156,6 +159,7 @@ impl DbBuilder {
             last_cell: None,
             last_wifi: None,
             in_wifi: false,
+            network_stats: NetworkStatsBuilder::default(),
         })
     }
 
@@ -349,6 +353,14 @@ impl DbBuilder {
             n.count += 1;
         }
         self.stats.cells += 1;
+        self.network_stats.cell(
+            radio,
+            mcc,
+            mnc,
+            station.range_m() as f64,
+            station.samples(),
+            station.estimated() == Estimated::Learned,
+        );
         self.group.push(station);
         Ok(())
     }
@@ -370,8 +382,16 @@ impl DbBuilder {
             let shard_index = self.pending.len() as u32;
             let site_of = |s: &Station| sites::site_cids(radio, key_cid(radio, s.key)).map(|r| r.0);
             let mut at = 0;
+            let mut group_masts = Vec::new();
             for site in self.group.chunk_by(|a, b| site_of(a) == site_of(b)) {
                 let mast = site_of(&site[0]).and_then(|_| SiteMast::of(radio, site));
+                if let Some(mast) = mast {
+                    let averaged = site.iter().filter(|s| s.estimated() == Estimated::Averaged);
+                    let (n, sum) = averaged.fold((0.0, 0.0), |(n, sum), s| {
+                        (n + 1.0, sum + s.range_m() as f64)
+                    });
+                    group_masts.push((mast, sum / f64::max(n, 1.0)));
+                }
                 if let (Some(mast), Some(spill)) = (mast, self.masts.as_mut()) {
                     spill
                         .push(
@@ -384,6 +404,8 @@ impl DbBuilder {
                 }
                 at += site.len() as u32;
             }
+            self.network_stats
+                .sites(radio, net.mcc, net.mnc, &group_masts);
         }
         self.group.clear();
         Ok(())
@@ -435,6 +457,10 @@ impl DbBuilder {
             let to = self.dir.join(&e.file);
             fs::rename(&from, &to).map_err(|err| StoreError::io(&to, err))?;
         }
+        let stats_file = netstats::file_name(self.generation);
+        std::mem::take(&mut self.network_stats)
+            .finish()
+            .write(&self.dir, &stats_file)?;
         sync_dir(&self.dir)?;
         let manifest = Manifest {
             format: super::layout::FORMAT_VERSION,
@@ -443,6 +469,7 @@ impl DbBuilder {
             shards: entries,
             simulated: self.opts.simulated,
             sources: self.opts.sources.clone(),
+            network_stats: Some(stats_file),
         };
         manifest.write_atomic(&self.dir)?;
         // Open readers keep their mappings of the old files; unlinking is safe.
@@ -450,6 +477,11 @@ impl DbBuilder {
             for e in &old.shards {
                 if !manifest.shards.iter().any(|n| n.file == e.file) {
                     let _ = fs::remove_file(self.dir.join(&e.file));
+                }
+            }
+            if let Some(f) = &old.network_stats {
+                if manifest.network_stats.as_ref() != Some(f) && !f.contains('/') {
+                    let _ = fs::remove_file(self.dir.join(f));
                 }
             }
         }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
+use super::netstats::{NetworkScale, NetworkStatsFile};
 use super::record::{cell_key, key_cid, rank_key, short_cid_ranks};
 use super::record::{Area, Mast, Station, StationRecord};
 
@@ -40,6 +41,8 @@ struct NetPart {
     /// cells per network: with readahead, most of a world database's cells vector.
     lo: u64,
     hi: u64,
+    /// The network's own scale ([`NetworkScale`]), copied into every cell found in it.
+    scale: NetworkScale,
 }
 
 impl NetPart {
@@ -61,6 +64,8 @@ pub struct CellMatch<'a> {
     shard: &'a Shard,
     /// The position of `neighbours[0]` in the shard's cells.
     first: usize,
+    /// The scale of the cell's network, from the database's statistics.
+    pub scale: NetworkScale,
 }
 
 impl CellMatch<'_> {
@@ -85,6 +90,8 @@ pub struct Database {
     /// Shards holding WiFi, with their first and last BSSID: a lookup searches only the
     /// shard whose range holds the key, never a failed search through another first.
     wifi_shards: Vec<(u64, u64, u32)>,
+    /// Each network's statistics ([`super::netstats`]); None for a database without them.
+    network_stats: Option<NetworkStatsFile>,
 }
 
 /// Where a WiFi lookup will search: a block of one shard's stations (`Database::wifi_block`).
@@ -156,6 +163,7 @@ impl Database {
                     count: n.count,
                     lo: 0,
                     hi: u64::MAX,
+                    scale: NetworkScale::UNKNOWN,
                 });
             }
             // Networks sort by radio first: the CDMA ones are one contiguous run.
@@ -189,6 +197,22 @@ impl Database {
                 };
             }
         }
+        let network_stats = match &manifest.network_stats {
+            Some(name) => NetworkStatsFile::read(dir, name)?,
+            None => None,
+        };
+        if let Some(file) = &network_stats {
+            for n in &file.networks {
+                let Some(radio) = Radio::parse(&n.radio) else {
+                    continue;
+                };
+                let key = packed(radio as u8, n.mcc, n.mnc);
+                let start = networks.partition_point(|p| p.key < key);
+                for p in networks[start..].iter_mut().take_while(|p| p.key == key) {
+                    p.scale = NetworkScale::of(n);
+                }
+            }
+        }
         Ok(Database {
             dir: dir.to_path_buf(),
             manifest,
@@ -196,6 +220,7 @@ impl Database {
             networks,
             cdma_sids,
             wifi_shards,
+            network_stats,
         })
     }
 
@@ -205,6 +230,12 @@ impl Database {
 
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
+    }
+
+    /// Each network's statistics, when the database has them (databases written before
+    /// they existed do not).
+    pub fn network_stats(&self) -> Option<&NetworkStatsFile> {
+        self.network_stats.as_ref()
     }
 
     pub fn shards(&self) -> &[Shard] {
@@ -241,6 +272,14 @@ impl Database {
             .take_while(|p| p.key == key)
             .count();
         start..start + len
+    }
+
+    /// The scale of network (radio, mcc, mnc) from the database's statistics, or
+    /// [`NetworkScale::UNKNOWN`].
+    pub fn network_scale(&self, radio: Radio, mcc: u16, mnc: u16) -> NetworkScale {
+        self.nets(radio, mcc, mnc)
+            .first()
+            .map_or(NetworkScale::UNKNOWN, |p| p.scale)
     }
 
     /// The mccs under which a CDMA SID is known.
@@ -354,6 +393,7 @@ impl Database {
             neighbours: &cells[a..b],
             shard,
             first: a,
+            scale: p.scale,
         }
     }
 

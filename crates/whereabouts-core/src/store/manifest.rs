@@ -33,6 +33,10 @@ pub struct Manifest {
     /// Human-readable sources merged into this database (file names, exports).
     #[serde(default)]
     pub sources: Vec<String>,
+    /// The file of per-network statistics ([`super::netstats`]), itself versioned; None in
+    /// databases written before it existed, whose networks answer with the solver's priors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_stats: Option<String>,
 }
 
 impl ShardEntry {

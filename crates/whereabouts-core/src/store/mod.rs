@@ -5,6 +5,8 @@
 //! - [`builder`]: turns sorted station streams into shards, derived areas and masts pooled
 //!   across radios.
 //! - [`database`]: opens a directory and answers lookups across its shards.
+//! - [`netstats`]: each network's own scale (ranges, samples, site spacing, sector offsets),
+//!   written beside the shards and read at open.
 //! - [`changes`]: stations changed in a time window, streamed from a cursor (sync).
 
 pub mod builder;
@@ -15,6 +17,7 @@ pub mod layout;
 pub mod legacy;
 pub mod manifest;
 mod masts;
+pub mod netstats;
 pub mod record;
 pub mod shard;
 mod table;

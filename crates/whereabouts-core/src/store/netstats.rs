@@ -1,0 +1,481 @@
+//! Per-network statistics of a database: what each network's (radio, mcc, mnc) own data says
+//! about its scale, so that the solver reads its cells in units of their network rather than
+//! of one world's. Computed by the builder as the stations stream past (every import, learn
+//! and compaction writes them), stored beside the shards in a versioned file the manifest
+//! names, and read at open. A database without the file (written before it existed) or a
+//! network without enough data answers with the solver's priors.
+//!
+//! What is measured, per network:
+//! - the stored ranges (10th, 50th, 90th percentiles) and sighting counts of its cells;
+//! - its sites: how many masts its sibling sectors give ([`SiteMast::of`]), the distance from
+//!   each mast to the nearest other mast of its LAC/TAC (the site spacing), and how far a
+//!   site's sector estimates lie from their mast relative to their range (the sector offset);
+//! - how many of its cells were placed by our learner from GPS-tagged sightings.
+//!
+//! Quantiles come from logarithmic histograms (16 bins an octave, under 2.2% from the exact
+//! value), so memory stays bounded by the networks, whatever the stations.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::StoreError;
+use crate::geo::LocalFrame;
+use crate::radio::Radio;
+use crate::sites::SiteMast;
+
+/// The version of the statistics file's content: raised when a field changes meaning, so that
+/// a reader never takes one figure for another. A file of another version is ignored (the
+/// solver falls back to its priors) and rewritten by the next import, learn or compaction.
+pub const NETWORK_STATS_VERSION: u32 = 1;
+
+/// The file's name for a database generation: a new generation never overwrites the file an
+/// open reader's manifest names.
+pub fn file_name(generation: u64) -> String {
+    format!("network-stats-{generation:06}.json")
+}
+
+/// Three quantiles of a distribution.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Quantiles {
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
+}
+
+/// One network's statistics.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NetworkStats {
+    pub radio: String,
+    pub mcc: u16,
+    pub mnc: u16,
+    pub cells: u64,
+    /// Cells placed by our learner (GPS-tagged sightings) rather than crowd-averaged.
+    pub learned: u64,
+    /// Stored ranges in metres of the cells that have one.
+    pub range_m: Option<Quantiles>,
+    /// Sightings behind each cell's estimate.
+    pub samples: Option<Quantiles>,
+    /// Sites whose mast the sibling sectors give.
+    pub sites: u64,
+    /// Metres from a mast to the nearest other mast of the same LAC/TAC (two masts or more).
+    pub site_spacing_m: Option<Quantiles>,
+    /// How far a site's sector estimates lie from their mast, on average, divided by the
+    /// sectors' mean range.
+    pub sector_offset: Option<Quantiles>,
+}
+
+/// The file: its version and every network, sorted by (radio code, mcc, mnc).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct NetworkStatsFile {
+    pub version: u32,
+    pub networks: Vec<NetworkStats>,
+}
+
+impl NetworkStatsFile {
+    /// The statistics of the file `name` in `dir`. A missing file is an error (the manifest
+    /// names it); a file of another version is `Ok(None)`.
+    pub fn read(dir: &Path, name: &str) -> Result<Option<NetworkStatsFile>, StoreError> {
+        if name.contains('/') || name.contains('\\') || name.starts_with('.') {
+            return Err(StoreError::Corrupt(format!(
+                "manifest names an odd network statistics file {name:?}"
+            )));
+        }
+        let path = dir.join(name);
+        let text = fs::read_to_string(&path).map_err(|e| StoreError::io(&path, e))?;
+        #[derive(Deserialize)]
+        struct Version {
+            version: u32,
+        }
+        let v: Version = serde_json::from_str(&text)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+        if v.version != NETWORK_STATS_VERSION {
+            return Ok(None);
+        }
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
+    }
+
+    /// Writes the file `name` in `dir` (synced; the manifest that names it comes after).
+    pub fn write(&self, dir: &Path, name: &str) -> Result<(), StoreError> {
+        let path = dir.join(name);
+        let text = serde_json::to_string_pretty(self).expect("network statistics serialise");
+        let mut f = File::create(&path).map_err(|e| StoreError::io(&path, e))?;
+        f.write_all(text.as_bytes())
+            .and_then(|_| f.write_all(b"\n"))
+            .and_then(|_| f.sync_all())
+            .map_err(|e| StoreError::io(&path, e))
+    }
+}
+
+/// A histogram on a log2 scale, 16 bins an octave from 2^`LOG2_MIN`, its ends catching what
+/// lies beyond.
+#[derive(Clone, Debug)]
+struct LogHistogram {
+    counts: Vec<u64>,
+    total: u64,
+}
+
+const BINS_PER_OCTAVE: f64 = 16.0;
+const LOG2_MIN: f64 = -8.0;
+const LOG2_MAX: f64 = 20.0;
+
+impl LogHistogram {
+    fn new() -> LogHistogram {
+        LogHistogram {
+            counts: vec![0; ((LOG2_MAX - LOG2_MIN) * BINS_PER_OCTAVE) as usize],
+            total: 0,
+        }
+    }
+
+    fn add(&mut self, v: f64) {
+        if v.is_nan() || v <= 0.0 || v.is_infinite() {
+            return;
+        }
+        let bin = ((v.log2() - LOG2_MIN) * BINS_PER_OCTAVE).floor();
+        let bin = bin.clamp(0.0, (self.counts.len() - 1) as f64) as usize;
+        self.counts[bin] += 1;
+        self.total += 1;
+    }
+
+    /// The q-quantile as the geometric middle of its bin, to three significant digits (the
+    /// bins are 4.4% wide; short decimals also read back from the file bit for bit).
+    fn quantile(&self, q: f64) -> f64 {
+        let target = (q * self.total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= target {
+                let v = (LOG2_MIN + (i as f64 + 0.5) / BINS_PER_OCTAVE).exp2();
+                let e = v.log10().floor() as i32 - 2;
+                return if e >= 0 {
+                    (v / 10f64.powi(e)).round() * 10f64.powi(e)
+                } else {
+                    // Divided by an exact power of ten: the double nearest the decimal.
+                    (v * 10f64.powi(-e)).round() / 10f64.powi(-e)
+                };
+            }
+        }
+        f64::NAN
+    }
+
+    fn quantiles(&self) -> Option<Quantiles> {
+        (self.total > 0).then(|| Quantiles {
+            p10: self.quantile(0.1),
+            p50: self.quantile(0.5),
+            p90: self.quantile(0.9),
+        })
+    }
+}
+
+/// One network's statistics as its stations stream past.
+struct Accumulator {
+    radio: Radio,
+    mcc: u16,
+    mnc: u16,
+    cells: u64,
+    learned: u64,
+    sites: u64,
+    range: LogHistogram,
+    samples: LogHistogram,
+    spacing: LogHistogram,
+    offset: LogHistogram,
+}
+
+/// The statistics of every network a build writes, in the builder's order.
+#[derive(Default)]
+pub struct NetworkStatsBuilder {
+    done: Vec<NetworkStats>,
+    current: Option<Accumulator>,
+}
+
+impl NetworkStatsBuilder {
+    fn network(&mut self, radio: Radio, mcc: u16, mnc: u16) -> &mut Accumulator {
+        let same = self
+            .current
+            .as_ref()
+            .is_some_and(|a| (a.radio, a.mcc, a.mnc) == (radio, mcc, mnc));
+        if !same {
+            self.finish_current();
+            self.current = Some(Accumulator {
+                radio,
+                mcc,
+                mnc,
+                cells: 0,
+                learned: 0,
+                sites: 0,
+                range: LogHistogram::new(),
+                samples: LogHistogram::new(),
+                spacing: LogHistogram::new(),
+                offset: LogHistogram::new(),
+            });
+        }
+        self.current.as_mut().expect("just set")
+    }
+
+    /// A cell of the network, as stored (range in metres, 0 for none).
+    pub fn cell(
+        &mut self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        range_m: f64,
+        samples: u32,
+        learned: bool,
+    ) {
+        let a = self.network(radio, mcc, mnc);
+        a.cells += 1;
+        if learned {
+            a.learned += 1;
+        }
+        a.range.add(range_m);
+        a.samples.add(samples.max(1) as f64);
+    }
+
+    /// The sites of one LAC/TAC of the network: each mast with its sectors' mean range.
+    pub fn sites(&mut self, radio: Radio, mcc: u16, mnc: u16, masts: &[(SiteMast, f64)]) {
+        let a = self.network(radio, mcc, mnc);
+        a.sites += masts.len() as u64;
+        for (m, range) in masts {
+            if *range > 0.0 {
+                a.offset.add(m.spread_m / range);
+            }
+        }
+        for d in nearest_neighbour_m(masts) {
+            a.spacing.add(d);
+        }
+    }
+
+    fn finish_current(&mut self) {
+        if let Some(a) = self.current.take() {
+            self.done.push(NetworkStats {
+                radio: a.radio.name().to_string(),
+                mcc: a.mcc,
+                mnc: a.mnc,
+                cells: a.cells,
+                learned: a.learned,
+                range_m: a.range.quantiles(),
+                samples: a.samples.quantiles(),
+                sites: a.sites,
+                site_spacing_m: a.spacing.quantiles(),
+                sector_offset: a.offset.quantiles(),
+            });
+        }
+    }
+
+    pub fn finish(mut self) -> NetworkStatsFile {
+        self.finish_current();
+        NetworkStatsFile {
+            version: NETWORK_STATS_VERSION,
+            networks: self.done,
+        }
+    }
+}
+
+/// Each mast's distance to its nearest other mast (none for fewer than two): a sweep over the
+/// masts sorted north to south, each scanning outward until the north-south gap alone exceeds
+/// the best distance found.
+fn nearest_neighbour_m(masts: &[(SiteMast, f64)]) -> Vec<f64> {
+    if masts.len() < 2 {
+        return Vec::new();
+    }
+    let frame = LocalFrame::new(masts[0].0.lat, masts[0].0.lon);
+    let mut xy: Vec<(f64, f64)> = masts
+        .iter()
+        .map(|(m, _)| {
+            let (x, y) = frame.to_xy(m.lat, m.lon);
+            (y, x)
+        })
+        .collect();
+    xy.sort_by(|a, b| a.0.total_cmp(&b.0));
+    (0..xy.len())
+        .map(|i| {
+            let (y, x) = xy[i];
+            let mut best = f64::INFINITY;
+            for j in (0..i).rev() {
+                if y - xy[j].0 > best {
+                    break;
+                }
+                best = best.min((x - xy[j].1).hypot(y - xy[j].0));
+            }
+            for &(yj, xj) in &xy[i + 1..] {
+                if yj - y > best {
+                    break;
+                }
+                best = best.min((x - xj).hypot(y - yj));
+            }
+            best
+        })
+        .collect()
+}
+
+/// What the solver reads of one network: the figures it scales by, or its priors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NetworkScale {
+    /// The median stored range of the network's cells, metres; None: unknown.
+    pub median_range_m: Option<f32>,
+    /// The median site spacing over the median range (networks whose sector estimates stand
+    /// apart from their masts: crowd estimates, not published tower positions).
+    pub spacing_per_range: Option<f32>,
+}
+
+impl NetworkScale {
+    pub const UNKNOWN: NetworkScale = NetworkScale {
+        median_range_m: None,
+        spacing_per_range: None,
+    };
+
+    /// The figures of `s` that rest on enough data: a median range of at least
+    /// `MIN_CELLS` cells; a sector offset and a spacing of at least `MIN_SITES` sites whose
+    /// sectors stand apart from their masts.
+    pub fn of(s: &NetworkStats) -> NetworkScale {
+        const MIN_CELLS: u64 = 20;
+        const MIN_SITES: u64 = 10;
+        // Sector estimates on their masts (a network published at its towers' positions)
+        // say nothing of how its ranges were measured.
+        const MIN_SECTOR_OFFSET: f64 = 0.05;
+        let ranged = s.range_m.filter(|_| s.cells >= MIN_CELLS);
+        let offset = s
+            .sector_offset
+            .filter(|q| s.sites >= MIN_SITES && q.p50 >= MIN_SECTOR_OFFSET);
+        NetworkScale {
+            median_range_m: ranged.map(|q| q.p50 as f32),
+            spacing_per_range: match (ranged, s.site_spacing_m, offset) {
+                (Some(r), Some(d), Some(_)) if s.sites >= MIN_SITES && r.p50 > 0.0 => {
+                    Some((d.p50 / r.p50) as f32)
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_quantiles_are_within_a_bin() {
+        let mut h = LogHistogram::new();
+        for v in 1..=1000 {
+            h.add(v as f64);
+        }
+        let q = h.quantiles().unwrap();
+        for (got, want) in [(q.p10, 100.0), (q.p50, 500.0), (q.p90, 900.0)] {
+            assert!((got / want - 1.0).abs() < 0.045, "{got} vs {want}");
+        }
+        // Nothing, or nothing positive: no quantiles.
+        let mut empty = LogHistogram::new();
+        empty.add(0.0);
+        empty.add(f64::NAN);
+        assert_eq!(empty.quantiles(), None);
+    }
+
+    #[test]
+    fn nearest_neighbours_on_a_grid_are_its_spacing() {
+        let frame = LocalFrame::new(52.0, 4.0);
+        let mut masts = Vec::new();
+        for i in 0..5 {
+            for j in 0..4 {
+                let (lat, lon) = frame.to_latlon(i as f64 * 700.0, j as f64 * 1_000.0);
+                let mast = SiteMast {
+                    radio: Radio::Lte,
+                    lat,
+                    lon,
+                    spread_m: 300.0,
+                };
+                masts.push((mast, 600.0));
+            }
+        }
+        let d = nearest_neighbour_m(&masts);
+        assert_eq!(d.len(), 20);
+        assert!(d.iter().all(|d| (d - 700.0).abs() < 1.0), "{d:?}");
+        assert!(nearest_neighbour_m(&masts[..1]).is_empty());
+    }
+
+    #[test]
+    fn a_network_is_summarised_and_round_trips_through_its_file() {
+        let mut b = NetworkStatsBuilder::default();
+        for i in 0..30 {
+            b.cell(Radio::Lte, 208, 1, 500.0 + i as f64, 10, i == 0);
+        }
+        b.cell(Radio::Gsm, 208, 1, 0.0, 1, false);
+        let file = b.finish();
+        assert_eq!(file.networks.len(), 2);
+        let lte = &file.networks[0];
+        assert_eq!((lte.cells, lte.learned, lte.sites), (30, 1, 0));
+        let median = lte.range_m.unwrap().p50;
+        assert!((median / 515.0 - 1.0).abs() < 0.045, "{median}");
+        assert_eq!(lte.site_spacing_m, None);
+        let scale = NetworkScale::of(lte);
+        assert_eq!(scale.median_range_m, Some(median as f32));
+        assert_eq!(scale.spacing_per_range, None);
+        // One cell without a range: nothing to scale by.
+        assert_eq!(NetworkScale::of(&file.networks[1]), NetworkScale::UNKNOWN);
+
+        let dir = tempfile::tempdir().unwrap();
+        file.write(dir.path(), &file_name(3)).unwrap();
+        let back = NetworkStatsFile::read(dir.path(), &file_name(3)).unwrap();
+        assert_eq!(back.as_ref(), Some(&file));
+        // Another version is ignored, a bad name refused.
+        let mut other = file.clone();
+        other.version += 1;
+        other.write(dir.path(), "other.json").unwrap();
+        assert_eq!(
+            NetworkStatsFile::read(dir.path(), "other.json").unwrap(),
+            None
+        );
+        assert!(NetworkStatsFile::read(dir.path(), "../x.json").is_err());
+    }
+
+    #[test]
+    fn every_build_writes_them_beside_its_shards_and_the_next_one_replaces_them() {
+        use crate::store::record::{cell_key, Estimated, Station, StationInfo};
+        use crate::store::{BuildOptions, Database, DbBuilder};
+        let dir = tempfile::tempdir().unwrap();
+        let build = |range_m: u32| {
+            let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+            for i in 0..25u64 {
+                let info = StationInfo {
+                    lat: 52.0 + i as f64 * 0.01,
+                    lon: 4.0,
+                    range_m,
+                    samples: 30,
+                    psc: None,
+                    created: 1_700_000_000,
+                    updated: 1_700_000_000,
+                    estimated: Estimated::Averaged,
+                };
+                let key = cell_key(Radio::Lte, 1, (100 + i) << 8);
+                b.push_cell(Radio::Lte, 208, 1, Station::new(key, &info))
+                    .unwrap();
+            }
+            b.commit().unwrap().0
+        };
+        let first = build(800);
+        assert_eq!(
+            first.network_stats.as_deref(),
+            Some("network-stats-000001.json")
+        );
+        let second = build(1_600);
+        assert_eq!(
+            second.network_stats.as_deref(),
+            Some("network-stats-000002.json")
+        );
+        assert!(!dir.path().join("network-stats-000001.json").exists());
+        let db = Database::open(dir.path()).unwrap();
+        let file = db.network_stats().unwrap();
+        assert_eq!(file.networks.len(), 1);
+        let median = file.networks[0].range_m.unwrap().p50;
+        assert!((median / 1_600.0 - 1.0).abs() < 0.045, "{median}");
+        // Omni cells (one a site): no sites, no spacing, nothing to scale ranges by.
+        assert_eq!(file.networks[0].sites, 0);
+        let scale = db.network_scale(Radio::Lte, 208, 1);
+        assert_eq!(scale.median_range_m, Some(median as f32));
+        assert_eq!(scale.spacing_per_range, None);
+        assert_eq!(db.network_scale(Radio::Gsm, 208, 1), NetworkScale::UNKNOWN);
+    }
+}

@@ -1,0 +1,76 @@
+/**
+ * `whereabouts stats --db DIR [--json]`: what each network's own data says of its scale, as
+ * the database stores it (docs/positioning.md, "Each network's scale"): its cells' stored
+ * ranges and sightings, its sites' spacing and sector offsets, and how many of its cells
+ * were learned. A database written before the statistics existed says so (exit 1).
+ */
+import { existsSync } from 'node:fs';
+import { Engine, type NetworkStats, type Quantiles } from '../engine.js';
+import { parseFlags, UsageError } from './usage.js';
+
+/** Runs `whereabouts stats`; resolves to the exit code. */
+export async function runStats(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { db: { type: 'string' }, json: { type: 'boolean' } });
+  if (values.db === undefined) throw new UsageError('stats needs --db DIR');
+  if (positionals.length > 0) throw new UsageError(`stats takes no files (got ${positionals.join(' ')})`);
+  if (!existsSync(values.db)) throw new Error(`${values.db}: no such directory`);
+  const engine = await Engine.open({
+    db: values.db,
+    land: false,
+    ipDatabases: false,
+    timezones: false,
+    places: false,
+    compaction: false,
+  });
+  try {
+    const stats = engine.networkStats();
+    if (stats === null) {
+      process.stderr.write(
+        `whereabouts: ${values.db} has no network statistics (written by an older version); ` +
+          're-import it or run `whereabouts compact` to compute them\n',
+      );
+      return 1;
+    }
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify(stats)}\n`);
+      return 0;
+    }
+    process.stdout.write(formatStats(stats.networks, stats.version));
+    return 0;
+  } finally {
+    engine.close();
+  }
+}
+
+/** The three quantiles as "p10 / p50 / p90", or "-". */
+function q(x: Quantiles | null, digits = 0): string {
+  if (x === null) return '-';
+  return [x.p10, x.p50, x.p90].map((v) => v.toFixed(digits)).join(' / ');
+}
+
+/** One line a network, with a header. */
+export function formatStats(networks: NetworkStats[], version: number): string {
+  const header = [
+    'network',
+    'cells',
+    'learned',
+    'range m (p10/p50/p90)',
+    'samples (p10/p50/p90)',
+    'sites',
+    'site spacing m (p10/p50/p90)',
+    'sector offset / range (p10/p50/p90)',
+  ];
+  const rows = networks.map((n) => [
+    `${n.radio} ${n.mcc} ${n.mnc}`,
+    String(n.cells),
+    String(n.learned),
+    q(n.range_m),
+    q(n.samples),
+    String(n.sites),
+    q(n.site_spacing_m),
+    q(n.sector_offset, 2),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
+  const line = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();
+  return `${[`network statistics (version ${version}), ${networks.length} networks`, line(header), ...rows.map(line)].join('\n')}\n`;
+}
