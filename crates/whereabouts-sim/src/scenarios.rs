@@ -546,12 +546,18 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
             })
         }
         Scenario::Lacf => {
+            if ctx.missing_towers.is_empty() {
+                return None;
+            }
             let ti = *rng.pick(&ctx.missing_towers);
             let t = &w.towers[ti];
             let radios: Vec<Radio> = [Radio::Gsm, Radio::Umts, Radio::Lte]
                 .into_iter()
                 .filter(|r| t.cells.clone().any(|ci| w.cells[ci].radio == *r))
                 .collect();
+            if radios.is_empty() {
+                return None;
+            }
             let radio = *rng.pick(&radios);
             let r = 0.35
                 * if w.params.family {

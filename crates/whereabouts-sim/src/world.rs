@@ -386,6 +386,9 @@ fn layout_points(rng: &mut Rng, p: &Params, s: f64) -> Vec<(f64, f64)> {
 /// masts.
 fn place_towers_family(seed: u64, land: &Land, p: &Params) -> Vec<Tower> {
     let mut towers: Vec<Tower> = Vec::new();
+    // The tower nearest to being missing, so that a world whose draw left none missing
+    // still has one for the lacf scenario (a device on a site the database lacks).
+    let mut likeliest_missing: Option<(f64, usize)> = None;
     for &mnc in p.operators() {
         for env in Env::ALL {
             let mut rng = Rng::stream(seed, &format!("family-towers/{mnc}/{}", env.name()));
@@ -416,6 +419,9 @@ fn place_towers_family(seed: u64, land: &Land, p: &Params) -> Vec<Tower> {
                     }
                 }
                 let known = mnc == crate::family::KNOWN_MNC;
+                if !known && likeliest_missing.is_none_or(|(d, _)| missing_draw < d) {
+                    likeliest_missing = Some((missing_draw, towers.len()));
+                }
                 let moved_by = if !known && moved_draw < p.tower_moved {
                     (
                         move_d * libm::sin(move_b.to_radians()),
@@ -443,6 +449,11 @@ fn place_towers_family(seed: u64, land: &Land, p: &Params) -> Vec<Tower> {
                     broadband: true,
                 });
             }
+        }
+    }
+    if !towers.iter().any(|t| t.missing) {
+        if let Some((_, i)) = likeliest_missing {
+            towers[i].missing = true;
         }
     }
     towers
