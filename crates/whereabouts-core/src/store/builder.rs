@@ -443,6 +443,9 @@ impl DbBuilder {
             shards: entries,
             simulated: self.opts.simulated,
             sources: self.opts.sources.clone(),
+            // Calibrated on the user's ground truth, not on these stations: it stays until
+            // recalibrated or reset.
+            radius_model: self.old.as_ref().and_then(|m| m.radius_model.clone()),
         };
         manifest.write_atomic(&self.dir)?;
         // Open readers keep their mappings of the old files; unlinking is safe.

@@ -13,6 +13,7 @@ use super::record::{Area, Mast, Station, StationRecord};
 
 use super::shard::Shard;
 use super::StoreError;
+use crate::calibration::{RadiusModel, RadiusTable};
 use crate::radio::Radio;
 
 type NetKey = (u8, u16, u16);
@@ -85,6 +86,8 @@ pub struct Database {
     /// Shards holding WiFi, with their first and last BSSID: a lookup searches only the
     /// shard whose range holds the key, never a failed search through another first.
     wifi_shards: Vec<(u64, u64, u32)>,
+    /// The manifest's radius model resolved for answering; None: the solver's radii.
+    radius_model: Option<RadiusTable>,
 }
 
 /// Where a WiFi lookup will search: a block of one shard's stations (`Database::wifi_block`).
@@ -189,8 +192,17 @@ impl Database {
                 };
             }
         }
+        let radius_model = match &manifest.radius_model {
+            Some(file) => Some(
+                RadiusModel::read(dir, file)?
+                    .table()
+                    .map_err(|e| StoreError::Corrupt(format!("{file}: {e}")))?,
+            ),
+            None => None,
+        };
         Ok(Database {
             dir: dir.to_path_buf(),
+            radius_model,
             manifest,
             shards,
             networks,
@@ -205,6 +217,11 @@ impl Database {
 
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
+    }
+
+    /// The radius model stored with the database ([`crate::calibration`]), if any.
+    pub fn radius_model(&self) -> Option<&RadiusTable> {
+        self.radius_model.as_ref()
     }
 
     pub fn shards(&self) -> &[Shard] {

@@ -33,6 +33,10 @@ pub struct Manifest {
     /// Human-readable sources merged into this database (file names, exports).
     #[serde(default)]
     pub sources: Vec<String>,
+    /// The radius model fitted on the user's ground truth (`crate::calibration`), a file in
+    /// the directory; None: the solver's radii as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius_model: Option<String>,
 }
 
 impl ShardEntry {
