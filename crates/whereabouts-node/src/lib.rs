@@ -20,6 +20,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod addresses;
+mod calibrate;
 mod contracts;
 mod function;
 mod import;
@@ -413,6 +414,29 @@ impl NativeEngine {
             // JavaScript runs; no other reference to its memory is alive.
             let out = unsafe { answers.as_mut() };
             pending.join(out).map(|n| n as u32).map_err(err)
+        })
+    }
+
+    /// The calibration rows of the encoded requests in `buffer[..length]` (the layout of
+    /// `locateFunction`'s), request i's device having been at (truthLat[i], truthLon[i]).
+    #[napi]
+    pub fn radius_samples(
+        &self,
+        buffer: Float64ArraySlice,
+        length: u32,
+        ips: Option<Vec<String>>,
+        truth_lat: Float64ArraySlice,
+        truth_lon: Float64ArraySlice,
+    ) -> Result<calibrate::RadiusSamples> {
+        guarded("radiusSamples", || {
+            calibrate::samples(
+                self.locator()?,
+                &buffer,
+                length,
+                &ips.unwrap_or_default(),
+                &truth_lat,
+                &truth_lon,
+            )
         })
     }
 
