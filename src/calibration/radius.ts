@@ -34,6 +34,8 @@ export interface ClassShares {
 /** A fitted class as stored. */
 export interface ClassFactor {
   rows: number;
+  /** The rows' total weight ({@link placeWeights}): places, roughly. */
+  weight: number;
   quantile: number;
   factor: number;
 }
@@ -128,6 +130,40 @@ export function heldOutRows(n: number): { heldOut: boolean[]; block: number } {
   return { heldOut, block };
 }
 
+/** The size of a place in degrees (about 110 m of latitude) for {@link placeWeights}. */
+const PLACE_DEG = 0.001;
+
+/**
+ * The most rows' weight one place carries ({@link placeWeights}): about what a car at town
+ * speed logs in a place at one row a second, so that driving rows count one each while a device
+ * standing still for an hour counts as a short stop.
+ */
+const PLACE_ROWS = 20;
+
+/**
+ * Each row's weight: 1, or PLACE_ROWS / n where n > PLACE_ROWS rows of its class and of its
+ * part (fitting or held out) were taken at its place (its truth in a square of
+ * {@link PLACE_DEG}). A device standing still logs thousands of rows with one error between
+ * them: they are one piece of evidence, and unweighted they would decide the fit (Cork's static
+ * traces are half of some files' rows). The held-out shares are weighted alike, so that they
+ * measure what the fit aims at.
+ */
+export function placeWeights(
+  classes: readonly string[],
+  truths: readonly { lat: number; lon: number }[],
+  heldOut: readonly boolean[],
+): number[] {
+  const key = (i: number) => {
+    const t = truths[i] as { lat: number; lon: number };
+    return `${heldOut[i] ? 'h' : 'f'}|${classes[i]}|${Math.round(t.lat / PLACE_DEG)}|${Math.round(t.lon / PLACE_DEG)}`;
+  };
+  const count = new Map<string, number>();
+  classes.forEach((_, i) => {
+    count.set(key(i), (count.get(key(i)) ?? 0) + 1);
+  });
+  return classes.map((_, i) => Math.min(1, PLACE_ROWS / (count.get(key(i)) as number)));
+}
+
 /**
  * Locates `rows` with the database in `db` (without its radius model), fits the model on the
  * rows not held out and reports the shares on those held out; stores it unless `dryRun`.
@@ -167,10 +203,16 @@ export async function calibrate(
         '(do its stations cover the files?)',
     );
   const { heldOut, block } = heldOutRows(located.length);
+  const weights = placeWeights(
+    located.map((i) => classes[i] as string),
+    located.map((i) => (rows[i] as EvalRow).truth),
+    heldOut,
+  );
   const fit = native().calibrateRadius(
     db,
     located.map((i) => classes[i] as string),
     located.map((i) => ratios[i] as number),
+    weights,
     heldOut,
     !o.dryRun,
   );
@@ -232,12 +274,12 @@ export function formatModel(m: RadiusModel): string {
   const lines = [
     `radius model format ${m.format}, fitted on ${m.rows.toLocaleString('en')} rows` +
       (m.created > 0 ? ` on ${new Date(m.created * 1000).toISOString().slice(0, 10)}` : '') +
-      `, a class of few rows pooled toward its parent (weighing ${m.prior_rows} rows)`,
-    `${'class'.padEnd(width)}  ${'rows'.padStart(7)}  q68/radius  factor`,
+      `, a class of few places pooled toward its parent (weighing ${m.prior_rows} places)`,
+    `${'class'.padEnd(width)}  ${'rows'.padStart(7)}  ${'places'.padStart(7)}  q68/radius  factor`,
   ];
   for (const [k, f] of entries)
     lines.push(
-      `${k.padEnd(width)}  ${f.rows.toLocaleString('en').padStart(7)}  ${f.quantile.toFixed(3).padStart(10)}  ${f.factor.toFixed(3)}`,
+      `${k.padEnd(width)}  ${f.rows.toLocaleString('en').padStart(7)}  ${Math.round(f.weight).toLocaleString('en').padStart(7)}  ${f.quantile.toFixed(3).padStart(10)}  ${f.factor.toFixed(3)}`,
     );
   return lines.join('\n');
 }

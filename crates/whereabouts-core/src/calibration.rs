@@ -14,7 +14,9 @@
 //! Each class's factor is the 68% quantile of error / radius of its rows, shrunk toward its
 //! parent's factor (in logarithms, the parent weighing [`PRIOR_ROWS`] rows), and the whole
 //! set's toward 1.0: a class with few rows keeps about its parent's factor, and with no rows
-//! at all the radius is the solver's. The file is JSON, versioned by `format`, named in the
+//! at all the radius is the solver's. Rows carry weights: rows taken at one place (a device
+//! standing still logs thousands of rows with one error) are one piece of evidence, not
+//! thousands, so the caller weighs them down ([`RadiusRow::weight`]). The file is JSON, versioned by `format`, named in the
 //! manifest (`radius_model`); a database without it answers with the solver's radii.
 
 use std::collections::BTreeMap;
@@ -231,11 +233,24 @@ fn samples_band(samples: u32) -> u8 {
     }
 }
 
+/// One row of a calibration: an answer's class, its error over the radius the solver gave
+/// without a model, and how much it counts (1 for a row that stands alone; the caller gives
+/// rows taken at one place a share of 1 between them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RadiusRow {
+    pub class: RadiusClass,
+    pub ratio: f64,
+    pub weight: f64,
+}
+
 /// One class of a fitted model.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ClassFactor {
     /// Fitting rows in the class (and its finer classes).
     pub rows: u64,
+    /// Their total weight: the evidence the class's quantile rests on, in rows.
+    #[serde(default)]
+    pub weight: f64,
     /// The 68% quantile of their error / radius.
     pub quantile: f64,
     /// The factor applied: the quantile shrunk toward the parent's factor.
@@ -259,26 +274,35 @@ pub struct RadiusModel {
     pub classes: BTreeMap<String, ClassFactor>,
 }
 
-/// The nearest-rank `p` quantile of `v` (sorted here); the least value with at least a
-/// share `p` of the values at or under it.
-fn quantile(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let rank = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    v[rank - 1]
+/// The weighted `p` quantile of `v` (value, weight; sorted here): the least value with at
+/// least a share `p` of the weight at or under it. With equal weights, the nearest rank.
+fn quantile(v: &mut [(f64, f64)], p: f64) -> f64 {
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = v.iter().map(|x| x.1).sum();
+    // A relative slack, so that equal weights summing with rounding error keep the nearest rank.
+    let target = p * total * (1.0 - 1e-12);
+    let mut sum = 0.0;
+    for &(x, w) in v.iter() {
+        sum += w;
+        if sum >= target {
+            return x;
+        }
+    }
+    v.last().map_or(1.0, |x| x.0)
 }
 
-/// Fits the model on `(class, error / radius)` rows (the radius being the solver's, without
-/// a model); rows whose ratio is not finite are passed over.
-pub fn fit(samples: &[(RadiusClass, f64)], created: u64) -> RadiusModel {
-    let mut ratios: BTreeMap<RadiusClass, Vec<f64>> = BTreeMap::new();
+/// Fits the model on rows of error / radius (the radius being the solver's, without a model);
+/// rows whose ratio or weight is not a finite number (ratio >= 0, weight > 0) are passed over.
+pub fn fit(samples: &[RadiusRow], created: u64) -> RadiusModel {
+    let mut ratios: BTreeMap<RadiusClass, Vec<(f64, f64)>> = BTreeMap::new();
     let mut rows = 0;
-    for &(class, r) in samples {
-        if !r.is_finite() || r < 0.0 {
+    for s in samples {
+        if !(s.ratio.is_finite() && s.ratio >= 0.0 && s.weight.is_finite() && s.weight > 0.0) {
             continue;
         }
         rows += 1;
-        for c in class.lineage() {
-            ratios.entry(c).or_default().push(r);
+        for c in s.class.lineage() {
+            ratios.entry(c).or_default().push((s.ratio, s.weight));
         }
     }
     // Coarser classes first: a class's parent has fewer levels set.
@@ -293,7 +317,7 @@ pub fn fit(samples: &[(RadiusClass, f64)], created: u64) -> RadiusModel {
     let mut factors: BTreeMap<RadiusClass, ClassFactor> = BTreeMap::new();
     for c in order {
         let v = ratios.get_mut(&c).expect("class listed");
-        let n = v.len() as f64;
+        let n: f64 = v.iter().map(|x| x.1).sum();
         // Ratios of 0 (an answer on the truth) would make the logarithm -inf.
         let q = quantile(v, CONFIDENCE).max(1e-3);
         let parent = c.parent().map_or(1.0, |p| factors[&p].factor);
@@ -304,6 +328,7 @@ pub fn fit(samples: &[(RadiusClass, f64)], created: u64) -> RadiusModel {
             c,
             ClassFactor {
                 rows: v.len() as u64,
+                weight: n,
                 quantile: q,
                 factor,
             },
@@ -478,33 +503,35 @@ pub struct ClassShares {
 }
 
 /// The inside shares of the held-out rows `test`, for every class (and ancestor) that has
-/// some: a row is inside when its error / radius is at most the class's factor (`before`:
-/// that of `old`, 1.0 without one).
+/// some, each row counting its weight as in the fit: a row is inside when its error / radius is
+/// at most the class's factor (`before`: that of `old`, 1.0 without one).
 pub fn shares(
-    test: &[(RadiusClass, f64)],
+    test: &[RadiusRow],
     old: Option<&RadiusTable>,
     new: &RadiusTable,
 ) -> Vec<ClassShares> {
-    let mut by: BTreeMap<RadiusClass, (u64, u64, u64)> = BTreeMap::new();
-    for &(class, r) in test {
-        if !r.is_finite() {
+    // Rows, weight, weight inside before, weight inside after.
+    let mut by: BTreeMap<RadiusClass, (u64, f64, f64, f64)> = BTreeMap::new();
+    for t in test {
+        if !(t.ratio.is_finite() && t.weight.is_finite() && t.weight > 0.0) {
             continue;
         }
-        let before = r <= old.map_or(1.0, |t| t.factor(class));
-        let after = r <= new.factor(class);
-        for c in class.lineage() {
+        let before = t.ratio <= old.map_or(1.0, |m| m.factor(t.class));
+        let after = t.ratio <= new.factor(t.class);
+        for c in t.class.lineage() {
             let e = by.entry(c).or_default();
             e.0 += 1;
-            e.1 += before as u64;
-            e.2 += after as u64;
+            e.1 += t.weight;
+            e.2 += if before { t.weight } else { 0.0 };
+            e.3 += if after { t.weight } else { 0.0 };
         }
     }
     by.into_iter()
-        .map(|(c, (n, b, a))| ClassShares {
+        .map(|(c, (n, w, b, a))| ClassShares {
             class: c.key(),
             rows: n,
-            before: b as f64 / n as f64,
-            after: a as f64 / n as f64,
+            before: b / w,
+            after: a / w,
             factor: new.factor(c),
         })
         .collect()
@@ -519,9 +546,13 @@ mod tests {
     }
 
     /// `n` ratios spread evenly so that their 68% quantile is `q`.
-    fn rows(class: RadiusClass, n: usize, q: f64) -> Vec<(RadiusClass, f64)> {
+    fn rows(class: RadiusClass, n: usize, q: f64) -> Vec<RadiusRow> {
         (1..=n)
-            .map(|i| (class, q * i as f64 / (CONFIDENCE * n as f64)))
+            .map(|i| RadiusRow {
+                class,
+                ratio: q * i as f64 / (CONFIDENCE * n as f64),
+                weight: 1.0,
+            })
             .collect()
     }
 
@@ -562,7 +593,7 @@ mod tests {
         // 4,000 rows against 40 of the parent's (the same rows): within 1% of 1.5.
         assert!((f - 1.5).abs() < 0.015, "{f}");
         // The inside share with the factor is 68% (the quantile's rank).
-        let inside = rows(c, 4_000, 1.5).iter().filter(|(_, r)| *r <= f).count();
+        let inside = rows(c, 4_000, 1.5).iter().filter(|r| r.ratio <= f).count();
         assert!((inside as f64 / 4_000.0 - CONFIDENCE).abs() < 0.01);
     }
 
@@ -633,12 +664,52 @@ mod tests {
     }
 
     #[test]
+    fn rows_of_one_place_count_as_one() {
+        let c = lte(1, false, 50);
+        // 100 rows of ratio 3.0 taken at one place, and 100 places of ratio 0.5 ... 1.0.
+        let mut s: Vec<RadiusRow> = (0..100)
+            .map(|_| RadiusRow {
+                class: c,
+                ratio: 3.0,
+                weight: 0.01,
+            })
+            .collect();
+        s.extend((0..100).map(|i| RadiusRow {
+            class: c,
+            ratio: 0.5 + i as f64 / 200.0,
+            weight: 1.0,
+        }));
+        let model = fit(&s, 0);
+        let leaf = &model.classes[&c.key()];
+        assert_eq!(leaf.rows, 200);
+        assert!((leaf.weight - 101.0).abs() < 1e-9);
+        // The place weighs one row in 101: the quantile is that of the 100 places
+        // (their 69th of 101), not the 3.0 that unweighted rows would give.
+        assert!((leaf.quantile - 0.84).abs() < 0.01, "{}", leaf.quantile);
+        // Rows of no weight, or a broken ratio, are passed over.
+        let broken = [
+            RadiusRow {
+                class: c,
+                ratio: f64::NAN,
+                weight: 1.0,
+            },
+            RadiusRow {
+                class: c,
+                ratio: 1.0,
+                weight: 0.0,
+            },
+        ];
+        assert_eq!(fit(&broken, 0).rows, 0);
+    }
+
+    #[test]
     fn a_model_rejects_unknown_classes_formats_and_wild_factors() {
         let mut m = fit(&rows(lte(1, false, 50), 100, 1.2), 0);
         m.classes.insert(
             "cells/xx".into(),
             ClassFactor {
                 rows: 1,
+                weight: 1.0,
                 quantile: 1.0,
                 factor: 1.0,
             },

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use whereabouts_core::calibration::{self, RadiusClass, KIND_CELLS};
+use whereabouts_core::calibration::{self, RadiusClass, RadiusRow, KIND_CELLS};
 use whereabouts_core::radio::Radio;
 use whereabouts_core::solve::{Answer, CellObs, Locator, Query};
 use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
@@ -64,8 +64,12 @@ fn answer(dir: &Path, cells: &[CellObs]) -> Answer {
 /// A model whose rows say one LTE cell's radius is 2.5 times too small.
 fn model() -> calibration::RadiusModel {
     let class = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, false, 40);
-    let rows: Vec<(RadiusClass, f64)> = (1..=2_000)
-        .map(|i| (class, 2.5 * i as f64 / 1_360.0))
+    let rows: Vec<RadiusRow> = (1..=2_000)
+        .map(|i| RadiusRow {
+            class,
+            ratio: 2.5 * i as f64 / 1_360.0,
+            weight: 1.0,
+        })
         .collect();
     calibration::fit(&rows, 0)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use napi::bindgen_prelude::Float64ArraySlice;
 use napi::Result;
 use napi_derive::napi;
-use whereabouts_core::calibration::{self, RadiusClass};
+use whereabouts_core::calibration::{self, RadiusClass, RadiusRow};
 use whereabouts_core::solve::Locator;
 
 /// Calibration rows: per request, its class in the radius model ("" when it had no answer)
@@ -59,8 +59,9 @@ pub(crate) fn samples(
     Ok(out)
 }
 
-/// Fits the radius model of the database in `db` on the rows not `held_out`, reports the
-/// inside shares on those that are, and stores the model when `store`. JSON: `model`, `shares`
+/// Fits the radius model of the database in `db` on the rows not `held_out` (each counting its
+/// weight, `calibration::RadiusRow`), reports the inside shares on those that are (weighted
+/// alike), and stores the model when `store`. JSON: `model`, `shares`
 /// (per class with held-out rows: the inside shares with the stored model, or none, and with
 /// the one fitted), `fitRows`, `testRows`, `file` (null: not stored).
 #[napi]
@@ -68,13 +69,15 @@ pub fn calibrate_radius(
     db: String,
     classes: Vec<String>,
     ratios: Vec<f64>,
+    weights: Vec<f64>,
     held_out: Vec<bool>,
     store: bool,
 ) -> Result<String> {
     crate::guarded("calibrateRadius", || {
-        if classes.len() != ratios.len() || classes.len() != held_out.len() {
+        let n = classes.len();
+        if ratios.len() != n || weights.len() != n || held_out.len() != n {
             return Err(crate::err(
-                "calibrateRadius: classes, ratios and held_out differ in length",
+                "calibrateRadius: classes, ratios, weights and held_out differ in length",
             ));
         }
         let dir = Path::new(&db);
@@ -82,13 +85,19 @@ pub fn calibrate_radius(
         let old = calibration::stored(dir).map_err(crate::err)?;
         let old = old.map(|m| m.table()).transpose().map_err(crate::err)?;
         let (mut fit, mut test) = (Vec::new(), Vec::new());
-        for ((key, &ratio), &out) in classes.iter().zip(&ratios).zip(&held_out) {
+        for (i, key) in classes.iter().enumerate() {
+            let ratio = ratios[i];
             if key.is_empty() || !ratio.is_finite() {
                 continue;
             }
             let class = RadiusClass::parse(key)
                 .ok_or_else(|| crate::err(format!("calibrateRadius: unknown class {key:?}")))?;
-            if out { &mut test } else { &mut fit }.push((class, ratio));
+            let row = RadiusRow {
+                class,
+                ratio,
+                weight: weights[i],
+            };
+            if held_out[i] { &mut test } else { &mut fit }.push(row);
         }
         let created = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
