@@ -81,9 +81,14 @@ async function report(db: string, rows: readonly EvalRow[], label: string): Prom
     const after = t.after / t.n;
     if (k.split('/').length === 4 && (!worst || Math.abs(after - 0.68) > Math.abs(worst[1] - 0.68)))
       worst = [k, after];
-    process.stdout.write(`  ${k.padEnd(28)} ${String(t.n).padStart(6)} ${pct(t.before / t.n)} ${pct(after)}\n`);
+    process.stdout.write(
+      `  ${k.padEnd(28)} ${String(t.n).padStart(6)} ${pct(t.before / t.n)} ${pct(after)}\n`,
+    );
   }
-  if (worst) process.stdout.write(`  worst class of 30+ rows (finest level): ${worst[0]}, ${pct(worst[1]).trim()} after\n`);
+  if (worst)
+    process.stdout.write(
+      `  worst class of 30+ rows (finest level): ${worst[0]}, ${pct(worst[1]).trim()} after\n`,
+    );
 }
 
 /** Calibrates `db` on `fit` (stored), reports on each part of `check`, then removes the model. */
@@ -100,7 +105,8 @@ async function round(
       `${all ? `${(100 * all.before).toFixed(1)}% -> ${(100 * all.after).toFixed(1)}%` : 'none'}); factor of all ${all?.factor.toFixed(3)}\n`,
   );
   for (const [part, rows] of Object.entries(check))
-    if (rows.length > 0) await report(db, rows, `  reported on ${rows.length} rows of the other part: ${part}`);
+    if (rows.length > 0)
+      await report(db, rows, `  reported on ${rows.length} rows of the other part: ${part}`);
   const { resetRadiusModel } = await import('../src/calibration/radius.js');
   resetRadiusModel(db);
 }
@@ -160,10 +166,19 @@ async function sim(seed: string, requests: string): Promise<void> {
   const check: EvalRow[] = [];
   for (const f of world.scenarios) {
     const { rows } = await readCalibrationRows([f], {}, () => {});
-    rows.forEach((r, i) => (Math.floor(i / 50) % 2 === 0 ? fit : check).push(r));
+    rows.forEach((r, i) => {
+      (Math.floor(i / 50) % 2 === 0 ? fit : check).push(r);
+    });
   }
-  process.stdout.write(`simulator world ${seed}: ${fit.length} rows to calibrate on, ${check.length} to report on\n`);
-  await round(world.db, fit, { 'odd blocks': check }, `sim ${seed}, calibrated on even blocks, reported on odd ones`);
+  process.stdout.write(
+    `simulator world ${seed}: ${fit.length} rows to calibrate on, ${check.length} to report on\n`,
+  );
+  await round(
+    world.db,
+    fit,
+    { 'odd blocks': check },
+    `sim ${seed}, calibrated on even blocks, reported on odd ones`,
+  );
 }
 
 try {

@@ -242,3 +242,57 @@ describe('whereabouts calibrate', () => {
     }
   });
 });
+
+/**
+ * An OpenCelliD measurement file of `n` rows: LTE 1/1 cells 5000.. on a 6 x 5 grid 0.01 degree
+ * apart, each row a device within about 400 m of one of them, a minute apart.
+ */
+function measurements(file: string, n: number, next: () => number): string {
+  const lines = [
+    'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid',
+  ];
+  for (let k = 0; k < n; k++) {
+    const c = Math.floor(next() * 30);
+    const lat = 50 + Math.floor(c / 6) * 0.01 + (next() - 0.5) * 0.007;
+    const lon = 8 + (c % 6) * 0.01 + (next() - 0.5) * 0.011;
+    const signal = -70 - Math.round(next() * 40);
+    lines.push(
+      `1,1,,${5000 + c},${lat.toFixed(6)},${lon.toFixed(6)},${signal},${1_700_000_000_000 + k * 60_000},10,0,0,LTE,,,100,${c},,,`,
+    );
+  }
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return file;
+}
+
+describe('whereabouts learn calibrates by itself', () => {
+  it('on a held-out third when the files give 600 requests or more, and learns that third too', () => {
+    const dir = tempDir('wb-learn-calibrate-');
+    const file = measurements(join(dir, 'm.csv'), 900, rng(5));
+    const db = join(dir, 'db');
+    const r = cli(['learn', '--quiet', '--db', db, file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/radius calibrated on a held-out third of the requests \(\d+ located/);
+    expect(r.stderr).toMatch(/^all\s+\d+\s+[\d.]+%\s+[\d.]+%\s+[\d.]+$/m);
+    const manifest = JSON.parse(readFileSync(join(db, 'manifest.json'), 'utf8')) as { radius_model?: string };
+    expect(manifest.radius_model).toMatch(/^radius-model-\d+\.json$/);
+    expect(cli(['calibrate', '--db', db, '--show']).stdout).toMatch(/^cells\/lte\/cells-1\s/m);
+
+    // --no-calibrate: the same stations (every row learned either way), no model.
+    const plain = join(dir, 'plain');
+    const p = cli(['learn', '--quiet', '--no-calibrate', '--db', plain, file]);
+    expect(p.code, p.stderr).toBe(0);
+    expect(p.stderr).not.toMatch(/radius/);
+    expect(JSON.parse(readFileSync(join(plain, 'manifest.json'), 'utf8')).radius_model).toBeUndefined();
+    const cells = (text: string) => /database .*: ([\d,]+) cells/.exec(text)?.[1];
+    expect(cells(r.stderr)).toBe(cells(p.stderr));
+    expect(cells(p.stderr)).toBe('30');
+  });
+
+  it('says why it did not with fewer requests', () => {
+    const dir = tempDir('wb-learn-calibrate-');
+    const file = measurements(join(dir, 'm.csv'), 100, rng(6));
+    const r = cli(['learn', '--quiet', '--db', join(dir, 'db'), file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/radius not calibrated: 100 requests, fewer than 600/);
+  });
+});

@@ -283,3 +283,48 @@ export function formatModel(m: RadiusModel): string {
     );
   return lines.join('\n');
 }
+
+/** `learn` calibrates by itself when its files give at least this many requests: a third held out is 200. */
+export const LEARN_CALIBRATE_MIN_ROWS = 600;
+
+/** `learn` calibrates by itself only while its files total at most this many bytes (their rows are read into memory). */
+export const LEARN_CALIBRATE_MAX_BYTES = 1 << 30;
+
+/**
+ * How `learn` calibrates by itself: its files' requests are cut into blocks
+ * ({@link heldOutRows}); the held-out third is not learned at first, the database learned from
+ * the rest is calibrated on it, then the held-out third is learned too. `heldOut` and
+ * `learned`: per file, the sorted line numbers of each part (the learner's `heldOut` option).
+ */
+export interface LearnCalibrationPlan {
+  rows: EvalRow[];
+  heldOut: number[][];
+  learned: number[][];
+}
+
+/** The plan for `files`, or why there is none. */
+export async function learnCalibrationPlan(
+  files: readonly string[],
+  net: { mcc?: number; mnc?: number },
+  bytes: number,
+): Promise<LearnCalibrationPlan | string> {
+  if (files.includes('-')) return 'standard input cannot be read twice';
+  if (bytes > LEARN_CALIBRATE_MAX_BYTES)
+    return `the files hold over ${LEARN_CALIBRATE_MAX_BYTES / 2 ** 30} GiB (run whereabouts calibrate on a part of them)`;
+  const observed = await readObservationFiles(files, net);
+  const groups = groupObservations(observed);
+  if (groups.length < LEARN_CALIBRATE_MIN_ROWS)
+    return `${groups.length.toLocaleString('en')} requests, fewer than ${LEARN_CALIBRATE_MIN_ROWS}`;
+  const { heldOut } = heldOutRows(groups.length);
+  const held: number[][] = files.map(() => []);
+  const learned: number[][] = files.map(() => []);
+  const rows: EvalRow[] = [];
+  groups.forEach((g, k) => {
+    const lines = (observed[g.file] as (typeof observed)[number]).line;
+    const into = (heldOut[k] ? held : learned)[g.file] as number[];
+    for (let i = g.first; i < g.end; i++) into.push(lines[i] as number);
+    if (heldOut[k]) rows.push(g.row);
+  });
+  const sort = (v: number[][]) => v.map((l) => l.sort((a, b) => a - b));
+  return { rows, heldOut: sort(held), learned: sort(learned) };
+}

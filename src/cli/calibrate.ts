@@ -131,8 +131,8 @@ export async function runCalibrate(argv: string[]): Promise<number> {
   else
     process.stdout.write(
       `${formatShares(c)}\n` +
-        `inside: share of held-out rows within the radius, before (as the database answers now) and after ` +
-        `(with the model fitted); factor: the radius multiplier of the class\n`,
+        `inside: share of held-out rows within the radius (a place counts at most 20 rows), before (as the ` +
+        `database answers now) and after (with the model fitted); factor: the radius multiplier of the class\n`,
     );
   if (!values.quiet)
     process.stderr.write(

@@ -2,9 +2,16 @@
  * `whereabouts learn`: learns station positions from GPS-tagged observation files
  * (OpenCelliD measurements, G-NetTrack exports, WiGLE CSV) into a database directory.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import {
+  type Calibration,
+  calibrate,
+  formatShares,
+  type LearnCalibrationPlan,
+  learnCalibrationPlan,
+} from '../calibration/radius.js';
 import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
 import { maskToken, TokenStore } from '../tokens/index.js';
@@ -121,6 +128,7 @@ export async function runLearn(argv: string[]): Promise<number> {
     observations: { type: 'string' },
     'quarantine-token': { type: 'string' },
     'release-token': { type: 'string' },
+    'no-calibrate': { type: 'boolean' },
   });
   if (!values.db) throw new UsageError('learn needs --db DIR');
   if (
@@ -144,9 +152,43 @@ export async function runLearn(argv: string[]): Promise<number> {
   }
   for (const f of positionals) if (f !== '-' && !existsSync(f)) throw new Error(`no such file: ${f}`);
 
+  const net = { mcc, mnc };
+  const learnOptions = { mcc, mnc, blockDays };
+  // learn's own calibration (docs/positioning.md, "Calibration"): a third of the requests
+  // held out of a first pass, the radius model fitted on them, then they are learned too.
+  let plan: LearnCalibrationPlan | string = '--no-calibrate';
+  if (!values['no-calibrate']) {
+    const bytes = positionals.reduce((sum, f) => sum + (f === '-' ? 0 : statSync(f).size), 0);
+    plan = await learnCalibrationPlan(positionals, net, bytes);
+  }
   const progress = progressReporter(Boolean(values.quiet));
-  const report = await nativeLearn()(values.db, positionals, { mcc, mnc, blockDays }, progress.onProgress);
-  progress.done();
+  let report: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>;
+  let calibration: Calibration | string | undefined;
+  if (typeof plan === 'string') {
+    report = await nativeLearn()(values.db, positionals, learnOptions, progress.onProgress);
+    progress.done();
+  } else {
+    const first = await nativeLearn()(
+      values.db,
+      positionals,
+      { ...learnOptions, heldOut: plan.heldOut },
+      progress.onProgress,
+    );
+    progress.done();
+    try {
+      calibration = await calibrate(values.db, plan.rows);
+    } catch (e) {
+      calibration = (e as Error).message;
+    }
+    const second = await nativeLearn()(
+      values.db,
+      positionals,
+      { ...learnOptions, heldOut: plan.learned },
+      progress.onProgress,
+    );
+    progress.done();
+    report = { ...second, files: first.files, counts: addCounts(first.counts, second.counts) };
+  }
   const learned = report.counts;
   const n = (x: number) => x.toLocaleString('en');
   writeFileOutcomes(
@@ -162,5 +204,25 @@ export async function runLearn(argv: string[]): Promise<number> {
       `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ${report.shards} shard(s), ` +
       `${(report.bytes / 1e6).toFixed(1)} MB, ${learned.seconds.toFixed(1)} s\n`,
   );
+  if (typeof plan === 'string') {
+    if (!values['no-calibrate']) process.stderr.write(`radius not calibrated: ${plan}\n`);
+  } else if (typeof calibration === 'string') process.stderr.write(`radius not calibrated: ${calibration}\n`);
+  else if (calibration !== undefined) {
+    process.stderr.write(
+      `radius calibrated on a held-out third of the requests (${n(calibration.rowsLocated)} located; learned ` +
+        `after the fit), inside shares on its own held-out part before and after:\n${formatShares(calibration)}\n` +
+        `radius model stored in ${join(values.db, calibration.file ?? '')} (--no-calibrate: leave the radii alone)\n`,
+    );
+  }
   return 0;
+}
+
+/** The counts of two learning passes over the same files. */
+function addCounts(
+  a: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'],
+  b: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'],
+): Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'] {
+  const sum = { ...a };
+  for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] = a[k] + b[k];
+  return sum;
 }
