@@ -22,11 +22,13 @@ Usage:
       Writes a station database of an older store format (5 to 7) again in the
       current one, from its own stations: learned and synced ones included, which
       re-importing the sources would lose. A current database is left as it is.
-  whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...
+  whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] [--no-calibrate] FILE...
       Learns station positions from GPS-tagged observations: OpenCelliD measurement
       CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc) and WiGLE CSVs
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
-      Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
+      Moved stations are withdrawn for --block-days (default 30). With 600+ requests in
+      the files, a third is held out of a first pass to calibrate the radius (as
+      calibrate does), then learned too; --no-calibrate skips that. See docs/learning.md.
       FILE - is standard input, and a pipe is read as a file (CSV formats, plain or gzip).
   whereabouts calibrate --db DIR [--mcc N --mnc N] [--dry-run] [--json] FILE...
   whereabouts calibrate --db DIR --show [--json] | --reset
