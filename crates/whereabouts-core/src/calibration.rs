@@ -212,7 +212,16 @@ impl RadiusClass {
             }
             level = l + 1;
         }
-        (c.kind != 0).then_some(c)
+        // Levels that a kind never has: WiFi and IP answers have no radio, area and IP
+        // answers no count or quality.
+        let valid = match c.kind {
+            0 => false,
+            KIND_WIFI => c.radio == 0,
+            KIND_LACF => c.count == 0 && c.quality == 0,
+            KIND_IPF => c.radio == 0 && c.count == 0 && c.quality == 0,
+            _ => true,
+        };
+        valid.then_some(c)
     }
 
     /// The index of the class in a [`RadiusTable`].
@@ -573,11 +582,14 @@ mod tests {
         assert_eq!(lte(2, true, 150).key(), "cells/lte/cells-2-3/learned-100+");
         assert_eq!(RadiusClass::wifi(2, 5).key(), "wifi/aps-2/crowd-1-9");
         assert_eq!(RadiusClass::parse("cells/lte/aps-2"), None);
+        assert_eq!(RadiusClass::parse("wifi/lte"), None);
+        assert_eq!(RadiusClass::parse("lacf/gsm/cells-1"), None);
+        assert_eq!(RadiusClass::parse("ipf/crowd-1-9"), None);
         assert_eq!(
-            RadiusClass::parse("wifi/lte"),
+            RadiusClass::parse("lacf/umts"),
             Some(RadiusClass {
-                kind: KIND_WIFI,
-                radio: Radio::Lte as u8 + 1,
+                kind: KIND_LACF,
+                radio: Radio::Umts as u8 + 1,
                 ..Default::default()
             })
         );
