@@ -3,7 +3,7 @@
  * `whereabouts calibrate` bring the share of true positions inside the radius to 68% on rows it
  * never saw?
  *
- *   npx tsx bench/calibrate.ts [--zip PATH] [--sim SEED] [--requests N]
+ *   npx tsx bench/calibrate.ts [--zip PATH] [--sim SEED [--requests N]] [--world DIR]
  *
  * Cork (../shared/data/ucc-5g-cork, GPL-3.0, read in place and never copied here): the 83
  * traces sorted by path, three of every four learned as bench/cork.ts does (`learn --mcc 272
@@ -13,24 +13,28 @@
  * engine's radii) and after (with the model); then the halves swap roles.
  *
  * --sim SEED: a simulator world (src/eval/sim.ts), each scenario's rows cut into alternate
- * blocks of 50: calibrated on one set of blocks, reported on the other, per scenario.
+ * blocks of 50: calibrated on one set of blocks, reported on the other, per class and per
+ * scenario. --world DIR: the same on a world the simulator already wrote (`whereabouts-sim world
+ * --out DIR`, with or without `--family`), its cells.csv and wifi.csv imported first.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { calibrate, readCalibrationRows } from '../src/calibration/radius.js';
+import { calibrate, readCalibrationRows, resetRadiusModel } from '../src/calibration/radius.js';
 import { nativeLearn } from '../src/cli/learn.js';
 import { Engine } from '../src/engine.js';
 import { type EvalRow, groupObservations, readObservationFiles } from '../src/eval/inputs.js';
 import { distanceM } from '../src/eval/metrics.js';
 import { simWorld } from '../src/eval/sim.js';
+import { native } from '../src/native/binding.js';
 
 const { values } = parseArgs({
   options: {
     zip: { type: 'string' },
     sim: { type: 'string' },
+    world: { type: 'string' },
     requests: { type: 'string', default: '2000' },
   },
 });
@@ -38,8 +42,11 @@ const { values } = parseArgs({
 const root = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'whereabouts-calibrate-bench-'));
 
-/** Inside shares of `rows` by class level, before and after the model stored in `db`. */
-async function report(db: string, rows: readonly EvalRow[], label: string): Promise<void> {
+/**
+ * Inside shares of `rows` by class level, before and after the model stored in `db`; with
+ * `brief`, only the line of all rows.
+ */
+async function report(db: string, rows: readonly EvalRow[], label: string, brief = false): Promise<void> {
   const engine = await Engine.open({ db, ipDatabases: false });
   const tally = new Map<string, { n: number; before: number; after: number }>();
   try {
@@ -73,6 +80,13 @@ async function report(db: string, rows: readonly EvalRow[], label: string): Prom
   }
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(6);
   const keys = [...tally.keys()].sort((a, b) => (a === 'all' ? -1 : b === 'all' ? 1 : a < b ? -1 : 1));
+  if (brief) {
+    const t = tally.get('all') ?? { n: 0, before: 0, after: 0 };
+    process.stdout.write(
+      `  ${label.padEnd(40)} ${String(t.n).padStart(6)} ${pct(t.before / Math.max(t.n, 1))} ${pct(t.after / Math.max(t.n, 1))}\n`,
+    );
+    return;
+  }
   process.stdout.write(`${label}\n  ${'class'.padEnd(28)} ${'rows'.padStart(6)} before  after\n`);
   let worst: [string, number] | undefined;
   for (const k of keys) {
@@ -107,7 +121,6 @@ async function round(
   for (const [part, rows] of Object.entries(check))
     if (rows.length > 0)
       await report(db, rows, `  reported on ${rows.length} rows of the other part: ${part}`);
-  const { resetRadiusModel } = await import('../src/calibration/radius.js');
   resetRadiusModel(db);
 }
 
@@ -160,29 +173,60 @@ async function cork(zip: string): Promise<void> {
   await round(db, rowsB, partsA, 'Cork, calibrated on B, reported on A');
 }
 
-async function sim(seed: string, requests: string): Promise<void> {
-  const world = await simWorld(join(work, `sim-${seed}`), seed, requests, false);
+/** Calibrates `db` on the even blocks of 50 rows of each scenario, reports on the odd ones. */
+async function scenarios(db: string, files: readonly string[], label: string): Promise<void> {
   const fit: EvalRow[] = [];
   const check: EvalRow[] = [];
-  for (const f of world.scenarios) {
+  const byScenario = new Map<string, EvalRow[]>();
+  for (const f of files) {
     const { rows } = await readCalibrationRows([f], {}, () => {});
     rows.forEach((r, i) => {
-      (Math.floor(i / 50) % 2 === 0 ? fit : check).push(r);
+      if (Math.floor(i / 50) % 2 === 0) fit.push(r);
+      else {
+        check.push(r);
+        byScenario.set(r.scenario, [...(byScenario.get(r.scenario) ?? []), r]);
+      }
     });
   }
+  process.stdout.write(`${label}: ${fit.length} rows to calibrate on, ${check.length} to report on\n`);
+  const c = await calibrate(db, fit, {});
+  const all = c.shares.find((s) => s.class === 'all');
   process.stdout.write(
-    `simulator world ${seed}: ${fit.length} rows to calibrate on, ${check.length} to report on\n`,
+    `  own held-out ${c.testRows} rows: ${all ? `${(100 * all.before).toFixed(1)}% -> ${(100 * all.after).toFixed(1)}%` : 'none'}\n` +
+      `  ${'scenario (odd blocks)'.padEnd(40)} ${'rows'.padStart(6)} before  after\n`,
   );
-  await round(
-    world.db,
-    fit,
-    { 'odd blocks': check },
-    `sim ${seed}, calibrated on even blocks, reported on odd ones`,
+  for (const [name, rows] of [...byScenario.entries()].sort()) await report(db, rows, name, true);
+  await report(db, check, 'all odd blocks', true);
+  await report(db, check, '  by class, odd blocks');
+  resetRadiusModel(db);
+}
+
+async function sim(seed: string, requests: string): Promise<void> {
+  const world = await simWorld(join(work, `sim-${seed}`), seed, requests, false);
+  await scenarios(world.db, world.scenarios, `simulator world ${seed}`);
+}
+
+/** A world the simulator wrote into `dir`, imported into a temporary database. */
+async function worldDir(dir: string): Promise<void> {
+  const db = join(work, 'world-db');
+  const importFiles = native().importFiles;
+  if (!importFiles) throw new Error('this build of the native addon has no importer');
+  await importFiles(
+    db,
+    [join(dir, 'cells.csv'), join(dir, 'wifi.csv')],
+    { replace: true, simulated: true },
+    () => {},
   );
+  const files = readdirSync(join(dir, 'scenarios'))
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => join(dir, 'scenarios', f));
+  await scenarios(db, files, `world ${dir}`);
 }
 
 try {
   if (values.sim !== undefined) await sim(values.sim, values.requests);
+  else if (values.world !== undefined) await worldDir(values.world);
   else {
     const zip = values.zip ?? join(root, '..', 'shared', 'data', 'ucc-5g-cork', '5G-production-dataset.zip');
     if (!existsSync(zip)) {
