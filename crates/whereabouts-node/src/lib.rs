@@ -418,7 +418,7 @@ impl NativeEngine {
     }
 
     /// The calibration rows of the encoded requests in `buffer[..length]` (the layout of
-    /// `locateFunction`'s), request i's device having been at (truthLat[i], truthLon[i]).
+    /// `locateFunction`'s), request i's device having been at `(truthLat[i], truthLon[i])`.
     #[napi]
     pub fn radius_samples(
         &self,
