@@ -218,6 +218,19 @@ export class Engine {
   }
 
   /**
+   * Rows of a radius calibration (`whereabouts calibrate`, docs/positioning.md): each request
+   * located without the database's radius model, with its class in that model and its error over
+   * the radius, the device having been at `truths[i]`. An invalid or unanswered request has
+   * class '' and ratio NaN. Synchronous, as {@link Engine.processBatch}.
+   */
+  radiusSamples(
+    requests: readonly unknown[],
+    truths: readonly { lat: number; lon: number }[],
+  ): { classes: string[]; ratios: number[] } {
+    return this.#locator.radiusSamples(requests, truths);
+  }
+
+  /**
    * Answers one `/process` request under the `remote` policy of {@link Engine.open}: may ask the
    * remote service (the only engine call that may touch the network). Without a remote, or in
    * `local` mode, it resolves the same answer as {@link Engine.process}. An invalid request gets

@@ -55,6 +55,8 @@ describe('whereabouts stats', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('network statistics (version 1), 1 networks');
     expect(text.stdout).toMatch(/lte 208 10 +9 +0 /);
+    expect(stats.calibration).toBeNull();
+    expect(text.stdout).toContain('no radius model (whereabouts calibrate)');
   });
 
   it('says so for a database written before the statistics, and needs --db', () => {

@@ -2,10 +2,17 @@
  * `whereabouts learn`: learns station positions from GPS-tagged observation files
  * (OpenCelliD measurements, G-NetTrack exports and logs, WiGLE CSV) into a database directory.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import {
+  type Calibration,
+  calibrate,
+  formatShares,
+  type LearnCalibrationPlan,
+  learnCalibrationPlan,
+} from '../calibration/radius.js';
 import { Engine } from '../engine.js';
 import { GenerationStore, installPublication, updateShared, workDirOf } from '../generations/index.js';
 import { type NativeBinding, native } from '../native/binding.js';
@@ -262,6 +269,7 @@ export async function runLearn(argv: string[]): Promise<number> {
     observations: { type: 'string' },
     'quarantine-token': { type: 'string' },
     'release-token': { type: 'string' },
+    'no-calibrate': { type: 'boolean' },
   });
   if (!values.db) throw new UsageError('learn needs --db DIR');
   if (values.store !== undefined && !isPostgresUrl(values.store) && !values.contributions)
@@ -289,16 +297,53 @@ export async function runLearn(argv: string[]): Promise<number> {
   }
   for (const f of positionals) if (f !== '-' && !existsSync(f)) throw new Error(`no such file: ${f}`);
 
-  const options = { mcc, mnc, blockDays };
-  const progress = progressReporter(Boolean(values.quiet));
+  const net = { mcc, mnc };
+  const learnOptions = { mcc, mnc, blockDays };
   const shared = values.store ?? process.env[STORE_URL_ENV];
   if (values.store !== undefined && !isPostgresUrl(values.store))
     throw new UsageError('learn FILE... --store takes a postgres:// URL (the shared store)');
-  const report =
-    shared !== undefined && isPostgresUrl(shared)
-      ? await learnShared(values.db, shared, positionals, options, progress.onProgress)
-      : await nativeLearn()(values.db, positionals, options, progress.onProgress);
-  progress.done();
+  const toShared = shared !== undefined && isPostgresUrl(shared);
+  // learn's own calibration (docs/positioning.md, "Calibration"): a third of the requests
+  // held out of a first pass, the radius model fitted on them, then they are learned too.
+  // Not into the shared store: a publication carries stations, and each server's radius
+  // model stays its operator's (calibrate its --db).
+  let plan: LearnCalibrationPlan | string = '--no-calibrate';
+  if (toShared) plan = "not with the shared store (run calibrate on a server's --db)";
+  else if (!values['no-calibrate']) {
+    const bytes = positionals.reduce((sum, f) => sum + (f === '-' ? 0 : statSync(f).size), 0);
+    plan = await learnCalibrationPlan(positionals, net, bytes);
+  }
+  const progress = progressReporter(Boolean(values.quiet));
+  let report: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>;
+  let calibration: Calibration | string | undefined;
+  if (toShared) {
+    report = await learnShared(values.db, shared, positionals, learnOptions, progress.onProgress);
+    progress.done();
+  } else if (typeof plan === 'string') {
+    report = await nativeLearn()(values.db, positionals, learnOptions, progress.onProgress);
+    progress.done();
+  } else {
+    const first = await nativeLearn()(
+      values.db,
+      positionals,
+      { ...learnOptions, heldOut: plan.heldOut },
+      progress.onProgress,
+    );
+    progress.done();
+    try {
+      calibration = await calibrate(values.db, plan.rows);
+    } catch (e) {
+      calibration = (e as Error).message;
+    }
+    const second = await nativeLearn()(
+      values.db,
+      positionals,
+      { ...learnOptions, heldOut: plan.learned },
+      progress.onProgress,
+    );
+    progress.done();
+    report = { ...second, files: first.files, counts: addCounts(first.counts, second.counts) };
+  }
   const learned = report.counts;
   const n = (x: number) => x.toLocaleString('en');
   writeFileOutcomes(
@@ -314,5 +359,25 @@ export async function runLearn(argv: string[]): Promise<number> {
       `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ${report.shards} shard(s), ` +
       `${(report.bytes / 1e6).toFixed(1)} MB, ${learned.seconds.toFixed(1)} s\n`,
   );
+  if (typeof plan === 'string') {
+    if (!values['no-calibrate']) process.stderr.write(`radius not calibrated: ${plan}\n`);
+  } else if (typeof calibration === 'string') process.stderr.write(`radius not calibrated: ${calibration}\n`);
+  else if (calibration !== undefined) {
+    process.stderr.write(
+      `radius calibrated on a held-out third of the requests (${n(calibration.rowsLocated)} located; learned ` +
+        `after the fit), inside shares on its own held-out part before and after:\n${formatShares(calibration)}\n` +
+        `radius model stored in ${join(values.db, calibration.file ?? '')} (--no-calibrate: leave the radii alone)\n`,
+    );
+  }
   return 0;
+}
+
+/** The counts of two learning passes over the same files. */
+function addCounts(
+  a: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'],
+  b: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'],
+): Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'] {
+  const sum = { ...a };
+  for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] = a[k] + b[k];
+  return sum;
 }

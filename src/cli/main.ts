@@ -22,16 +22,27 @@ Usage:
       Writes a station database of an older store format (5 to 7) again in the
       current one, from its own stations: learned and synced ones included, which
       re-importing the sources would lose. A current database is left as it is.
-  whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] FILE...
+  whereabouts learn --db DIR [--mcc N --mnc N] [--block-days D] [--no-calibrate] FILE...
       Learns station positions from GPS-tagged observations: OpenCelliD measurement
       CSVs, G-NetTrack exports (no MCC/MNC inside: give --mcc/--mnc), G-NetTrack Pro
       logs (tab-separated, with Operator, Node/CellID and TA) and WiGLE CSVs
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
-      Moved stations are withdrawn for --block-days (default 30). See docs/learning.md.
+      Moved stations are withdrawn for --block-days (default 30). With 600+ requests in
+      the files, a third is held out of a first pass to calibrate the radius (as
+      calibrate does), then learned too; --no-calibrate skips that. See docs/learning.md.
       FILE - is standard input, and a pipe is read as a file (CSV formats, plain or gzip).
       With --store postgres://... (or WHEREABOUTS_STORE_URL): learned into the newest
       generation of the shared store and published there (servers switch within a
       second); DIR is where it is built, and is brought to it too (docs/deploy.md).
+  whereabouts calibrate --db DIR [--mcc N --mnc N] [--dry-run] [--json] FILE...
+  whereabouts calibrate --db DIR --show [--json] | --reset
+      Fits the accuracy radius to your own ground truth: GPS-tagged observation files
+      (the formats of learn) or labelled requests (JSON lines of {"request", "truth"})
+      are located with DIR, a factor on the radius per class of answer (what answered,
+      radio, cells or APs known, station quality) is fitted on two thirds of the rows
+      and the inside shares before and after are printed for the rest; the model is
+      stored with DIR and used by every answer. --dry-run stores nothing; --show prints
+      the stored model; --reset removes it. See docs/positioning.md.
   whereabouts learn --db DIR --contributions [--token TOKEN] [--store DIR2|postgres://...]
   whereabouts learn --db DIR --revert-token TOKEN [--observations FILE]
   whereabouts learn --db DIR --quarantine-token TOKEN | --release-token TOKEN
@@ -163,6 +174,8 @@ export async function main(argv: string[]): Promise<number> {
         return await (await import('./import.js')).runImport(rest);
       case 'learn':
         return await (await import('./learn.js')).runLearn(rest);
+      case 'calibrate':
+        return await (await import('./calibrate.js')).runCalibrate(rest);
       case 'compact':
         return await (await import('./compact.js')).runCompact(rest);
       case 'stats':

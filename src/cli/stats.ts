@@ -2,9 +2,11 @@
  * `whereabouts stats --db DIR [--json]`: what each network's own data says of its scale, as
  * the database stores it (docs/positioning.md, "Each network's scale"): its cells' stored
  * ranges and sightings, its sites' spacing and sector offsets, and how many of its cells
- * were learned. A database written before the statistics existed says so (exit 1).
+ * were learned; then the radius model `whereabouts calibrate` stored, if any (`--json`: its
+ * `calibration` key). A database written before the statistics existed says so (exit 1).
  */
 import { existsSync } from 'node:fs';
+import { formatModel, storedRadiusModel } from '../calibration/radius.js';
 import { Engine, type NetworkStats, type Quantiles } from '../engine.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -31,11 +33,17 @@ export async function runStats(argv: string[]): Promise<number> {
       );
       return 1;
     }
+    const calibration = storedRadiusModel(values.db) ?? null;
     if (values.json) {
-      process.stdout.write(`${JSON.stringify(stats)}\n`);
+      process.stdout.write(`${JSON.stringify({ ...stats, calibration })}\n`);
       return 0;
     }
     process.stdout.write(formatStats(stats.networks, stats.version));
+    process.stdout.write(
+      calibration
+        ? `\nradius model (whereabouts calibrate):\n${formatModel(calibration)}\n`
+        : "\nno radius model (whereabouts calibrate): answers carry the engine's own radii\n",
+    );
     return 0;
   } finally {
     engine.close();

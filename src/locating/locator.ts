@@ -24,6 +24,9 @@ import { type AddressLookup, errorResponse, type ProcessResponse, shapeAnswer } 
 
 /** Requests read, solved and shaped together on one thread: the wire stays within 4,096 numbers. */
 const BATCH_CHUNK = 64;
+
+/** Requests a `radiusSamples` call sends to the core at a time (a calibration's rows are few). */
+const SAMPLES_CHUNK = 4096;
 /**
  * Requests read at a time by a threaded `processBatch`: each chunk is solved on the batch
  * threads while the next is read. Larger chunks overlap less of the batch.
@@ -196,6 +199,49 @@ export class Locator {
       }
     }
     return out;
+  }
+
+  /**
+   * Rows of a radius calibration (`whereabouts calibrate`): each request located without the
+   * database's radius model, with its class in that model and its error over the radius, the
+   * device having been at `truths[i]`. A request that is invalid or gets no answer has class
+   * '' and ratio NaN.
+   */
+  radiusSamples(
+    requests: readonly unknown[],
+    truths: readonly { lat: number; lon: number }[],
+  ): { classes: string[]; ratios: number[] } {
+    this.#handle.assertOpen();
+    if (requests.length !== truths.length) throw new Error('radiusSamples: one truth per request');
+    if (this.#busy) throw new Error('radiusSamples called while the engine is answering');
+    this.#busy = true;
+    try {
+      const classes: string[] = new Array(requests.length).fill('');
+      const ratios: number[] = new Array(requests.length).fill(Number.NaN);
+      const reader = this.#reader;
+      const wire = this.#wire;
+      for (let start = 0; start < requests.length; start += SAMPLES_CHUNK) {
+        const end = Math.min(requests.length, start + SAMPLES_CHUNK);
+        wire.clear();
+        const slots: number[] = [];
+        for (let i = start; i < end; i++) {
+          if (reader.read(requests[i], this.#parse) !== undefined) continue;
+          wire.append(reader);
+          slots.push(i);
+        }
+        if (slots.length === 0) continue;
+        const lat = Float64Array.from(slots, (i) => (truths[i] as { lat: number }).lat);
+        const lon = Float64Array.from(slots, (i) => (truths[i] as { lon: number }).lon);
+        const out = this.#handle.native.radiusSamples(wire.buffer, wire.length, wire.ipsArgument(), lat, lon);
+        slots.forEach((i, k) => {
+          classes[i] = out.classes[k] as string;
+          ratios[i] = out.ratios[k] as number;
+        });
+      }
+      return { classes, ratios };
+    } finally {
+      this.#busy = false;
+    }
   }
 
   /** Reads `requests[start..end)` into the wire (cleared first) and `c`; invalid ones are answered in `out`. */

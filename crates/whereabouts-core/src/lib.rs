@@ -8,6 +8,7 @@
 //! - [`import`]: streaming import of OpenCelliD/MLS and WiFi exports into a database.
 //! - [`sites`]: which cells share a mast, where it is, and masts pooled across radios.
 //! - [`solve`]: WiFi clustering, cell multilateration, fallbacks and accuracy.
+//! - [`calibration`]: the radius model fitted on a user's ground truth, stored with the database.
 //! - [`land`]: land polygons for border strictness (`bt`).
 //! - [`learn`]: station positions learned from GPS-tagged observations: files in
 //!   batches, live submissions into an overlay that is compacted in the background.
@@ -25,6 +26,7 @@
 //! - [`tiles`]: the basemap's vector tiles and raster tiles rendered from them.
 
 pub mod addresses;
+pub mod calibration;
 pub mod countries;
 mod datafile;
 pub mod geo;

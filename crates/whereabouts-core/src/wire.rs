@@ -130,6 +130,43 @@ pub fn locate_into(
     }
 }
 
+/// The calibration rows of the requests encoded in `input` (the layout of [`locate_into`]'s
+/// requests), `truth[i]` (lat, lon) being where the device of request i was: for each request
+/// its class in the radius model and its error over the radius the solver gives without a
+/// model ([`Locator::radius_sample`]); None for a request with no answer.
+pub fn radius_samples(
+    locator: &Locator,
+    input: &[f64],
+    ips: &[String],
+    truth: &[(f64, f64)],
+) -> Result<Vec<Option<(crate::calibration::RadiusClass, f64)>>, String> {
+    let now = locator.now();
+    let db = locator.database();
+    let mut scratch = Scratch::default();
+    let mut out = Vec::with_capacity(truth.len());
+    let mut at = 0;
+    while at < input.len() {
+        let h = read_header(input, at)?;
+        let &(lat, lon) = truth
+            .get(out.len())
+            .ok_or("radius samples: more requests than truths")?;
+        let q = decode(input, &h, ips, &mut scratch)?;
+        out.push(locator.radius_sample(&db, &q, now).map(|(a, class)| {
+            let error = crate::geo::distance_m(a.lat, a.lon, lat, lon);
+            (class, error / a.accuracy_m)
+        }));
+        at = h.end;
+    }
+    if out.len() != truth.len() {
+        return Err(format!(
+            "radius samples: {} requests but {} truths",
+            out.len(),
+            truth.len()
+        ));
+    }
+    Ok(out)
+}
+
 /// Where one request of a batch starts, and what its header says.
 struct Header {
     ncells: usize,

@@ -20,6 +20,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod addresses;
+mod calibrate;
 mod contracts;
 mod function;
 mod import;
@@ -427,6 +428,29 @@ impl NativeEngine {
                 .map(serde_json::to_string)
                 .transpose()
                 .map_err(|e| err(e.to_string()))
+        })
+    }
+
+    /// The calibration rows of the encoded requests in `buffer[..length]` (the layout of
+    /// `locateFunction`'s), request i's device having been at `(truthLat[i], truthLon[i])`.
+    #[napi]
+    pub fn radius_samples(
+        &self,
+        buffer: Float64ArraySlice,
+        length: u32,
+        ips: Option<Vec<String>>,
+        truth_lat: Float64ArraySlice,
+        truth_lon: Float64ArraySlice,
+    ) -> Result<calibrate::RadiusSamples> {
+        guarded("radiusSamples", || {
+            calibrate::samples(
+                self.locator()?,
+                &buffer,
+                length,
+                &ips.unwrap_or_default(),
+                &truth_lat,
+                &truth_lon,
+            )
         })
     }
 

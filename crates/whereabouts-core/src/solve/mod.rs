@@ -27,6 +27,7 @@ pub use query::{Answer, CellObs, Fallback, Options, Query, Source, WifiObs};
 
 use std::sync::{Arc, RwLock};
 
+use crate::calibration::{self, RadiusClass, RadiusTable};
 use crate::learn::overlay::Overlay;
 use crate::store::{Database, Manifest, StoreError};
 
@@ -109,14 +110,19 @@ impl Locator {
         &self.overlay
     }
 
-    /// Switches to the newest generation of the directory's manifest; true when it
-    /// changed. Lookups in flight finish on the generation they started with, whose
+    /// Switches to the newest generation of the directory's manifest, or to its new radius
+    /// model; true when either changed. Lookups in flight finish on the generation they started with, whose
     /// files stay mapped until the last of them lets go.
     pub fn reload(&self) -> Result<bool, StoreError> {
         let current = self.database();
         let dir = current.dir();
-        let newest = Manifest::read(dir)?.map(|m| m.generation);
-        if newest.is_none_or(|g| g == current.manifest().generation) {
+        // A new generation, or a new radius model stored with the same stations.
+        let newest = Manifest::read(dir)?.map(|m| (m.generation, m.radius_model));
+        let now = (
+            current.manifest().generation,
+            current.manifest().radius_model.clone(),
+        );
+        if newest.is_none_or(|n| n == now) {
             return Ok(false);
         }
         // A commit may unlink the files of the manifest just read: read it again then.
@@ -157,6 +163,32 @@ impl Locator {
     /// it writes a lock and a reference count that every thread shares, and threads taking
     /// it per request slow each other down.
     pub fn locate_in(&self, db: &Database, q: &Query, now: i64) -> Option<Answer> {
+        self.locate_classed(db, q, now, db.radius_model(), false)
+            .map(|(a, _)| a)
+    }
+
+    /// The answer without the database's radius model, with its class in that model: a row of
+    /// a calibration ([`crate::calibration::fit`]).
+    pub fn radius_sample(
+        &self,
+        db: &Database,
+        q: &Query,
+        now: i64,
+    ) -> Option<(Answer, RadiusClass)> {
+        self.locate_classed(db, q, now, None, true)
+    }
+
+    /// [`Locator::locate_in`] with `model`'s factor on the radius, and the answer's class
+    /// when `classed` (else the default class).
+    #[inline(always)]
+    fn locate_classed(
+        &self,
+        db: &Database,
+        q: &Query,
+        now: i64,
+        model: Option<&RadiusTable>,
+        classed: bool,
+    ) -> Option<(Answer, RadiusClass)> {
         let opts = q.options;
         let mut seen = lookup::Seen {
             cells: Default::default(),
@@ -189,6 +221,12 @@ impl Locator {
                     });
         }
         let mut a = answer?;
+        let class = if classed || model.is_some() {
+            radius_class(&a, &seen, q)
+        } else {
+            RadiusClass::default()
+        };
+        a.accuracy_m = calibrated_radius(model, class, a.accuracy_m);
         if let Some(border) = &self.border {
             let allowed = match opts.bt {
                 0 => 0.0,
@@ -206,7 +244,51 @@ impl Locator {
             }
         }
         a.accuracy_m = a.accuracy_m.round().max(1.0);
-        Some(a)
+        Some((a, class))
+    }
+}
+
+/// The radius an answer reports under the database's radius model: the solver's radius times
+/// the factor of the answer's class. The one point where a calibration touches an answer.
+#[inline]
+fn calibrated_radius(model: Option<&RadiusTable>, class: RadiusClass, radius_m: f64) -> f64 {
+    match model {
+        Some(m) => radius_m * m.factor(class),
+        None => radius_m,
+    }
+}
+
+/// The class of an answer in the radius model: what answered, the serving cell's radio, how
+/// many stations were known, and the quality of the serving one (the first AP for WiFi).
+fn radius_class(a: &Answer, seen: &lookup::Seen, q: &Query) -> RadiusClass {
+    match a.source {
+        Source::Wifi => RadiusClass::wifi(
+            seen.wifi.len(),
+            seen.wifi.first().map_or(0, |w| w.samples.max(1)),
+        ),
+        Source::Cells => {
+            let first = seen.cells.first();
+            let kind = if a.fallback == Fallback::Scf {
+                calibration::KIND_SCF
+            } else {
+                calibration::KIND_CELLS
+            };
+            RadiusClass::cells(
+                kind,
+                first.map(|c| c.radio),
+                seen.cells.len(),
+                first.is_some_and(|c| c.learned),
+                first.map_or(0, |c| c.samples.max(1)),
+            )
+        }
+        Source::Area => RadiusClass::cells(
+            calibration::KIND_LACF,
+            q.cells.first().and_then(|c| c.radio),
+            0,
+            false,
+            0,
+        ),
+        Source::Ip => RadiusClass::ip(),
     }
 }
 

@@ -470,6 +470,9 @@ impl DbBuilder {
             simulated: self.opts.simulated,
             sources: self.opts.sources.clone(),
             network_stats: Some(stats_file),
+            // Calibrated on the user's ground truth, not on these stations: it stays until
+            // recalibrated or reset.
+            radius_model: self.old.as_ref().and_then(|m| m.radius_model.clone()),
         };
         manifest.write_atomic(&self.dir)?;
         // Open readers keep their mappings of the old files; unlinking is safe.

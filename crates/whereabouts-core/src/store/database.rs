@@ -14,6 +14,7 @@ use super::record::{Area, Mast, Station, StationRecord};
 
 use super::shard::Shard;
 use super::StoreError;
+use crate::calibration::{RadiusModel, RadiusTable};
 use crate::radio::Radio;
 
 type NetKey = (u8, u16, u16);
@@ -92,6 +93,8 @@ pub struct Database {
     wifi_shards: Vec<(u64, u64, u32)>,
     /// Each network's statistics ([`super::netstats`]); None for a database without them.
     network_stats: Option<NetworkStatsFile>,
+    /// The manifest's radius model resolved for answering; None: the solver's radii.
+    radius_model: Option<RadiusTable>,
 }
 
 /// Where a WiFi lookup will search: a block of one shard's stations (`Database::wifi_block`).
@@ -213,8 +216,17 @@ impl Database {
                 }
             }
         }
+        let radius_model = match &manifest.radius_model {
+            Some(file) => Some(
+                RadiusModel::read(dir, file)?
+                    .table()
+                    .map_err(|e| StoreError::Corrupt(format!("{file}: {e}")))?,
+            ),
+            None => None,
+        };
         Ok(Database {
             dir: dir.to_path_buf(),
+            radius_model,
             manifest,
             shards,
             networks,
@@ -236,6 +248,11 @@ impl Database {
     /// they existed do not).
     pub fn network_stats(&self) -> Option<&NetworkStatsFile> {
         self.network_stats.as_ref()
+    }
+
+    /// The radius model stored with the database ([`crate::calibration`]), if any.
+    pub fn radius_model(&self) -> Option<&RadiusTable> {
+        self.radius_model.as_ref()
     }
 
     pub fn shards(&self) -> &[Shard] {

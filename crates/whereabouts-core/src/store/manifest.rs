@@ -37,6 +37,10 @@ pub struct Manifest {
     /// databases written before it existed, whose networks answer with the solver's priors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_stats: Option<String>,
+    /// The radius model fitted on the user's ground truth (`crate::calibration`), a file in
+    /// the directory; None: the solver's radii as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radius_model: Option<String>,
 }
 
 impl ShardEntry {

@@ -1,0 +1,241 @@
+/**
+ * The radius model fitted on part of a user's ground truth, checked on the rest: does
+ * `whereabouts calibrate` bring the share of true positions inside the radius to 68% on rows it
+ * never saw?
+ *
+ *   npx tsx bench/calibrate.ts [--zip PATH] [--sim SEED [--requests N]] [--world DIR]
+ *
+ * Cork (../shared/data/ucc-5g-cork, GPL-3.0, read in place and never copied here): the 83
+ * traces sorted by path, three of every four learned as bench/cork.ts does (`learn --mcc 272
+ * --mnc 1`); the held-out quarter is cut in two by alternate files, the radius model is
+ * calibrated on one half (`calibrate`'s rows: every row of the files grouped into requests,
+ * `src/eval/inputs.ts`) and the inside shares are reported on the other half, before (the
+ * engine's radii) and after (with the model); then the halves swap roles.
+ *
+ * --sim SEED: a simulator world (src/eval/sim.ts), each scenario's rows cut into alternate
+ * blocks of 50: calibrated on one set of blocks, reported on the other, per class and per
+ * scenario. --world DIR: the same on a world the simulator already wrote (`whereabouts-sim world
+ * --out DIR`, with or without `--family`), its cells.csv and wifi.csv imported first.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { calibrate, readCalibrationRows, resetRadiusModel } from '../src/calibration/radius.js';
+import { nativeLearn } from '../src/cli/learn.js';
+import { Engine } from '../src/engine.js';
+import { type EvalRow, groupObservations, readObservationFiles } from '../src/eval/inputs.js';
+import { distanceM } from '../src/eval/metrics.js';
+import { simWorld } from '../src/eval/sim.js';
+import { native } from '../src/native/binding.js';
+
+const { values } = parseArgs({
+  options: {
+    zip: { type: 'string' },
+    sim: { type: 'string' },
+    world: { type: 'string' },
+    requests: { type: 'string', default: '2000' },
+  },
+});
+
+const root = join(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'whereabouts-calibrate-bench-'));
+
+/**
+ * Inside shares of `rows` by class level, before and after the model stored in `db`; with
+ * `brief`, only the line of all rows.
+ */
+async function report(db: string, rows: readonly EvalRow[], label: string, brief = false): Promise<void> {
+  const engine = await Engine.open({ db, ipDatabases: false });
+  const tally = new Map<string, { n: number; before: number; after: number }>();
+  try {
+    const raw = engine.radiusSamples(
+      rows.map((r) => r.request),
+      rows.map((r) => r.truth),
+    );
+    const answers = engine.processBatch(rows.map((r) => r.request)) as {
+      lat?: number;
+      lon?: number;
+      accuracy?: number;
+    }[];
+    rows.forEach((row, i) => {
+      const cls = raw.classes[i] as string;
+      const a = answers[i];
+      if (cls === '' || a?.lat === undefined || a.lon === undefined || a.accuracy === undefined) return;
+      const before = (raw.ratios[i] as number) <= 1;
+      const after = distanceM(a.lat, a.lon, row.truth.lat, row.truth.lon) <= a.accuracy;
+      const parts = cls.split('/');
+      const keys = new Set(['all', ...[1, 2, 3, 4].map((k) => parts.slice(0, k).join('/'))]);
+      for (const key of keys) {
+        const t = tally.get(key) ?? { n: 0, before: 0, after: 0 };
+        t.n++;
+        t.before += before ? 1 : 0;
+        t.after += after ? 1 : 0;
+        tally.set(key, t);
+      }
+    });
+  } finally {
+    engine.close();
+  }
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(6);
+  const keys = [...tally.keys()].sort((a, b) => (a === 'all' ? -1 : b === 'all' ? 1 : a < b ? -1 : 1));
+  if (brief) {
+    const t = tally.get('all') ?? { n: 0, before: 0, after: 0 };
+    process.stdout.write(
+      `  ${label.padEnd(40)} ${String(t.n).padStart(6)} ${pct(t.before / Math.max(t.n, 1))} ${pct(t.after / Math.max(t.n, 1))}\n`,
+    );
+    return;
+  }
+  process.stdout.write(`${label}\n  ${'class'.padEnd(28)} ${'rows'.padStart(6)} before  after\n`);
+  let worst: [string, number] | undefined;
+  for (const k of keys) {
+    const t = tally.get(k) as { n: number; before: number; after: number };
+    if (t.n < 30 && k !== 'all') continue;
+    const after = t.after / t.n;
+    if (k.split('/').length === 4 && (!worst || Math.abs(after - 0.68) > Math.abs(worst[1] - 0.68)))
+      worst = [k, after];
+    process.stdout.write(
+      `  ${k.padEnd(28)} ${String(t.n).padStart(6)} ${pct(t.before / t.n)} ${pct(after)}\n`,
+    );
+  }
+  if (worst)
+    process.stdout.write(
+      `  worst class of 30+ rows (finest level): ${worst[0]}, ${pct(worst[1]).trim()} after\n`,
+    );
+}
+
+/** Calibrates `db` on `fit` (stored), reports on each part of `check`, then removes the model. */
+async function round(
+  db: string,
+  fit: readonly EvalRow[],
+  check: Record<string, readonly EvalRow[]>,
+  label: string,
+): Promise<void> {
+  const c = await calibrate(db, fit, {});
+  const all = c.shares.find((s) => s.class === 'all');
+  process.stdout.write(
+    `${label}: calibrated on ${c.rowsLocated} located rows (fit ${c.fitRows}, its own held-out ${c.testRows}: ` +
+      `${all ? `${(100 * all.before).toFixed(1)}% -> ${(100 * all.after).toFixed(1)}%` : 'none'}); factor of all ${all?.factor.toFixed(3)}\n`,
+  );
+  for (const [part, rows] of Object.entries(check))
+    if (rows.length > 0)
+      await report(db, rows, `  reported on ${rows.length} rows of the other part: ${part}`);
+  resetRadiusModel(db);
+}
+
+function listCsv(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...listCsv(p));
+    else if (e.name.endsWith('.csv')) out.push(p);
+  }
+  return out;
+}
+
+async function cork(zip: string): Promise<void> {
+  execFileSync('unzip', ['-q', zip, '-d', join(work, 'traces'), '-x', '__MACOSX/*', '*/.DS_Store'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const files = listCsv(join(work, 'traces')).sort();
+  const learn = files.filter((_, i) => i % 4 !== 3);
+  const rest = files.filter((_, i) => i % 4 === 3);
+  const a = rest.filter((_, i) => i % 2 === 0);
+  const b = rest.filter((_, i) => i % 2 === 1);
+  const db = join(work, 'cork-db');
+  await nativeLearn()(db, learn, { mcc: 272, mnc: 1 }, () => {});
+  const net = { mcc: 272, mnc: 1 };
+  /**
+   * The rows of `files`: all of them, the moving rows of the driving traces (Speed > 0, the rows
+   * bench/cork.ts reports), and the rows of the static traces (the folder says which).
+   */
+  const read = async (files: string[]) => {
+    const moving = 'driving traces, rows with Speed > 0';
+    const parts: Record<string, EvalRow[]> = { 'all rows': [], [moving]: [], 'static traces': [] };
+    const observed = await readObservationFiles(files, net);
+    for (const g of groupObservations(observed)) {
+      const f = observed[g.file] as (typeof observed)[number];
+      parts['all rows']?.push(g.row);
+      if (f.path.includes('/Static/')) parts['static traces']?.push(g.row);
+      else if ((f.speed[g.first] as number) > 0) parts[moving]?.push(g.row);
+    }
+    return parts;
+  };
+  const partsA = await read(a);
+  const partsB = await read(b);
+  const rowsA = partsA['all rows'] as EvalRow[];
+  const rowsB = partsB['all rows'] as EvalRow[];
+  process.stdout.write(
+    `Cork: learned ${learn.length} files; held-out ${rest.length} files cut in two: A ${a.length} files (${rowsA.length} rows), B ${b.length} files (${rowsB.length} rows)\n`,
+  );
+  await round(db, rowsA, partsB, 'Cork, calibrated on A, reported on B');
+  await round(db, rowsB, partsA, 'Cork, calibrated on B, reported on A');
+}
+
+/** Calibrates `db` on the even blocks of 50 rows of each scenario, reports on the odd ones. */
+async function scenarios(db: string, files: readonly string[], label: string): Promise<void> {
+  const fit: EvalRow[] = [];
+  const check: EvalRow[] = [];
+  const byScenario = new Map<string, EvalRow[]>();
+  for (const f of files) {
+    const { rows } = await readCalibrationRows([f], {}, () => {});
+    rows.forEach((r, i) => {
+      if (Math.floor(i / 50) % 2 === 0) fit.push(r);
+      else {
+        check.push(r);
+        byScenario.set(r.scenario, [...(byScenario.get(r.scenario) ?? []), r]);
+      }
+    });
+  }
+  process.stdout.write(`${label}: ${fit.length} rows to calibrate on, ${check.length} to report on\n`);
+  const c = await calibrate(db, fit, {});
+  const all = c.shares.find((s) => s.class === 'all');
+  process.stdout.write(
+    `  own held-out ${c.testRows} rows: ${all ? `${(100 * all.before).toFixed(1)}% -> ${(100 * all.after).toFixed(1)}%` : 'none'}\n` +
+      `  ${'scenario (odd blocks)'.padEnd(40)} ${'rows'.padStart(6)} before  after\n`,
+  );
+  for (const [name, rows] of [...byScenario.entries()].sort()) await report(db, rows, name, true);
+  await report(db, check, 'all odd blocks', true);
+  await report(db, check, '  by class, odd blocks');
+  resetRadiusModel(db);
+}
+
+async function sim(seed: string, requests: string): Promise<void> {
+  const world = await simWorld(join(work, `sim-${seed}`), seed, requests, false);
+  await scenarios(world.db, world.scenarios, `simulator world ${seed}`);
+}
+
+/** A world the simulator wrote into `dir`, imported into a temporary database. */
+async function worldDir(dir: string): Promise<void> {
+  const db = join(work, 'world-db');
+  const importFiles = native().importFiles;
+  if (!importFiles) throw new Error('this build of the native addon has no importer');
+  await importFiles(
+    db,
+    [join(dir, 'cells.csv'), join(dir, 'wifi.csv')],
+    { replace: true, simulated: true },
+    () => {},
+  );
+  const files = readdirSync(join(dir, 'scenarios'))
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => join(dir, 'scenarios', f));
+  await scenarios(db, files, `world ${dir}`);
+}
+
+try {
+  if (values.sim !== undefined) await sim(values.sim, values.requests);
+  else if (values.world !== undefined) await worldDir(values.world);
+  else {
+    const zip = values.zip ?? join(root, '..', 'shared', 'data', 'ucc-5g-cork', '5G-production-dataset.zip');
+    if (!existsSync(zip)) {
+      process.stderr.write(
+        `bench/calibrate.ts: the Cork traces are not at ${zip} (read from ../shared/data/ucc-5g-cork, never copied here); give --zip PATH or --sim SEED\n`,
+      );
+      process.exitCode = 2;
+    } else await cork(zip);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
