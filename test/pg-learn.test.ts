@@ -184,6 +184,11 @@ it('compact --store and learn --store publish to the shared store; a server foll
     timeout: 10_000,
     interval: 100,
   });
+  // The generation's network statistics travel with it: the follower reads them.
+  const followed = cli(['stats', '--db', serverDb, '--json']);
+  expect(followed.stderr).toBe('');
+  expect(followed.code).toBe(0);
+  expect(JSON.parse(followed.stdout).networks.length).toBeGreaterThan(0);
   // Nothing new: nothing published.
   const again = JSON.parse(cli(['compact', '--db', work, '--store', store]).stdout) as { published: null };
   expect(again.published).toBeNull();

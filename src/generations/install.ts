@@ -26,17 +26,31 @@ export const STATE_FILES: readonly string[] = ['learned.sqlite', 'learn-blocklis
 interface ManifestShards {
   generation: number;
   shards: { file: string; bytes: number }[];
+  /** The generation's per-network statistics file (docs/positioning.md), if it has one. */
+  network_stats?: string;
 }
 
-/** A manifest's generation and shards; throws on a shard name that would leave the directory. */
+/** Whether `name` is a plain file name inside the directory. */
+function plainName(name: unknown): name is string {
+  return typeof name === 'string' && name !== '' && !/[/\\]/.test(name) && !name.startsWith('.');
+}
+
+/** A manifest's generation and shards; throws on a file name that would leave the directory. */
 export function manifestShards(text: string): ManifestShards {
   const m = JSON.parse(text) as ManifestShards;
   if (!Number.isSafeInteger(m.generation) || !Array.isArray(m.shards))
     throw new Error('a published manifest without generation or shards');
   for (const s of m.shards)
-    if (typeof s.file !== 'string' || /[/\\]/.test(s.file) || s.file.startsWith('.'))
+    if (!plainName(s.file))
       throw new Error(`a published manifest names an odd shard file ${JSON.stringify(s.file)}`);
+  if (m.network_stats !== undefined && m.network_stats !== null && !plainName(m.network_stats))
+    throw new Error(`a published manifest names an odd statistics file ${JSON.stringify(m.network_stats)}`);
   return m;
+}
+
+/** The files of a generation besides its shards: its network statistics, when it has them. */
+function generationExtras(m: ManifestShards): string[] {
+  return typeof m.network_stats === 'string' ? [m.network_stats] : [];
 }
 
 /** The publication `dir` holds, if it holds one whole. */
@@ -133,6 +147,12 @@ export async function installPublication(
       if (!f) throw new Error(`publication ${p.id} lacks its shard ${s.file}`);
       fetch.push(f);
     }
+  if (!shardsSame)
+    for (const name of generationExtras(wanted)) {
+      const f = byName.get(name);
+      // A publication made before statistics were published: the core answers with priors.
+      if (f) fetch.push(f);
+    }
   const state = options.state === true ? STATE_FILES.map((name) => byName.get(name)) : [];
   for (const f of state) if (f) fetch.push(f);
   const staging = join(dir, FETCH_DIR);
@@ -189,11 +209,13 @@ export async function seedFrom(source: string, dir: string): Promise<void> {
   const staging = join(dir, FETCH_DIR);
   await mkdir(staging);
   try {
-    for (const s of manifestShards(text).shards) {
+    const m = manifestShards(text);
+    for (const file of [...m.shards.map((s) => s.file), ...generationExtras(m)]) {
+      if (!existsSync(join(source, file))) continue;
       try {
-        linkSync(join(source, s.file), join(staging, s.file));
+        linkSync(join(source, file), join(staging, file));
       } catch {
-        await copyFile(join(source, s.file), join(staging, s.file));
+        await copyFile(join(source, file), join(staging, file));
       }
     }
     native().installGeneration(dir, staging, text);
@@ -214,6 +236,7 @@ export async function publishedFiles(
   const m = manifestShards(readFileSync(join(dir, MANIFEST), 'utf8'));
   const present = new Set(await readdir(dir));
   const files = m.shards.map((s) => ({ name: s.file, path: join(dir, s.file) }));
+  for (const name of generationExtras(m)) if (present.has(name)) files.push({ name, path: join(dir, name) });
   await rm(scratch, { recursive: true, force: true });
   await mkdir(scratch, { recursive: true });
   for (const name of STATE_FILES) {

@@ -74,6 +74,20 @@ pub fn install_staged(dir: &Path, staged: &Path, manifest: &Manifest) -> Result<
         let to = e.path_in(dir)?;
         fs::rename(e.path_in(staged)?, &to).map_err(|err| StoreError::io(&to, err))?;
     }
+    // The network statistics belong to the generation and travel with it; the radius model
+    // was fitted on this directory's operator's own truth and stays (or stays absent).
+    let mut manifest = manifest.clone();
+    if let Some(name) = &manifest.network_stats {
+        let from = plain_file(staged, name)?;
+        if from.exists() {
+            let to = plain_file(dir, name)?;
+            fs::rename(&from, &to).map_err(|err| StoreError::io(&to, err))?;
+        } else if !plain_file(dir, name)?.exists() {
+            // Published without its statistics: answer with the priors rather than fail to open.
+            manifest.network_stats = None;
+        }
+    }
+    manifest.radius_model = old.as_ref().and_then(|m| m.radius_model.clone());
     sync_dir(dir)?;
     manifest.write_atomic(dir)?;
     // Open readers keep their mappings of the old files; unlinking is safe.
@@ -82,7 +96,22 @@ pub fn install_staged(dir: &Path, staged: &Path, manifest: &Manifest) -> Result<
             let _ = fs::remove_file(dir.join(&e.file));
         }
     }
+    if let Some(f) = old.as_ref().and_then(|m| m.network_stats.as_ref()) {
+        if manifest.network_stats.as_ref() != Some(f) && !f.contains(['/', '\\']) {
+            let _ = fs::remove_file(dir.join(f));
+        }
+    }
     Ok(())
+}
+
+/// `dir/name` for a file name the manifest gives, refusing one that would leave `dir`.
+fn plain_file(dir: &Path, name: &str) -> Result<std::path::PathBuf, StoreError> {
+    if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\']) {
+        return Err(StoreError::Corrupt(format!(
+            "a manifest names an odd file {name:?}"
+        )));
+    }
+    Ok(dir.join(name))
 }
 
 #[cfg(test)]
@@ -124,6 +153,46 @@ mod tests {
             b"newer"
         );
         assert!(!dir.path().join(".import.lock").exists());
+    }
+
+    #[test]
+    fn brings_the_generation_statistics_and_keeps_the_directory_s_own_radius_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = tempfile::tempdir().unwrap();
+        let mut old = manifest(1, &[]);
+        old.network_stats = Some("network-stats-000001.json".into());
+        old.radius_model = Some("radius-model-1.json".into());
+        fs::write(dir.path().join("network-stats-000001.json"), b"{}").unwrap();
+        old.write_atomic(dir.path()).unwrap();
+        fs::write(staged.path().join("stations-g000002-000.fb"), b"newer").unwrap();
+        fs::write(staged.path().join("network-stats-000002.json"), b"{}").unwrap();
+        let mut m = manifest(2, &[("stations-g000002-000.fb", 5)]);
+        m.network_stats = Some("network-stats-000002.json".into());
+        m.radius_model = Some("radius-model-9.json".into());
+        install_staged(dir.path(), staged.path(), &m).unwrap();
+        let now = Manifest::read(dir.path()).unwrap().unwrap();
+        assert_eq!(
+            now.network_stats.as_deref(),
+            Some("network-stats-000002.json")
+        );
+        assert_eq!(now.radius_model.as_deref(), Some("radius-model-1.json"));
+        assert!(dir.path().join("network-stats-000002.json").exists());
+        assert!(!dir.path().join("network-stats-000001.json").exists());
+
+        // A publication without its statistics file answers with the priors.
+        let staged = tempfile::tempdir().unwrap();
+        fs::write(staged.path().join("stations-g000003-000.fb"), b"third").unwrap();
+        let mut m = manifest(3, &[("stations-g000003-000.fb", 5)]);
+        m.network_stats = Some("network-stats-000003.json".into());
+        install_staged(dir.path(), staged.path(), &m).unwrap();
+        assert_eq!(
+            Manifest::read(dir.path()).unwrap().unwrap().network_stats,
+            None
+        );
+
+        let mut odd = manifest(4, &[]);
+        odd.network_stats = Some("../x.json".into());
+        assert!(install_staged(dir.path(), staged.path(), &odd).is_err());
     }
 
     #[test]
