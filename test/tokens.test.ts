@@ -699,6 +699,39 @@ describe('PostgreSQL: several servers on one database', () => {
     expect(good).toEqual({ status: 'fulfilled', value: { ok: true, balance: 9999, balanceSlots: 0 } });
   });
 
+  it('admissions of tokens without rate limits read the shared balance; limits set behind the copy still hold', async () => {
+    const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0, 0) };
+    const { url, list } = await servers(2, clock);
+    const [a, b] = list as [PgTokenStore, PgTokenStore];
+    const t = await a.create({ geolocationPerDay: 3 });
+    await vi.waitFor(() => expect(b.get(t.token)).toBeDefined(), { timeout: 3000, interval: 20 });
+    expect(await b.charge(t.token, 'geolocation', { units: 2 })).toMatchObject({ ok: true, balance: 1 });
+    expect(await a.admit(t.token, 'geolocation')).toEqual({ ok: true, balance: 1 });
+    expect(await a.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 0 });
+    expect(await b.admit(t.token, 'geolocation')).toEqual({
+      ok: false,
+      reason: 'RATELIMITED_DAY',
+      balance: 0,
+    });
+    // A limit written without a notification: the stores' copies still show none.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query('UPDATE tokens SET per_second = 1, geolocation_per_day = 10 WHERE token = $1', [
+        t.token,
+      ]);
+    } finally {
+      await client.end();
+    }
+    expect(a.get(t.token)?.perSecond).toBeUndefined();
+    const admitted = await Promise.all([a, b, a].map((s) => s.admit(t.token, 'geolocation')));
+    expect(admitted.map((o) => (o.ok ? 'ok' : o.reason)).sort()).toEqual([
+      'RATELIMITED_SECOND',
+      'RATELIMITED_SECOND',
+      'ok',
+    ]);
+  });
+
   it('a token created, changed or revoked on one server reaches the others within seconds', async () => {
     const { list } = await servers(2);
     const [a, b] = list as [PgTokenStore, PgTokenStore];

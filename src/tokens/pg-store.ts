@@ -42,6 +42,7 @@ import {
   type JobResult,
   type LimitRow,
   type MeteredService,
+  type MeteringState,
   newRecord,
   perDay,
   TokenError,
@@ -517,8 +518,94 @@ export class PgTokenStore implements TokenStorage {
     }
   }
 
-  /** Applies a batch in one transaction; resolves its callers after COMMIT, rejects them all on failure. */
+  /**
+   * Answers a batch: admissions that write nothing from one read without locks, the rest in one
+   * transaction (#commitLocked).
+   */
   async #commit(batch: Pending[]): Promise<void> {
+    const readOnly: Pending[] = [];
+    const locked: Pending[] = [];
+    for (const p of batch) (this.#writesNothing(p.job) ? readOnly : locked).push(p);
+    const runs = [this.#commitLocked(locked)];
+    if (readOnly.length > 0)
+      runs.push(this.#answerUnlocked(readOnly).then((left) => this.#commitLocked(left)));
+    await Promise.all(runs);
+  }
+
+  /**
+   * Whether a job is expected to write nothing, by the in-memory token copy: an admission of a
+   * token without per-second and per-minute limits only reads its balance (docs/tokens.md). The
+   * copy may be seconds old; {@link #answerUnlocked} checks against the stored row.
+   */
+  #writesNothing(job: Job): boolean {
+    if (job.kind !== 'admit') return false;
+    const r = this.#records.get(job.token);
+    return r === undefined || (r.perSecond === undefined && r.perMinute === undefined);
+  }
+
+  /**
+   * Admissions by {@link applyJob} on one read of their tokens' limits and usage, without a
+   * lock or a transaction (one round trip, nothing to commit): a decision that writes nothing
+   * is the one the locked path would make on the same rows. Resolves to the jobs that would
+   * write after all (a token given rate limits since the copy was loaded): they go the locked
+   * way.
+   */
+  async #answerUnlocked(batch: Pending[]): Promise<Pending[]> {
+    const tokens = [...new Set(batch.map((p) => p.job.token))].filter((t) => !t.includes('\0'));
+    const days = [...new Set(batch.map((p) => utcDay(p.job.at)))];
+    let rows: (LimitRow & {
+      token: string;
+      day: number | null;
+      service: string | null;
+      used: number | null;
+    })[];
+    try {
+      rows = (
+        await this.#query<
+          LimitRow & { token: string; day: number | null; service: string | null; used: number | null }
+        >(
+          `SELECT t.token, t.active, t.geolocation_per_day, t.geocoding_per_day, t.per_second, t.per_minute,
+             t.slots, u.day, u.service, u.used
+           FROM tokens t LEFT JOIN token_usage u ON u.token = t.token AND u.day = ANY($2::int[])
+           WHERE t.token = ANY($1::text[])`,
+          [tokens, days],
+        )
+      ).rows;
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return [];
+    }
+    const limits = new Map(rows.map((r) => [r.token, r]));
+    const used = new Map<string, number>();
+    for (const r of rows) if (r.day !== null) used.set(`${r.token}\n${r.day}\n${r.service}`, r.used ?? 0);
+    let wrote = false;
+    const state: MeteringState = {
+      getUsed: (token, day, service) => used.get(`${token}\n${day}\n${service}`) ?? 0,
+      windowHits: () => 0,
+      addUsed: () => {
+        wrote = true;
+      },
+      putRate: () => {
+        wrote = true;
+      },
+      hasDevice: () => false,
+      addDevice: () => {
+        wrote = true;
+      },
+    };
+    const left: Pending[] = [];
+    for (const p of batch) {
+      wrote = false;
+      const result = applyJob(state, p.job, limits.get(p.job.token));
+      if (wrote) left.push(p);
+      else p.resolve(result);
+    }
+    return left;
+  }
+
+  /** Applies a batch in one transaction; resolves its callers after COMMIT, rejects them all on failure. */
+  async #commitLocked(batch: Pending[]): Promise<void> {
+    if (batch.length === 0) return;
     const run: BatchRun = {};
     let results: JobResult[];
     try {
