@@ -10,7 +10,10 @@
  *   any number of servers apply one after another: no charge is counted twice or lost, and no
  *   balance is overspent. A promise resolves only after COMMIT returned, so a charge a response
  *   reports is durable (PostgreSQL's own `synchronous_commit`) before the response leaves; a
- *   batch that fails rolls back whole and its callers reject.
+ *   batch that fails rolls back whole and its callers reject. A batch is two round trips (BEGIN
+ *   with the lock and the reads; the writes with COMMIT); the rule between them is
+ *   {@link applyJob}, the SQLite store's too. Admissions that write nothing (tokens without rate
+ *   limits) are answered from one read without a lock or a commit.
  * - Nothing waits without bound: connecting, every query and a transaction left idle (a server
  *   cut off by the network) are limited in time, and a failure that says the database is
  *   unreachable, shutting down, overloaded or too slow rejects with
