@@ -427,6 +427,59 @@ describe.each(backends)('balances and limits ($name)', (backend) => {
       balance: 9999,
     });
   });
+
+  it('admit() checks the balance and counts the call once in the windows; an admitted charge is not counted again', async () => {
+    const { s, clock } = await backend.open();
+    clock.now = Date.UTC(2026, 2, 1, 12, 0, 0, 0);
+    const t = await s.create({ geolocationPerDay: 2, perSecond: 2 });
+    expect(await s.admit(t.token, 'geolocation')).toEqual({ ok: true, balance: 2 });
+    expect(await s.charge(t.token, 'geolocation', { admitted: true })).toEqual({ ok: true, balance: 1 });
+    // One call so far in this second: a second admission fits, a third does not (and counts nothing).
+    expect(await s.admit(t.token)).toEqual({ ok: true, balance: 0 });
+    expect(await s.admit(t.token, 'geolocation')).toEqual({
+      ok: false,
+      reason: 'RATELIMITED_SECOND',
+      balance: 1,
+    });
+    clock.now += 1000;
+    expect(await s.charge(t.token, 'geolocation', { admitted: true })).toEqual({ ok: true, balance: 0 });
+    expect(await s.admit(t.token, 'geolocation')).toEqual({
+      ok: false,
+      reason: 'RATELIMITED_DAY',
+      balance: 0,
+    });
+    // The refused admission above counted nothing: two more calls fit in this second.
+    expect(await s.admit(t.token)).toMatchObject({ ok: true });
+    expect(await s.admit(t.token)).toMatchObject({ ok: true });
+    expect(await s.admit('nope', 'geolocation')).toEqual({ ok: false, reason: 'INVALID_TOKEN', balance: 0 });
+    await s.revoke(t.token);
+    expect(await s.admit(t.token)).toMatchObject({ ok: false, reason: 'INACTIVE_TOKEN' });
+  });
+
+  it('keeps device ids and unknown tokens holding quotes, backslashes and other characters as given', async () => {
+    const { s } = await backend.open();
+    const t = await s.create({ slots: 2 });
+    const odd = `a'b\\c"d\\'; DROP TABLE x; -- é\u{1F600}`;
+    expect(await s.charge(t.token, 'geolocation', { deviceId: odd })).toMatchObject({
+      ok: true,
+      balanceSlots: 1,
+    });
+    expect(await s.charge(t.token, 'geolocation', { deviceId: odd })).toMatchObject({
+      ok: true,
+      balanceSlots: 1,
+    });
+    expect(await s.charge(t.token, 'geolocation', { deviceId: `${odd}x` })).toMatchObject({
+      ok: true,
+      balanceSlots: 0,
+    });
+    expect(await s.charge(`${t.token}'\\`, 'geolocation')).toEqual({
+      ok: false,
+      reason: 'INVALID_TOKEN',
+      balance: 0,
+    });
+    expect(await s.hit(odd, odd, 1)).toBe(true);
+    expect(await s.balance(t.token, 'geolocation')).toBe(10_000 - 3);
+  });
 });
 
 describe.each(backends)('charge concurrency ($name)', (backend) => {
@@ -627,6 +680,56 @@ describe('PostgreSQL: several servers on one database', () => {
       reason: 'SLOTS',
     });
     expect(await b.charge(t.token, 'geolocation', { deviceId: 'one' })).toMatchObject({ ok: true });
+  });
+
+  it('refuses alone what PostgreSQL cannot store (NUL): such a token is unknown, such a device id rejects', async () => {
+    const { list } = await servers(1);
+    const [a] = list as [PgTokenStore];
+    const t = await a.create({ slots: 1 });
+    const [bad, unknown, good] = await Promise.allSettled([
+      a.charge(t.token, 'geolocation', { deviceId: 'a\0b' }),
+      a.charge(`${t.token}\0`, 'geolocation'),
+      a.charge(t.token, 'geolocation', { deviceId: 'a' }),
+    ]);
+    expect(bad).toMatchObject({ status: 'rejected', reason: expect.any(RangeError) });
+    expect(unknown).toEqual({
+      status: 'fulfilled',
+      value: { ok: false, reason: 'INVALID_TOKEN', balance: 0 },
+    });
+    expect(good).toEqual({ status: 'fulfilled', value: { ok: true, balance: 9999, balanceSlots: 0 } });
+  });
+
+  it('admissions of tokens without rate limits read the shared balance; limits set behind the copy still hold', async () => {
+    const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0, 0) };
+    const { url, list } = await servers(2, clock);
+    const [a, b] = list as [PgTokenStore, PgTokenStore];
+    const t = await a.create({ geolocationPerDay: 3 });
+    await vi.waitFor(() => expect(b.get(t.token)).toBeDefined(), { timeout: 3000, interval: 20 });
+    expect(await b.charge(t.token, 'geolocation', { units: 2 })).toMatchObject({ ok: true, balance: 1 });
+    expect(await a.admit(t.token, 'geolocation')).toEqual({ ok: true, balance: 1 });
+    expect(await a.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 0 });
+    expect(await b.admit(t.token, 'geolocation')).toEqual({
+      ok: false,
+      reason: 'RATELIMITED_DAY',
+      balance: 0,
+    });
+    // A limit written without a notification: the stores' copies still show none.
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query('UPDATE tokens SET per_second = 1, geolocation_per_day = 10 WHERE token = $1', [
+        t.token,
+      ]);
+    } finally {
+      await client.end();
+    }
+    expect(a.get(t.token)?.perSecond).toBeUndefined();
+    const admitted = await Promise.all([a, b, a].map((s) => s.admit(t.token, 'geolocation')));
+    expect(admitted.map((o) => (o.ok ? 'ok' : o.reason)).sort()).toEqual([
+      'RATELIMITED_SECOND',
+      'RATELIMITED_SECOND',
+      'ok',
+    ]);
   });
 
   it('a token created, changed or revoked on one server reaches the others within seconds', async () => {

@@ -10,7 +10,10 @@
  *   any number of servers apply one after another: no charge is counted twice or lost, and no
  *   balance is overspent. A promise resolves only after COMMIT returned, so a charge a response
  *   reports is durable (PostgreSQL's own `synchronous_commit`) before the response leaves; a
- *   batch that fails rolls back whole and its callers reject.
+ *   batch that fails rolls back whole and its callers reject. A batch is two round trips (BEGIN
+ *   with the lock and the reads; the writes with COMMIT); the rule between them is
+ *   {@link applyJob}, the SQLite store's too. Admissions that write nothing (tokens without rate
+ *   limits) are answered from one read without a lock or a commit.
  * - Nothing waits without bound: connecting, every query and a transaction left idle (a server
  *   cut off by the network) are limited in time, and a failure that says the database is
  *   unreachable, shutting down, overloaded or too slow rejects with
@@ -43,6 +46,7 @@ import {
   type JobResult,
   type LimitRow,
   type MeteredService,
+  type MeteringState,
   newRecord,
   perDay,
   TokenError,
@@ -352,7 +356,7 @@ export class PgTokenStore implements TokenStorage {
   }
 
   async #modify(token: string, change: (r: TokenRecord) => TokenRecord): Promise<TokenRecord> {
-    const record = await this.#transaction(async (client) => {
+    const record = await this.#transaction(undefined, async (client) => {
       const r = await client.query<TokenRow>('SELECT * FROM tokens WHERE token = $1 FOR UPDATE', [token]);
       const row = r.rows[0];
       if (!row) throw new TokenError('NOT_FOUND', `no token ${maskToken(token)}`);
@@ -366,7 +370,7 @@ export class PgTokenStore implements TokenStorage {
         rowValues(toRow(updated)),
       );
       await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [token]);
-      return updated;
+      return { value: updated };
     });
     this.#records.set(token, record);
     return record;
@@ -403,6 +407,8 @@ export class PgTokenStore implements TokenStorage {
       return Promise.reject(new RangeError(`units must be a positive integer, not ${units}`));
     if (service !== 'geolocation' && service !== 'geocoding')
       return Promise.reject(new RangeError(`unknown metered service ${String(service)}`));
+    if (options.deviceId?.includes('\0'))
+      return Promise.reject(new RangeError('a device id cannot hold NUL'));
     return this.#submit({
       kind: 'charge',
       token,
@@ -477,12 +483,98 @@ export class PgTokenStore implements TokenStorage {
     }
   }
 
-  /** Applies a batch in one transaction; resolves its callers after COMMIT, rejects them all on failure. */
+  /**
+   * Answers a batch: admissions that write nothing from one read without locks, the rest in one
+   * transaction (#commitLocked).
+   */
   async #commit(batch: Pending[]): Promise<void> {
+    const readOnly: Pending[] = [];
+    const locked: Pending[] = [];
+    for (const p of batch) (this.#writesNothing(p.job) ? readOnly : locked).push(p);
+    const runs = [this.#commitLocked(locked)];
+    if (readOnly.length > 0)
+      runs.push(this.#answerUnlocked(readOnly).then((left) => this.#commitLocked(left)));
+    await Promise.all(runs);
+  }
+
+  /**
+   * Whether a job is expected to write nothing, by the in-memory token copy: an admission of a
+   * token without per-second and per-minute limits only reads its balance (docs/tokens.md). The
+   * copy may be seconds old; {@link #answerUnlocked} checks against the stored row.
+   */
+  #writesNothing(job: Job): boolean {
+    if (job.kind !== 'admit') return false;
+    const r = this.#records.get(job.token);
+    return r === undefined || (r.perSecond === undefined && r.perMinute === undefined);
+  }
+
+  /**
+   * Admissions by {@link applyJob} on one read of their tokens' limits and usage, without a
+   * lock or a transaction (one round trip, nothing to commit): a decision that writes nothing
+   * is the one the locked path would make on the same rows. Resolves to the jobs that would
+   * write after all (a token given rate limits since the copy was loaded): they go the locked
+   * way.
+   */
+  async #answerUnlocked(batch: Pending[]): Promise<Pending[]> {
+    const tokens = [...new Set(batch.map((p) => p.job.token))].filter((t) => !t.includes('\0'));
+    const days = [...new Set(batch.map((p) => utcDay(p.job.at)))];
+    let rows: (LimitRow & {
+      token: string;
+      day: number | null;
+      service: string | null;
+      used: number | null;
+    })[];
+    try {
+      rows = (
+        await this.#query<
+          LimitRow & { token: string; day: number | null; service: string | null; used: number | null }
+        >(
+          `SELECT t.token, t.active, t.geolocation_per_day, t.geocoding_per_day, t.per_second, t.per_minute,
+             t.slots, u.day, u.service, u.used
+           FROM tokens t LEFT JOIN token_usage u ON u.token = t.token AND u.day = ANY($2::int[])
+           WHERE t.token = ANY($1::text[])`,
+          [tokens, days],
+        )
+      ).rows;
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return [];
+    }
+    const limits = new Map(rows.map((r) => [r.token, r]));
+    const used = new Map<string, number>();
+    for (const r of rows) if (r.day !== null) used.set(`${r.token}\n${r.day}\n${r.service}`, r.used ?? 0);
+    let wrote = false;
+    const state: MeteringState = {
+      getUsed: (token, day, service) => used.get(`${token}\n${day}\n${service}`) ?? 0,
+      windowHits: () => 0,
+      addUsed: () => {
+        wrote = true;
+      },
+      putRate: () => {
+        wrote = true;
+      },
+      hasDevice: () => false,
+      addDevice: () => {
+        wrote = true;
+      },
+    };
+    const left: Pending[] = [];
+    for (const p of batch) {
+      wrote = false;
+      const result = applyJob(state, p.job, limits.get(p.job.token));
+      if (wrote) left.push(p);
+      else p.resolve(result);
+    }
+    return left;
+  }
+
+  /** Applies a batch in one transaction; resolves its callers after COMMIT, rejects them all on failure. */
+  async #commitLocked(batch: Pending[]): Promise<void> {
+    if (batch.length === 0) return;
     const run: BatchRun = {};
     let results: JobResult[];
     try {
-      results = await this.#transaction((client) => this.#apply(client, batch, run));
+      results = await this.#applyBatch(batch, run);
     } catch (err) {
       let failure = err;
       if (err instanceof CommitOutcomeUnknown) {
@@ -542,86 +634,67 @@ export class PgTokenStore implements TokenStorage {
     }
   }
 
-  async #apply(client: pg.PoolClient, batch: Pending[], run: BatchRun): Promise<JobResult[]> {
-    const tokens = [...new Set(batch.map((p) => p.job.token))];
+  /**
+   * A batch in two round trips: BEGIN with the statements that lock the batch's tokens and read
+   * their usage, windows and devices; then {@link applyJob} on every job in memory; then the
+   * statements that write what changed with COMMIT. The reads are statements of their own after
+   * the lock: each statement sees what committed before it started, so the reads see the last
+   * batch that held the lock (one statement that locked and read would read from before the
+   * wait).
+   */
+  #applyBatch(batch: Pending[], run: BatchRun): Promise<JobResult[]> {
+    // A token holding NUL cannot be stored (PostgreSQL text has no NUL): it is unknown, and is
+    // neither locked nor read.
+    const tokens = [...new Set(batch.map((p) => p.job.token))].filter((t) => !t.includes('\0'));
+    const days = [...new Set(batch.map((p) => utcDay(p.job.at)))];
+    const ids = [
+      ...new Set(batch.flatMap((p) => (p.job.kind === 'charge' && p.job.deviceId ? [p.job.deviceId] : []))),
+    ];
+    const t = textArray(tokens);
+    const d = intArray(days);
     // txid_current() names the transaction, so that a COMMIT whose answer was lost can be
     // looked up afterwards (#outcome); the row locks give it an id anyway.
-    const locked = await client.query<LockedRow>(
+    const reads = [
       `SELECT token, active, geolocation_per_day, geocoding_per_day, per_second, per_minute, slots,
          txid_current()::text AS xid
-       FROM tokens WHERE token = ANY($1::text[]) ORDER BY token FOR UPDATE`,
-      [tokens],
-    );
-    run.xid = locked.rows[0]?.xid;
-    const limits = new Map(locked.rows.map((r) => [r.token, r]));
-    const known = [...limits.keys()];
-    const state = new BatchState();
-    if (known.length > 0) {
-      const days = [...new Set(batch.map((p) => utcDay(p.job.at)))];
-      const used = await client.query<{ token: string; day: number; service: string; used: number }>(
-        'SELECT token, day, service, used FROM token_usage WHERE token = ANY($1::text[]) AND day = ANY($2::int[])',
-        [known, days],
-      );
-      for (const u of used.rows) state.used.set(`${u.token}\n${u.day}\n${u.service}`, { ...u, add: 0 });
-      const rate = await client.query<{ token: string; bucket: string; win: number; hits: number }>(
-        'SELECT token, bucket, win, hits FROM token_rate WHERE token = ANY($1::text[])',
-        [known],
-      );
-      for (const r of rate.rows) state.rate.set(`${r.token}\n${r.bucket}`, { ...r, dirty: false });
-      const ids = [
-        ...new Set(batch.flatMap((p) => (p.job.kind === 'charge' && p.job.deviceId ? [p.job.deviceId] : []))),
+       FROM tokens WHERE token = ANY(${t}) ORDER BY token FOR UPDATE`,
+      `SELECT token, day, service, used FROM token_usage WHERE token = ANY(${t}) AND day = ANY(${d})`,
+      `SELECT token, bucket, win, hits FROM token_rate WHERE token = ANY(${t})`,
+      ...(ids.length > 0
+        ? [
+            `SELECT token, day, device_id FROM token_devices
+             WHERE token = ANY(${t}) AND day = ANY(${d}) AND device_id = ANY(${textArray(ids)})`,
+          ]
+        : []),
+    ];
+    return this.#transaction(reads.join(';\n'), async (_client, read) => {
+      const [locked, used, rate, devices] = read as [
+        pg.QueryResult<LockedRow>,
+        pg.QueryResult<{ token: string; day: number; service: string; used: number }>,
+        pg.QueryResult<{ token: string; bucket: string; win: number; hits: number }>,
+        pg.QueryResult<{ token: string; day: number; device_id: string }> | undefined,
       ];
-      if (ids.length > 0) {
-        const devices = await client.query<{ token: string; day: number; device_id: string }>(
-          `SELECT token, day, device_id FROM token_devices
-           WHERE token = ANY($1::text[]) AND day = ANY($2::int[]) AND device_id = ANY($3::text[])`,
-          [known, days, ids],
-        );
-        for (const d of devices.rows) state.devices.add(`${d.token}\n${d.day}\n${d.device_id}`);
-      }
-    }
-    const results = batch.map((p) => applyJob(state, p.job, limits.get(p.job.token)));
-    run.results = results;
-    const usage = [...state.used.values()].filter((u) => u.add > 0);
-    if (usage.length > 0)
-      await client.query(
-        `INSERT INTO token_usage (token, day, service, used)
-         SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::bigint[])
-         ON CONFLICT (token, day, service) DO UPDATE SET used = token_usage.used + excluded.used`,
-        [
-          usage.map((u) => u.token),
-          usage.map((u) => u.day),
-          usage.map((u) => u.service),
-          usage.map((u) => u.add),
-        ],
-      );
-    const rate = [...state.rate.values()].filter((r) => r.dirty);
-    if (rate.length > 0)
-      await client.query(
-        `INSERT INTO token_rate (token, bucket, win, hits)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
-         ON CONFLICT (token, bucket) DO UPDATE SET win = excluded.win, hits = excluded.hits`,
-        [
-          rate.map((r) => r.token),
-          rate.map((r) => r.bucket),
-          rate.map((r) => r.win),
-          rate.map((r) => r.hits),
-        ],
-      );
-    if (state.newDevices.length > 0)
-      await client.query(
-        `INSERT INTO token_devices (token, day, device_id)
-         SELECT * FROM unnest($1::text[], $2::int[], $3::text[]) ON CONFLICT DO NOTHING`,
-        [
-          state.newDevices.map((d) => d.token),
-          state.newDevices.map((d) => d.day),
-          state.newDevices.map((d) => d.id),
-        ],
-      );
-    return results;
+      run.xid = locked.rows[0]?.xid;
+      const limits = new Map(locked.rows.map((r) => [r.token, r]));
+      const state = new BatchState();
+      for (const u of used.rows) state.used.set(`${u.token}\n${u.day}\n${u.service}`, { ...u, add: 0 });
+      for (const r of rate.rows) state.rate.set(`${r.token}\n${r.bucket}`, { ...r, dirty: false });
+      for (const x of devices?.rows ?? []) state.devices.add(`${x.token}\n${x.day}\n${x.device_id}`);
+      const results = batch.map((p) => applyJob(state, p.job, limits.get(p.job.token)));
+      run.results = results;
+      return { value: results, writes: writeStatements(state) };
+    });
   }
 
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * One transaction: `BEGIN` and `reads` (statements with their values inline) in one round trip,
+   * then `work` with their results (it may send queries of its own) returning the value and the
+   * statements that write it, sent with `COMMIT` in one round trip.
+   */
+  async #transaction<T>(
+    reads: string | undefined,
+    work: (client: pg.PoolClient, read: pg.QueryResult[]) => Promise<{ value: T; writes?: string }>,
+  ): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -638,10 +711,13 @@ export class PgTokenStore implements TokenStorage {
     client.on('error', onError);
     let committing = false;
     try {
-      await client.query('BEGIN');
-      const value = await work(client);
+      // Several statements in one query answer with one result each, the first BEGIN's.
+      const begun = (await client.query(reads === undefined ? 'BEGIN' : `BEGIN;\n${reads}`)) as
+        | pg.QueryResult
+        | pg.QueryResult[];
+      const { value, writes } = await work(client, Array.isArray(begun) ? begun.slice(1) : []);
       committing = true;
-      await client.query('COMMIT');
+      await client.query(writes ? `${writes};\nCOMMIT` : 'COMMIT');
       this.#lastError = undefined;
       return value;
     } catch (err) {
@@ -733,6 +809,56 @@ export class PgTokenStore implements TokenStorage {
     }, 1000);
     this.#reconnectTimer.unref();
   }
+}
+
+/** A text literal of `value`, quoted and escaped for a query with its values inline. */
+function textLiteral(value: string): string {
+  // PostgreSQL text cannot hold NUL, and a NUL would end the query message itself.
+  if (value.includes('\0')) throw new RangeError('a value holding NUL cannot be stored in PostgreSQL');
+  return pg.escapeLiteral(value);
+}
+
+/** A `text[]` literal of `values`. */
+function textArray(values: readonly string[]): string {
+  return `ARRAY[${values.map(textLiteral).join(',')}]::text[]`;
+}
+
+/** A `bigint[]` literal of `values`, each a safe integer. */
+function intArray(values: readonly number[]): string {
+  for (const v of values) if (!Number.isSafeInteger(v)) throw new RangeError(`not a safe integer: ${v}`);
+  return `ARRAY[${values.join(',')}]::bigint[]`;
+}
+
+/**
+ * The statements that write a batch's changes (usage added, rate windows set, devices
+ * recorded), values inline, one statement per table that changed; '' when nothing did.
+ */
+function writeStatements(state: BatchState): string {
+  const out: string[] = [];
+  const usage = [...state.used.values()].filter((u) => u.add > 0);
+  if (usage.length > 0)
+    out.push(
+      `INSERT INTO token_usage (token, day, service, used)
+       SELECT * FROM unnest(${textArray(usage.map((u) => u.token))}, ${intArray(usage.map((u) => u.day))}::int[],
+         ${textArray(usage.map((u) => u.service))}, ${intArray(usage.map((u) => u.add))})
+       ON CONFLICT (token, day, service) DO UPDATE SET used = token_usage.used + excluded.used`,
+    );
+  const rate = [...state.rate.values()].filter((r) => r.dirty);
+  if (rate.length > 0)
+    out.push(
+      `INSERT INTO token_rate (token, bucket, win, hits)
+       SELECT * FROM unnest(${textArray(rate.map((r) => r.token))}, ${textArray(rate.map((r) => r.bucket))},
+         ${intArray(rate.map((r) => r.win))}, ${intArray(rate.map((r) => r.hits))})
+       ON CONFLICT (token, bucket) DO UPDATE SET win = excluded.win, hits = excluded.hits`,
+    );
+  if (state.newDevices.length > 0)
+    out.push(
+      `INSERT INTO token_devices (token, day, device_id)
+       SELECT * FROM unnest(${textArray(state.newDevices.map((x) => x.token))},
+         ${intArray(state.newDevices.map((x) => x.day))}::int[], ${textArray(state.newDevices.map((x) => x.id))})
+       ON CONFLICT DO NOTHING`,
+    );
+  return out.join(';\n');
 }
 
 /** The parameters $1..$15 of a tokens row, in column order. */
