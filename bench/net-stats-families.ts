@@ -18,10 +18,10 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } 
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
-import { distanceM, ErrorStats, quantile } from '../src/eval/metrics.js';
-import { type LocateRequest, parseRequest } from '../src/locating/request/index.js';
+import { quantile } from '../src/eval/metrics.js';
 import { native } from '../src/native/binding.js';
 import { MapBaseline } from './baseline.js';
+import { type ScenarioScore, scoreScenario } from './scenario-score.js';
 
 const { values } = parseArgs({
   options: {
@@ -90,39 +90,7 @@ async function familyWorld(seed: number, requests: string) {
   return { world, net, priors };
 }
 
-interface Score {
-  median: number;
-  ratio: number;
-  inside: number;
-}
-
-function score(engine: Engine, file: string, baseline: MapBaseline): Score {
-  const lines = readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as { truth: { lat: number; lon: number }; request: unknown });
-  const responses = engine.processBatch(lines.map((l) => l.request));
-  const ours = new ErrorStats();
-  const pairedOurs: number[] = [];
-  const pairedMean: number[] = [];
-  lines.forEach((l, i) => {
-    const r = responses[i];
-    const a = r?.status === 'ok' && r.lat !== undefined && r.lon !== undefined ? r : undefined;
-    ours.add(l.truth, a && { lat: a.lat as number, lon: a.lon as number, accuracy: a.accuracy });
-    const parsed = parseRequest(l.request);
-    const req: LocateRequest | undefined = parsed.ok ? parsed.request : undefined;
-    const m = req && baseline.weightedMean(req);
-    if (a && m) {
-      pairedOurs.push(distanceM(l.truth.lat, l.truth.lon, a.lat as number, a.lon as number));
-      pairedMean.push(distanceM(l.truth.lat, l.truth.lon, m.lat, m.lon));
-    }
-  });
-  return {
-    median: ours.median,
-    ratio: pairedOurs.length ? quantile(pairedMean, 0.5) / quantile(pairedOurs, 0.5) : Number.NaN,
-    inside: ours.insideShare,
-  };
-}
+type Score = ScenarioScore;
 
 const seeds = seedList(values.seeds as string);
 /** scenario -> mode -> one score a world. */
@@ -138,8 +106,8 @@ for (const seed of seeds) {
     .sort()) {
     const scenario = f.replace('.jsonl', '');
     const file = join(w.world, 'scenarios', f);
-    const a = score(priors, file, baseline);
-    const b = score(net, file, baseline);
+    const a = scoreScenario(priors, file, baseline);
+    const b = scoreScenario(net, file, baseline);
     const r = results.get(scenario) ?? { priors: [], net: [] };
     r.priors.push(a);
     r.net.push(b);

@@ -17,10 +17,9 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
-import { distanceM, ErrorStats, quantile } from '../src/eval/metrics.js';
-import { type LocateRequest, parseRequest } from '../src/locating/request/index.js';
 import { native } from '../src/native/binding.js';
 import { MapBaseline } from './baseline.js';
+import { scoreScenario } from './scenario-score.js';
 import { simWorld } from './sim-world.js';
 
 const { values } = parseArgs({
@@ -74,32 +73,16 @@ interface Row {
 
 async function measure(db: string, file: string, baseline: MapBaseline) {
   const engine = await Engine.open({ db, now: SIM_NOW });
-  const lines = readFileSync(join(world, 'scenarios', file), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as { truth: { lat: number; lon: number }; request: unknown });
-  const responses = engine.processBatch(lines.map((l) => l.request));
-  engine.close();
-  const ours = new ErrorStats();
-  const pairedOurs: number[] = [];
-  const pairedMean: number[] = [];
-  lines.forEach((l, i) => {
-    const r = responses[i];
-    const a = r?.status === 'ok' && r.lat !== undefined && r.lon !== undefined ? r : undefined;
-    ours.add(l.truth, a && { lat: a.lat as number, lon: a.lon as number, accuracy: a.accuracy });
-    const parsed = parseRequest(l.request);
-    const req: LocateRequest | undefined = parsed.ok ? parsed.request : undefined;
-    const m = req && baseline.weightedMean(req);
-    if (a && m) {
-      pairedOurs.push(distanceM(l.truth.lat, l.truth.lon, a.lat as number, a.lon as number));
-      pairedMean.push(distanceM(l.truth.lat, l.truth.lon, m.lat, m.lon));
-    }
-  });
-  return {
-    median: Math.round(ours.median),
-    ratio: pairedOurs.length ? (quantile(pairedMean, 0.5) / quantile(pairedOurs, 0.5)).toFixed(3) : '-',
-    inside: `${(100 * ours.insideShare).toFixed(1)}%`,
-  };
+  try {
+    const s = scoreScenario(engine, join(world, 'scenarios', file), baseline);
+    return {
+      median: Math.round(s.median),
+      ratio: Number.isNaN(s.ratio) ? '-' : s.ratio.toFixed(3),
+      inside: `${(100 * s.inside).toFixed(1)}%`,
+    };
+  } finally {
+    engine.close();
+  }
 }
 
 const rows: Row[] = [];

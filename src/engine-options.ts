@@ -142,3 +142,16 @@ export function resolveOptions(options: EngineOptions): ResolvedOptions {
     hasSearch: search !== undefined,
   };
 }
+
+/**
+ * The options of a command that reads or rewrites the stations alone (compact, stats, a
+ * learning round): no land mask, IP databases, timezones or places loaded, and no background
+ * compaction of its own.
+ */
+export const STATIONS_ONLY = {
+  land: false,
+  ipDatabases: false,
+  timezones: false,
+  places: false,
+  compaction: false,
+} as const satisfies EngineOptions;

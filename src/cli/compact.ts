@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Engine } from '../engine.js';
+import { STATIONS_ONLY } from '../engine-options.js';
 import {
   foldSubmissions,
   GenerationStore,
@@ -28,14 +29,7 @@ export async function runCompact(argv: string[]): Promise<number> {
     throw new UsageError('compact --store takes a postgres:// URL (the shared store)');
   if (store !== undefined && isPostgresUrl(store)) return compactShared(values.db, store);
   if (!existsSync(values.db)) throw new Error(`${values.db}: no such directory`);
-  const engine = await Engine.open({
-    db: values.db,
-    land: false,
-    ipDatabases: false,
-    timezones: false,
-    places: false,
-    compaction: false,
-  });
+  const engine = await Engine.open({ db: values.db, ...STATIONS_ONLY });
   try {
     const summary = await engine.compact();
     process.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -14,6 +14,7 @@ import {
   learnCalibrationPlan,
 } from '../calibration/radius.js';
 import { Engine } from '../engine.js';
+import { STATIONS_ONLY } from '../engine-options.js';
 import { GenerationStore, installPublication, updateShared, workDirOf } from '../generations/index.js';
 import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
@@ -197,14 +198,7 @@ async function runSharedLedger(
 
 /** Folds the work directory's overlay into a new generation (the core's compaction). */
 async function foldIn(work: string): Promise<void> {
-  const engine = await Engine.open({
-    db: work,
-    land: false,
-    ipDatabases: false,
-    timezones: false,
-    places: false,
-    compaction: false,
-  });
+  const engine = await Engine.open({ db: work, ...STATIONS_ONLY });
   try {
     await engine.compact();
   } finally {

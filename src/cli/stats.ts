@@ -8,6 +8,7 @@
 import { existsSync } from 'node:fs';
 import { formatModel, storedRadiusModel } from '../calibration/radius.js';
 import { Engine, type NetworkStats, type Quantiles } from '../engine.js';
+import { STATIONS_ONLY } from '../engine-options.js';
 import { parseFlags, UsageError } from './usage.js';
 
 /** Runs `whereabouts stats`; resolves to the exit code. */
@@ -16,14 +17,7 @@ export async function runStats(argv: string[]): Promise<number> {
   if (values.db === undefined) throw new UsageError('stats needs --db DIR');
   if (positionals.length > 0) throw new UsageError(`stats takes no files (got ${positionals.join(' ')})`);
   if (!existsSync(values.db)) throw new Error(`${values.db}: no such directory`);
-  const engine = await Engine.open({
-    db: values.db,
-    land: false,
-    ipDatabases: false,
-    timezones: false,
-    places: false,
-    compaction: false,
-  });
+  const engine = await Engine.open({ db: values.db, ...STATIONS_ONLY });
   try {
     const stats = engine.networkStats();
     if (stats === null) {

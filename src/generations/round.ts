@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Engine } from '../engine.js';
+import { STATIONS_ONLY } from '../engine-options.js';
 import type { LearnCounts } from '../learning/submissions.js';
 import {
   clearInstalled,
@@ -131,14 +132,7 @@ export function foldSubmissions(store: GenerationStore, max = 200_000): SharedCh
   return async (work, cursor) => {
     const { submissions, cursor: next } = await store.submissionsAfter(cursor, max);
     if (submissions.length === 0) return undefined;
-    const engine = await Engine.open({
-      db: work,
-      land: false,
-      ipDatabases: false,
-      timezones: false,
-      places: false,
-      compaction: false,
-    });
+    const engine = await Engine.open({ db: work, ...STATIONS_ONLY });
     const counts: LearnCounts = {
       observations: 0,
       outliers: 0,

@@ -12,8 +12,8 @@
  *   `cursor_id`) and its files (`files`: name, bytes, sha256).
  * - `station_generation_files`: those files in chunks.
  */
-import type pg from 'pg';
-import { migrate } from '../pg/migrate.js';
+import pg from 'pg';
+import { migrate, PG_TYPES } from '../pg/migrate.js';
 
 /** Migrations, in order; the version is how many have been applied. Never edit one; append. */
 const MIGRATIONS: readonly string[] = [
@@ -56,4 +56,35 @@ export const PG_LEARNING_SCHEMA_VERSION = MIGRATIONS.length;
 /** Brings the learning schema up to date under the migration lock; refuses a newer one. */
 export function migrateLearning(client: pg.ClientBase): Promise<number> {
   return migrate(client, 'learning', MIGRATIONS, 'learning');
+}
+
+/**
+ * A pool on `url` whose database has the learning schema brought up to date; rejects (the pool
+ * ended) when PostgreSQL cannot be reached or holds a newer schema. Broken idle connections
+ * are dropped by the pool: the listener keeps their error from ending the process.
+ */
+export async function openLearningPool(
+  url: string,
+  options: { poolSize?: number; connectTimeoutMs?: number },
+): Promise<{ pool: pg.Pool; config: pg.ClientConfig }> {
+  const config: pg.ClientConfig = {
+    connectionString: url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    types: PG_TYPES,
+    application_name: 'whereabouts',
+  };
+  const pool = new pg.Pool({ ...config, max: options.poolSize ?? 2 });
+  pool.on('error', () => {});
+  try {
+    const client = await pool.connect();
+    try {
+      await migrateLearning(client);
+    } finally {
+      client.release();
+    }
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  return { pool, config };
 }

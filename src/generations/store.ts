@@ -10,10 +10,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import type { NativeSubmission } from '../learning/submissions.js';
-import { PG_TYPES } from '../pg/migrate.js';
-import { migrateLearning } from './schema.js';
+import { openLearningPool } from './schema.js';
 
 /** A file of a publication. */
 export interface PublishedFile {
@@ -108,25 +107,7 @@ export class GenerationStore {
 
   /** Connects and brings the learning schema up to date. */
   static async open(url: string, options: { poolSize?: number; connectTimeoutMs?: number } = {}) {
-    const config: pg.ClientConfig = {
-      connectionString: url,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      types: PG_TYPES,
-      application_name: 'whereabouts',
-    };
-    const pool = new pg.Pool({ ...config, max: options.poolSize ?? 2 });
-    pool.on('error', () => {});
-    try {
-      const client = await pool.connect();
-      try {
-        await migrateLearning(client);
-      } finally {
-        client.release();
-      }
-    } catch (err) {
-      await pool.end().catch(() => {});
-      throw err;
-    }
+    const { pool, config } = await openLearningPool(url, options);
     return new GenerationStore(pool, config);
   }
 

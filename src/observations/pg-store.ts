@@ -5,9 +5,8 @@
  * acknowledged as stored is durable. A batch that fails stores nothing and rejects all its
  * callers. The learning round (src/generations/round.ts) reads the table.
  */
-import pg from 'pg';
-import { migrateLearning } from '../generations/schema.js';
-import { PG_TYPES } from '../pg/migrate.js';
+import type pg from 'pg';
+import { openLearningPool } from '../generations/schema.js';
 import { type Observation, type ObservationRow, type ObservationStorage, observationRows } from './store.js';
 
 /** Options of {@link PgObservationStore.open}. */
@@ -43,27 +42,7 @@ export class PgObservationStore implements ObservationStorage {
 
   /** Connects and brings the learning schema up to date; rejects when PostgreSQL cannot be reached. */
   static async open(url: string, options: PgObservationStoreOptions = {}): Promise<PgObservationStore> {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: options.poolSize ?? 2,
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
-      types: PG_TYPES,
-      application_name: 'whereabouts',
-    });
-    // An idle connection that breaks (server restart) is dropped by the pool; without a
-    // listener the error would end the process.
-    pool.on('error', () => {});
-    try {
-      const client = await pool.connect();
-      try {
-        await migrateLearning(client);
-      } finally {
-        client.release();
-      }
-    } catch (err) {
-      await pool.end().catch(() => {});
-      throw err;
-    }
+    const { pool } = await openLearningPool(url, options);
     return new PgObservationStore(pool, options.groupMs ?? 0);
   }
 
