@@ -6,7 +6,7 @@
  * per-world, per-scenario shares), and prints the shares before and after that factor on every
  * world named, fit and report, from the same answers.
  *
- *   npx tsx bench/radius-fit.ts --fit DIR... --report DIR...
+ *   npx tsx bench/radius-fit.ts --fit DIR... --report DIR... [--cache FILE]
  *
  * Each DIR is a world directory as `bench/families.ts` and `whereabouts eval --sim` leave it
  * (`DIR/world/scenarios/*.jsonl`, `DIR/db`). The factors apply exactly to a radius that is a
@@ -44,7 +44,11 @@ const haversine = (a: number, b: number, c: number, d: number) => {
 };
 
 /** The radius branch an answer came from, by its scenario and request. */
-function branchOf(scenario: string, req: { cells?: unknown[]; wifi?: unknown[] }, fallback?: string): Branch | null {
+function branchOf(
+  scenario: string,
+  req: { cells?: unknown[]; wifi?: unknown[] },
+  fallback?: string,
+): Branch | null {
   if (scenario === 'scf' || scenario === 'wifi-fake') return null;
   if (fallback === 'lacf') return 'area';
   if (fallback) return null;
@@ -89,7 +93,8 @@ async function collect(dir: string): Promise<Row[]> {
 const FLOOR: Record<Branch, number> = { wifi: 15, single: 50, multi: 50, known: 50, area: 50 };
 
 /** The radius after a factor: the floor kept where the answer sat on it. */
-const scaled = (r: Row, f: number) => (r.acc <= FLOOR[r.branch] + 1e-6 ? FLOOR[r.branch] : Math.max(f * r.acc, FLOOR[r.branch]));
+const scaled = (r: Row, f: number) =>
+  r.acc <= FLOOR[r.branch] + 1e-6 ? FLOOR[r.branch] : Math.max(f * r.acc, FLOOR[r.branch]);
 
 /** Per world and scenario inside shares under a factor per row. */
 function shares(rows: Row[], factor: (r: Row) => number): Map<string, number> {
@@ -145,7 +150,7 @@ for (const b of ['wifi', 'single', 'area'] as Branch[]) {
   factors.multiA = best[0] as number;
   factors.multiB = best[1] as number;
 }
-const law = (r: Row) => factors.multiA * (r.cells / 4) ** factors.multiB;
+const law = (r: Row) => (factors.multiA as number) * (r.cells / 4) ** (factors.multiB as number);
 // The towers' answers (off their axes): a factor on top of the count law.
 {
   const rs = fitRows.filter((r) => r.branch === 'known');
@@ -158,7 +163,11 @@ const law = (r: Row) => factors.multiA * (r.cells / 4) ** factors.multiB;
   factors.known = best;
 }
 const factor = (r: Row) =>
-  r.branch === 'multi' ? law(r) : r.branch === 'known' ? factors.known * law(r) : (factors[r.branch] as number);
+  r.branch === 'multi'
+    ? law(r)
+    : r.branch === 'known'
+      ? (factors.known as number) * law(r)
+      : (factors[r.branch] as number);
 
 console.log('factors', JSON.stringify(factors));
 for (const [name, rows] of [
@@ -167,11 +176,16 @@ for (const [name, rows] of [
 ] as const) {
   const before = shares(rows, () => 1);
   const after = shares(rows, factor);
-  const scen = [...new Set([...before.keys()].map((k) => k.split('\t')[1]))].sort();
-  console.log(`\n${name} worlds: scenario, inside before (median world, min-max), after (median world, min-max)`);
+  const scen = [...new Set([...before.keys()].map((k) => k.split('\t')[1] as string))].sort();
+  console.log(
+    `\n${name} worlds: scenario, inside before (median world, min-max), after (median world, min-max)`,
+  );
   for (const s of scen) {
     const pick = (m: Map<string, number>) =>
-      [...m].filter(([k]) => k.endsWith(`\t${s}`)).map(([, v]) => v).sort((a, b) => a - b);
+      [...m]
+        .filter(([k]) => k.endsWith(`\t${s}`))
+        .map(([, v]) => v)
+        .sort((a, b) => a - b);
     const fmt = (v: number[]) =>
       `${(100 * (v[Math.floor((v.length - 1) / 2)] as number)).toFixed(1)}% (${(100 * (v[0] as number)).toFixed(1)}-${(100 * (v.at(-1) as number)).toFixed(1)})`;
     console.log(`  ${s.padEnd(20)} ${fmt(pick(before)).padEnd(24)} ${fmt(pick(after))}`);
@@ -186,5 +200,7 @@ for (const k of keys) {
   const rs = fitRows.filter((r) => `${r.branch}\t${r.scenario}` === k);
   const inB = rs.filter((r) => r.err <= scaled(r, 1)).length / rs.length;
   const inA = rs.filter((r) => r.err <= scaled(r, factor(r))).length / rs.length;
-  console.log(`  ${k.replace('\t', ' / ').padEnd(32)} ${String(rs.length).padStart(6)} ${(100 * inB).toFixed(1)}% ${(100 * inA).toFixed(1)}%`);
+  console.log(
+    `  ${k.replace('\t', ' / ').padEnd(32)} ${String(rs.length).padStart(6)} ${(100 * inB).toFixed(1)}% ${(100 * inA).toFixed(1)}%`,
+  );
 }
