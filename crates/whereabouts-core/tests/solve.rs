@@ -165,8 +165,8 @@ fn a_single_cell_answers_with_its_position_and_a_range_based_radius() {
     let a = l.locate(&q(&[gsm(10, 1, None)], &[])).unwrap();
     assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
     // a crowd average: 1000 m range (with one 1000 m pseudo-sighting: 1000 m) x
-    // sqrt(0.35^2 + 3^2 / 20^1.5)
-    assert_eq!(a.accuracy_m, 472.0);
+    // sqrt(0.39^2 + 3.4^2 / 20^1.5)
+    assert_eq!(a.accuracy_m, 530.0);
     assert_eq!(a.fallback, Fallback::None);
     assert!(!a.aged);
     assert_eq!(a.source, Source::Cells);
@@ -365,11 +365,11 @@ fn two_equal_cells_answer_between_them_with_a_radius_from_their_spread() {
     assert!(distance_m(a.lat, a.lon, 52.505, 13.40) < 1.0);
     // Spread S = half the 1112 m between them; range 1000 m, 20 samples:
     // hypot(S * (S / 1000)^0.6, 0.5 * 1000 / sqrt(20)) = hypot(390.9, 111.8),
-    // times (4.64 / 2)^0.83 for an answer from two cells, and 1.1 because the serving cell
+    // times (6.94 / 2)^0.43 for an answer from two cells, and 1.1 because the serving cell
     // has no sibling sectors (no axis: nothing bounds the answer to its sector).
     let s = distance_m(52.50, 13.40, 52.51, 13.40) / 2.0;
     let expected =
-        (s * (s / 1000.0).powf(0.6)).hypot(500.0 / 20f64.sqrt()) * (4.64f64 / 2.0).powf(0.83) * 1.1;
+        (s * (s / 1000.0).powf(0.6)).hypot(500.0 / 20f64.sqrt()) * (6.94f64 / 2.0).powf(0.43) * 1.1;
     assert!(
         (a.accuracy_m - expected).abs() <= 1.0,
         "{} vs {expected}",

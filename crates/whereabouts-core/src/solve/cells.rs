@@ -8,9 +8,9 @@ use super::lookup::{candidate_radios, SeenCell};
 use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M,
-    ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ROBUST_ROUNDS, ROBUST_SCALE_RANGES,
-    SAMPLES_HALF_WEIGHT, SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
-    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE,
+    ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE, ROBUST_ROUNDS,
+    ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SERVING_SITE_WEIGHT, SERVING_WEDGE_COS,
+    SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -204,7 +204,13 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         };
         radius * scale
     } else {
-        let scale = if first_on_axis { 1.0 } else { OFF_AXIS_SCALE };
+        let scale = if first_on_axis {
+            1.0
+        } else if on_its_mast(&frame, first) {
+            ON_MAST_SCALE
+        } else {
+            OFF_AXIS_SCALE
+        };
         cells_accuracy(spread, sr / sw, median_samples) * count_factor(cells.len()) * scale
     };
     // The radius models were fitted on the spread around the plain weighted mean, so the
@@ -233,6 +239,17 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         aged: total_samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Cells,
     })
+}
+
+/// Whether a cell's estimate is its mast's position (published tower positions, every sector
+/// of a site on its mast): no axis, and the anchors are the masts themselves ([`ON_MAST_SCALE`]).
+fn on_its_mast(frame: &LocalFrame, c: &SeenCell) -> bool {
+    let Some(tower) = c.tower else {
+        return false;
+    };
+    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
+    let (x, y) = frame.to_xy(c.lat, c.lon);
+    (x - tx).hypot(y - ty) < 1.0
 }
 
 /// Iteratively reweighted mean from (px, py): each anchor's weight divided by
@@ -524,6 +541,46 @@ mod tests {
     }
 
     #[test]
+    fn cells_on_their_masts_claim_the_masts_radius() {
+        let (frame, serving) = serving_east(None);
+        // Published tower positions: the serving cell's estimate is its mast.
+        let on_mast = SeenCell {
+            lat: 52.0,
+            lon: 4.0,
+            ..serving
+        };
+        let (lat, lon) = frame.to_latlon(-500.0, 300.0);
+        let neighbour = SeenCell {
+            lat,
+            lon,
+            tower: None,
+            serving: false,
+            ..serving
+        };
+        let mast = solve(&[on_mast, neighbour], 0).unwrap();
+        let no_mast = solve(
+            &[
+                SeenCell {
+                    tower: None,
+                    ..on_mast
+                },
+                neighbour,
+            ],
+            0,
+        )
+        .unwrap();
+        // The same anchors either way (no axis from an estimate on its mast, no bound): only
+        // the scale differs.
+        assert!((mast.lat - no_mast.lat).abs() < 1e-12 && (mast.lon - no_mast.lon).abs() < 1e-12);
+        let ratio = mast.accuracy_m / no_mast.accuracy_m;
+        assert!(
+            (ratio - ON_MAST_SCALE / OFF_AXIS_SCALE).abs() < 1e-9,
+            "{ratio}"
+        );
+        assert!(mast.accuracy_m > no_mast.accuracy_m);
+    }
+
+    #[test]
     fn a_range_is_read_in_its_networks_units() {
         let (_, mut cell) = serving_east(None);
         let reference = reference_spacing_per_range(cell.radio).unwrap();
@@ -569,12 +626,15 @@ mod tests {
 
     #[test]
     fn a_crowd_cell_from_few_sightings_claims_little() {
-        // well sampled: its spread, a third of its range
-        assert!((crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 1_000_000) - 350.0).abs() < 0.5);
+        // well sampled: its spread, about two fifths of its range
+        assert!((crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 1_000_000) - 390.0).abs() < 0.5);
         // one sighting with the 50 m floor for a range: the prior range and the estimate's
         // error dominate, kilometres rather than the 50 m a published range would claim
         let one = crowd_cell_accuracy(50.0, DEFAULT_RANGE_M, 1);
-        assert!((one - 525.0 * 0.35f64.hypot(3.0)).abs() < 1e-9, "{one}");
+        assert!(
+            (one - 525.0 * CROWD_SPREAD.hypot(CROWD_ESTIMATE_ERROR)).abs() < 1e-9,
+            "{one}"
+        );
         // fewer sightings never claim more
         let radii: Vec<f64> = [1, 2, 4, 10, 50, 500]
             .iter()
@@ -613,8 +673,7 @@ mod tests {
     fn fewer_cells_claim_more_of_their_spread() {
         let f: Vec<f64> = (2..=7).map(count_factor).collect();
         assert!(f.windows(2).all(|w| w[0] > w[1]));
-        // about twice the spread model's radius for 2 cells, 0.7 of it for 7
-        assert!((f[0] - 2.02).abs() < 0.02 && (f[5] - 0.71).abs() < 0.02);
-        assert!((count_factor(5) - 1.0).abs() < 0.1);
+        // about 1.7 times the spread model's radius for 2 cells, the spread itself for 7
+        assert!((f[0] - 1.71).abs() < 0.02 && (f[5] - 1.0).abs() < 0.02);
     }
 }
