@@ -15,18 +15,10 @@ import {
 } from '../calibration/radius.js';
 import type { BadLine } from '../eval/inputs.js';
 import { ProgressLine } from './progress.js';
-import { parseFlags, UsageError } from './usage.js';
+import { networkFlags, parseFlags, UsageError } from './usage.js';
 
 /** Malformed lines shown with their reasons; the rest are counted. */
 const SHOWN_BAD_LINES = 20;
-
-function code(name: string, text: string | undefined, max: number): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > max)
-    throw new UsageError(`--${name} must be an integer 0..${max}`);
-  return n;
-}
 
 /** Fails clearly unless `db` holds a station database that this process may write. */
 export function checkWritableDb(db: string): void {
@@ -79,9 +71,7 @@ export async function runCalibrate(argv: string[]): Promise<number> {
   }
   if (positionals.length === 0)
     throw new UsageError('calibrate needs at least one FILE (or --show, --reset)');
-  const mcc = code('mcc', values.mcc, 999);
-  const mnc = code('mnc', values.mnc, 32767);
-  if ((mcc === undefined) !== (mnc === undefined)) throw new UsageError('give --mcc and --mnc together');
+  const { mcc, mnc } = networkFlags(values);
   let now: number | undefined;
   if (values.now !== undefined) {
     now = Number(values.now);

@@ -20,19 +20,11 @@ import { type NativeBinding, native } from '../native/binding.js';
 import { tokenHash } from '../observations/index.js';
 import { isPostgresUrl, maskToken, openTokenStorage, STORE_URL_ENV } from '../tokens/index.js';
 import { progressReporter, writeFileOutcomes } from './report.js';
-import { parseFlags, UsageError } from './usage.js';
+import { networkFlags, parseFlags, UsageError } from './usage.js';
 
 /** The native learner (`learnFiles` of the binding). */
 export function nativeLearn(): NativeBinding['learnFiles'] {
   return native().learnFiles;
-}
-
-function code(name: string, text: string | undefined, max: number): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > max)
-    throw new UsageError(`--${name} must be an integer 0..${max}`);
-  return n;
 }
 
 /**
@@ -280,9 +272,7 @@ export async function runLearn(argv: string[]): Promise<number> {
     return runLedger(values, values.db);
   }
   if (positionals.length === 0) throw new UsageError('learn needs at least one FILE');
-  const mcc = code('mcc', values.mcc, 999);
-  const mnc = code('mnc', values.mnc, 32767);
-  if ((mcc === undefined) !== (mnc === undefined)) throw new UsageError('give --mcc and --mnc together');
+  const { mcc, mnc } = networkFlags(values);
   let blockDays: number | undefined;
   if (values['block-days'] !== undefined) {
     blockDays = Number(values['block-days']);

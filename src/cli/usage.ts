@@ -19,3 +19,24 @@ export function parseFlags<T extends FlagOptions>(argv: string[], options: T): P
     throw new UsageError((err as Error).message);
   }
 }
+
+/**
+ * `--mcc N --mnc N` of the commands that read observation files: both or neither, each an
+ * integer in its range (mcc 0..999, mnc 0..32767).
+ */
+export function networkFlags(values: { mcc?: string | undefined; mnc?: string | undefined }): {
+  mcc: number | undefined;
+  mnc: number | undefined;
+} {
+  const code = (name: string, text: string | undefined, max: number) => {
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 0 || n > max)
+      throw new UsageError(`--${name} must be an integer 0..${max}`);
+    return n;
+  };
+  const mcc = code('mcc', values.mcc, 999);
+  const mnc = code('mnc', values.mnc, 32767);
+  if ((mcc === undefined) !== (mnc === undefined)) throw new UsageError('give --mcc and --mnc together');
+  return { mcc, mnc };
+}

@@ -41,6 +41,7 @@ import {
   applyInput,
   applyJob,
   type ChargeOutcome,
+  chargeArgumentError,
   fromRow,
   type Job,
   type JobResult,
@@ -403,10 +404,8 @@ export class PgTokenStore implements TokenStorage {
     options: { units?: number; deviceId?: string; admitted?: boolean } = {},
   ): Promise<ChargeOutcome> {
     const units = options.units ?? 1;
-    if (!Number.isSafeInteger(units) || units < 1)
-      return Promise.reject(new RangeError(`units must be a positive integer, not ${units}`));
-    if (service !== 'geolocation' && service !== 'geocoding')
-      return Promise.reject(new RangeError(`unknown metered service ${String(service)}`));
+    const bad = chargeArgumentError(units, service);
+    if (bad) return Promise.reject(bad);
     if (options.deviceId?.includes('\0'))
       return Promise.reject(new RangeError('a device id cannot hold NUL'));
     return this.#submit({

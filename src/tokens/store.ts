@@ -421,10 +421,8 @@ export class TokenStore implements TokenStorage {
     options: { units?: number; deviceId?: string; admitted?: boolean } = {},
   ): Promise<ChargeOutcome> {
     const units = options.units ?? 1;
-    if (!Number.isSafeInteger(units) || units < 1)
-      return Promise.reject(new RangeError(`units must be a positive integer, not ${units}`));
-    if (service !== 'geolocation' && service !== 'geocoding')
-      return Promise.reject(new RangeError(`unknown metered service ${String(service)}`));
+    const bad = chargeArgumentError(units, service);
+    if (bad) return Promise.reject(bad);
     return this.commits.submit({
       kind: 'charge',
       token,
@@ -725,6 +723,15 @@ export interface MeteringState extends RateWindows {
   addUsed(token: string, day: number, service: string, units: number): void;
   hasDevice(token: string, day: number, id: string): boolean;
   addDevice(token: string, day: number, id: string): void;
+}
+
+/** What is wrong with a charge's arguments, in either store; undefined when nothing is. */
+export function chargeArgumentError(units: number, service: MeteredService): RangeError | undefined {
+  if (!Number.isSafeInteger(units) || units < 1)
+    return new RangeError(`units must be a positive integer, not ${units}`);
+  if (service !== 'geolocation' && service !== 'geocoding')
+    return new RangeError(`unknown metered service ${String(service)}`);
+  return undefined;
 }
 
 /**
