@@ -9,8 +9,9 @@ use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M,
     ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE, ROBUST_ROUNDS,
-    ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SERVING_SITE_WEIGHT, SERVING_WEDGE_COS,
-    SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE,
+    ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF,
+    SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
+    SPREAD_RANGE_EXP, SPREAD_SCALE,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -39,9 +40,7 @@ fn stored_range_of(c: &SeenCell) -> f64 {
     if c.range_m > 0.0 {
         c.range_m
     } else {
-        c.scale
-            .median_range_m
-            .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0))
+        prior_range_of(c)
     }
 }
 
@@ -66,14 +65,11 @@ fn range_units(c: &SeenCell) -> f64 {
 }
 
 /// What a cell of `c`'s network is taken to reach when its own range says little: the
-/// network's median stored range in the solver's units, or [`DEFAULT_RANGE_M`] without
-/// statistics.
+/// network's median stored range, or [`DEFAULT_RANGE_M`] without statistics.
 fn prior_range_of(c: &SeenCell) -> f64 {
-    let stored = c
-        .scale
+    c.scale
         .median_range_m
-        .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0));
-    stored * range_units(c)
+        .map_or(DEFAULT_RANGE_M, |r| (r as f64).max(1.0))
 }
 
 /// How much a cell says, as two weights: its signal and how many sightings back its estimate
@@ -200,7 +196,11 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let radius = if first.learned {
             single_cell_accuracy(range_of(first), median_samples)
         } else {
-            crowd_cell_accuracy(range_of(first), prior_range_of(first), median_samples)
+            crowd_cell_accuracy(
+                stored_range_of(first),
+                prior_range_of(first),
+                median_samples,
+            )
         };
         radius * scale
     } else {
@@ -211,7 +211,10 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         } else {
             OFF_AXIS_SCALE
         };
-        cells_accuracy(spread, sr / sw, median_samples) * count_factor(cells.len()) * scale
+        cells_accuracy(spread, sr / sw, median_samples)
+            * count_factor(cells.len())
+            * scale
+            * offset_factor(first)
     };
     // The radius models were fitted on the spread around the plain weighted mean, so the
     // robust refinement moves only the position.
@@ -278,7 +281,9 @@ fn robust_mean(anchors: &[Anchor], mut px: f64, mut py: f64) -> (f64, f64) {
 /// anchors can leave both (neighbours pull it across the mast's ring or out of the sector);
 /// the answer is moved back onto the nearest distance and bearing allowed, the other
 /// coordinate kept (polar coordinates around the mast). The serving cell's own anchor
-/// already lies inside both, so a single cell's answer never moves.
+/// already lies inside both, so a single cell's answer never moves. A serving cell whose
+/// estimate is its mast (published tower positions) has no axis: only its advance's
+/// distances bound the answer, along the bearing the neighbours pulled it to.
 fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> (f64, f64) {
     if !c.serving || (c.signal.is_none() && c.ta_m.is_none()) {
         return (px, py);
@@ -291,9 +296,21 @@ fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> 
     let len = ((x - tx).powi(2) + (y - ty).powi(2)).sqrt();
     let (dx, dy) = (px - tx, py - ty);
     let r = (dx * dx + dy * dy).sqrt();
-    // No axis (an estimate on the mast), or an answer on the mast: no bearing to bound.
-    if len < 1.0 || r < 1.0 {
+    // An answer on the mast: no bearing to keep.
+    if r < 1.0 {
         return (px, py);
+    }
+    // No axis (an estimate on its mast: published tower positions): no wedge, but the
+    // advance still gives the distance from the mast, along the bearing the neighbours gave.
+    if len < 1.0 {
+        return match c.ta_m {
+            Some((d, step)) => {
+                let (lo, hi) = ta_interval(d, step);
+                let dist = r.clamp(lo, hi);
+                (tx + dx / r * dist, ty + dy / r * dist)
+            }
+            None => (px, py),
+        };
     }
     let (ux, uy) = ((x - tx) / len, (y - ty) / len);
     let dist = match c.ta_m {
@@ -322,11 +339,11 @@ fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
         * (SINGLE_SPREAD * SINGLE_SPREAD + ESTIMATE_ERROR * ESTIMATE_ERROR / samples as f64).sqrt()
 }
 
-/// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]): its range
-/// taken as if one more sighting had said `prior_range_m` (its network's typical range).
+/// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]): its stored
+/// range, at least its network's typical range (`prior_range_m`) over its sightings.
 fn crowd_cell_accuracy(range_m: f64, prior_range_m: f64, samples: u32) -> f64 {
     let n = samples.max(1) as f64;
-    let range = (n * range_m + prior_range_m) / (n + 1.0);
+    let range = range_m.max(prior_range_m / n);
     let estimate = CROWD_ESTIMATE_ERROR * CROWD_ESTIMATE_ERROR / n.powf(CROWD_SAMPLES_EXP);
     range * (CROWD_SPREAD * CROWD_SPREAD + estimate).sqrt()
 }
@@ -337,6 +354,18 @@ fn cells_accuracy(spread_m: f64, range_m: f64, samples: u32) -> f64 {
     let between = SPREAD_SCALE * spread_m * (spread_m / range_m.max(1.0)).powf(SPREAD_RANGE_EXP);
     let estimate = ESTIMATE_ERROR * range_m / (samples as f64).sqrt();
     between.hypot(estimate)
+}
+
+/// The multi-cell radius by how far out from their masts the serving cell's network's crowd
+/// placed its sectors ([`SECTOR_OFFSET_REF`]); 1 without statistics or for a network published
+/// at its masts.
+fn offset_factor(c: &SeenCell) -> f64 {
+    match c.scale.sector_offset {
+        Some(offset) if !c.learned => (SECTOR_OFFSET_REF / (offset as f64).max(1e-3))
+            .sqrt()
+            .clamp(SECTOR_OFFSET_BOUNDS.0, SECTOR_OFFSET_BOUNDS.1),
+        _ => 1.0,
+    }
 }
 
 /// The calibration of a multi-cell radius by the number of cells ([`COUNT_REF`]).
@@ -505,6 +534,40 @@ mod tests {
     }
 
     #[test]
+    fn a_serving_cell_on_its_mast_bounds_the_distance_by_its_advance() {
+        let close = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).hypot(a.1 - b.1) < 1e-6;
+        let (frame, mut cell) = serving_east(Some((4.5 * 78.12, 78.12)));
+        let tower = cell.tower.unwrap();
+        (cell.lat, cell.lon) = (tower.lat, tower.lon);
+        // Pulled 100 m north by the neighbours: out to the ring (234-469 m), same bearing.
+        assert!(close(
+            within_serving_sector(&frame, &cell, 0.0, 100.0),
+            (0.0, 3.0 * 78.12)
+        ));
+        // Within the ring, any bearing: kept (no wedge without an axis).
+        assert!(close(
+            within_serving_sector(&frame, &cell, -300.0, 0.0),
+            (-300.0, 0.0)
+        ));
+        // Beyond it: in to its outer edge.
+        assert!(close(
+            within_serving_sector(&frame, &cell, 0.0, -900.0),
+            (0.0, -6.0 * 78.12)
+        ));
+        // On the mast: no bearing, kept.
+        assert!(close(
+            within_serving_sector(&frame, &cell, 0.0, 0.0),
+            (0.0, 0.0)
+        ));
+        // Without an advance nothing bounds it.
+        cell.ta_m = None;
+        assert!(close(
+            within_serving_sector(&frame, &cell, 0.0, 100.0),
+            (0.0, 100.0)
+        ));
+    }
+
+    #[test]
     fn the_multi_cell_radius_knows_whether_the_serving_sector_bounded_the_answer() {
         let (frame, serving) = serving_east(None);
         // A neighbour west of the mast, off the serving sector: the mean of the two anchors
@@ -593,6 +656,7 @@ mod tests {
         cell.scale = NetworkScale {
             median_range_m: Some(600.0),
             spacing_per_range: Some((2.0 * reference) as f32),
+            sector_offset: Some(0.35),
         };
         assert!(
             (range_of(&cell) - 1_200.0).abs() < 1e-3,
@@ -626,13 +690,14 @@ mod tests {
 
     #[test]
     fn a_crowd_cell_from_few_sightings_claims_little() {
-        // well sampled: its spread, about two fifths of its range
-        assert!((crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 1_000_000) - 390.0).abs() < 0.5);
-        // one sighting with the 50 m floor for a range: the prior range and the estimate's
-        // error dominate, kilometres rather than the 50 m a published range would claim
+        // well sampled: its spread, a little more than its range
+        let many = crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 1_000_000);
+        assert!((many - 1_000.0 * CROWD_SPREAD).abs() < 0.5, "{many}");
+        // one sighting with the 50 m floor for a range: the network's range and the
+        // estimate's error, a kilometre or more rather than the 50 m a published range says
         let one = crowd_cell_accuracy(50.0, DEFAULT_RANGE_M, 1);
         assert!(
-            (one - 525.0 * CROWD_SPREAD.hypot(CROWD_ESTIMATE_ERROR)).abs() < 1e-9,
+            (one - 1_000.0 * CROWD_SPREAD.hypot(CROWD_ESTIMATE_ERROR)).abs() < 1e-9,
             "{one}"
         );
         // fewer sightings never claim more
@@ -641,6 +706,24 @@ mod tests {
             .map(|&n| crowd_cell_accuracy(800.0, DEFAULT_RANGE_M, n))
             .collect();
         assert!(radii.windows(2).all(|w| w[0] > w[1]), "{radii:?}");
+    }
+
+    #[test]
+    fn a_crowd_whose_sectors_sit_near_their_masts_widens_the_multi_cell_radius() {
+        let (_, mut cell) = serving_east(None);
+        assert_eq!(offset_factor(&cell), 1.0);
+        cell.scale.sector_offset = Some(SECTOR_OFFSET_REF as f32);
+        assert!((offset_factor(&cell) - 1.0).abs() < 1e-6);
+        // Estimates a quarter as far out: twice as wide, within the bound.
+        cell.scale.sector_offset = Some((SECTOR_OFFSET_REF / 4.0) as f32);
+        assert!((offset_factor(&cell) - 2f64.min(SECTOR_OFFSET_BOUNDS.1)).abs() < 1e-6);
+        cell.scale.sector_offset = Some(0.0);
+        assert_eq!(offset_factor(&cell), SECTOR_OFFSET_BOUNDS.1);
+        cell.scale.sector_offset = Some(10.0);
+        assert_eq!(offset_factor(&cell), SECTOR_OFFSET_BOUNDS.0);
+        // Our learner's cells are not a crowd's.
+        cell.learned = true;
+        assert_eq!(offset_factor(&cell), 1.0);
     }
 
     #[test]

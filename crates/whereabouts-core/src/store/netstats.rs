@@ -320,12 +320,16 @@ pub struct NetworkScale {
     /// The median site spacing over the median range (networks whose sector estimates stand
     /// apart from their masts: crowd estimates, not published tower positions).
     pub spacing_per_range: Option<f32>,
+    /// The median sector offset (a sector estimate's distance from its mast over its range),
+    /// for the same networks: how far out from their masts the crowd placed the sectors.
+    pub sector_offset: Option<f32>,
 }
 
 impl NetworkScale {
     pub const UNKNOWN: NetworkScale = NetworkScale {
         median_range_m: None,
         spacing_per_range: None,
+        sector_offset: None,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
@@ -349,6 +353,7 @@ impl NetworkScale {
                 }
                 _ => None,
             },
+            sector_offset: offset.map(|q| q.p50 as f32),
         }
     }
 }
