@@ -18,11 +18,12 @@
  *   - `inside`: the share of truths within the stated 68% radius (worst = farthest outside
  *     60-76%);
  *   - on `cells-known-towers` also the centroid's p90 over ours.
- * and whether the issue's targets hold. `--worlds` adds a line per world and scenario;
+ * and whether the issue's targets hold, and flags a world's scenario drawn in fewer than five
+ * LAC/TAC areas (a few places, not a world). `--worlds` adds a line per world and scenario;
  * `--show-fit` evaluates the fit worlds too and prints their median world beside (a fit that
  * only holds on its own worlds shows there); `--json` writes everything as JSON instead.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { quantile } from '../src/eval/metrics.js';
@@ -79,6 +80,8 @@ const RATIO_TARGET: Record<string, number> = {
   'cells-known-towers': 1 / 0.85,
 };
 const INSIDE = [0.6, 0.76] as const;
+/** A world's scenario drawn in fewer LAC/TAC areas than this is flagged in the report. */
+const NARROW_AREAS = 5;
 const KNOWN = 'cells-known-towers';
 
 /** One scenario of one world. */
@@ -94,6 +97,8 @@ interface WorldLine {
   wmeanP90: number;
   /** Weighted mean's median over ours, on the requests both answered. */
   ratio: number;
+  /** The LAC/TAC areas the scenario's requests were drawn in (of their first cell). */
+  areas: number;
 }
 
 async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params: unknown }> {
@@ -103,6 +108,19 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
     sim: { seed: String(seed), requests, work, family: true },
   });
   const params = JSON.parse(readFileSync(join(work, 'world', 'params.json'), 'utf8')) as unknown;
+  const areas = (scenario: string) => {
+    const file = join(work, 'world', 'scenarios', `${scenario}.jsonl`);
+    if (!existsSync(file)) return 0;
+    const keys = new Set<string>();
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line) continue;
+      const c = (
+        JSON.parse(line) as { request: { cells?: { radio?: string; mnc?: number; lac?: number }[] } }
+      ).request.cells?.[0];
+      if (c) keys.add(`${c.radio}/${c.mnc}/${c.lac}`);
+    }
+    return keys.size;
+  };
   const lines = json.table
     .filter((l) => l.by === 'all')
     .map((l) => ({
@@ -116,6 +134,7 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
       wmeanMedian: l.baselines.wmean?.median ?? Number.NaN,
       wmeanP90: l.baselines.wmean?.p90 ?? Number.NaN,
       ratio: l.baselines.wmean?.ratio ?? Number.NaN,
+      areas: areas(l.scenario),
     }));
   return { lines, params };
 }
@@ -248,6 +267,7 @@ function worldTable(lines: WorldLine[]): string {
       'wmean median',
       'wmean p90',
       'wmean/ours',
+      'areas',
     ],
     lines.map((l) => [
       String(l.seed),
@@ -260,6 +280,7 @@ function worldTable(lines: WorldLine[]): string {
       m(l.wmeanMedian),
       m(l.wmeanP90),
       fmtRatio(l.ratio),
+      String(l.areas),
     ]),
     2,
   );
@@ -316,6 +337,12 @@ if (values.json) {
   if (known?.p90Ratio)
     console.log(
       `\n${KNOWN}: centroid p90 / ours, median world ${fmtRatio(known.p90Ratio.median)}, worst ${fmtRatio(known.p90Ratio.worst)} (seed ${known.p90Ratio.worstSeed}); target >= 1 in every world: ${met(known.p90Met)}`,
+    );
+  // A scenario a world could draw in only a few places measures those places, not the world.
+  const narrow = report.lines.filter((l) => l.areas > 0 && l.areas < NARROW_AREAS);
+  if (narrow.length > 0)
+    console.log(
+      `\nDrawn in fewer than ${NARROW_AREAS} LAC/TAC areas (a few places, not a world): ${narrow.map((l) => `${l.scenario} in ${l.seed} (${l.areas})`).join(', ')}`,
     );
   if (values.worlds) console.log(`\n${worldTable(report.lines)}`);
 }
