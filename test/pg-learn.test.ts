@@ -11,12 +11,14 @@ import pg from 'pg';
 import { afterAll, expect, it, vi } from 'vitest';
 import {
   COMPACTOR_LOCK,
+  foldSubmissions,
   GenerationStore,
   installedPublication,
   updateShared,
   workDirOf,
 } from '../src/generations/index.js';
-import { tokenHash } from '../src/observations/index.js';
+import { parseRequest } from '../src/locating/request/index.js';
+import { PgObservationStore, tokenHash } from '../src/observations/index.js';
 import { cli, fixtureCell, fixtureDb, root, startServe } from './helpers.js';
 import { freshDatabase } from './pg.js';
 import { tempDir } from './temp-dirs.js';
@@ -409,6 +411,62 @@ it('a publication built on one that is no longer the newest is refused, and the 
     expect(outcome.published?.base).toBe((latest?.id as number) - 1);
     expect(installedPublication(workDirOf(dbA))).toBe(latest?.id);
   } finally {
+    await store.close();
+  }
+});
+
+it('a round reads each submission once when their transaction ids span a power of ten (xid order, not text order)', async () => {
+  const url = await freshDatabase();
+  const store = await GenerationStore.open(url);
+  const observations = await PgObservationStore.open(url);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // Four submissions of one token placing known cell 1 in Sydney, stored as a server stores
+    // them, then dated to finished transactions 98 to 101 (initdb's own ids pass a thousand):
+    // ordered as text, '100' and '101' would come before '98' and '99'.
+    const parsed = parseRequest({ token: 'x', cells: [fixtureCell(1)] }, { requireToken: true });
+    if (!parsed.ok) throw new Error(parsed.message);
+    const ids: number[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push(
+        await observations.add({
+          receivedAt: T0 + i * 60_000,
+          token: 'attacker',
+          deviceId: `dev${i}`,
+          gps: [{ lat: -33.8688, lon: 151.2093, accuracy: 10, timestamp: T0 + i * 60_000 }],
+          cells: parsed.request.cells,
+          wifi: [],
+        }),
+      );
+    const txs = ['98', '99', '100', '101'];
+    for (let i = 0; i < 4; i++)
+      await client.query('UPDATE observations SET tx = $1::xid8 WHERE id = $2', [txs[i], ids[i]]);
+
+    const all = await store.submissionsAfter({ tx: '0', id: 0 }, 10);
+    expect(all.submissions.map((s) => s.receivedAt)).toEqual([0, 1, 2, 3].map((i) => T0 + i * 60_000));
+    expect(all.cursor).toEqual({ tx: '101', id: ids[3] });
+    expect((await store.submissionsAfter(all.cursor, 10)).submissions).toEqual([]);
+    const firstTwo = await store.submissionsAfter({ tx: '0', id: 0 }, 2);
+    expect(firstTwo.cursor).toEqual({ tx: '99', id: ids[1] });
+    expect((await store.submissionsAfter(firstTwo.cursor, 10)).submissions).toHaveLength(2);
+
+    // Through rounds: the first folds the four, the next finds nothing new, the ledger counts four.
+    const db = fixtureDb();
+    const options = { store, seed: db, work: workDirOf(db), publisher: 'test' };
+    expect(await updateShared(options, foldSubmissions(store))).toMatchObject({ observations: 4 });
+    const again = await updateShared(options, foldSubmissions(store));
+    expect(again).toMatchObject({ observations: 0 });
+    expect(again.published).toBeUndefined();
+    const listed = cli(['learn', '--db', workDirOf(db), '--contributions']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const entry = (JSON.parse(listed.stdout) as Record<string, unknown>[]).find(
+      (c) => c.token === tokenHash('attacker').slice(0, 16),
+    );
+    expect(entry).toMatchObject({ sightings: 4, far: 4 });
+  } finally {
+    await client.end();
+    await observations.close();
     await store.close();
   }
 });

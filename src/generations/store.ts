@@ -262,7 +262,10 @@ export class GenerationStore {
    * The GPS submissions after `cursor`, oldest first, at most `limit`, as the core learns them
    * (each under its token's hash and device as source), and the cursor after the last. Only
    * rows of transactions older than every running one are read: a round never passes a row
-   * that commits later.
+   * that commits later. The rows are ordered by the table's `o.tx` (an xid8), never by the
+   * output column `tx`, which is its text: as text `'1000' < '999'`, so a batch that spans a
+   * power of ten would end on a cursor before rows it read, and the next round would read
+   * (and learn) those again.
    */
   async submissionsAfter(
     cursor: Cursor,
@@ -278,10 +281,10 @@ export class GenerationStore {
       cells: string;
       wifi: string;
     }>(
-      `SELECT id, tx::text AS tx, received_at, token_hash, device_id, gps, cells, wifi
-       FROM observations
-       WHERE (tx, id) > ($1::xid8, $2::bigint) AND tx < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY tx, id LIMIT $3`,
+      `SELECT o.id, o.tx::text AS tx, o.received_at, o.token_hash, o.device_id, o.gps, o.cells, o.wifi
+       FROM observations o
+       WHERE (o.tx, o.id) > ($1::xid8, $2::bigint) AND o.tx < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY o.tx, o.id LIMIT $3`,
       [cursor.tx, cursor.id, limit],
     );
     const submissions = r.rows.map((row) => {
