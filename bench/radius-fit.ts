@@ -16,6 +16,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
+import { distanceM } from '../src/eval/metrics.js';
 import { SIM_NOW } from '../src/eval/sim.js';
 
 const { values } = parseArgs({
@@ -35,13 +36,6 @@ interface Row {
   err: number;
   acc: number;
 }
-
-const haversine = (a: number, b: number, c: number, d: number) => {
-  const r = Math.PI / 180;
-  const s =
-    Math.sin(((c - a) * r) / 2) ** 2 + Math.cos(a * r) * Math.cos(c * r) * Math.sin(((d - b) * r) / 2) ** 2;
-  return 2 * 6_371_000 * Math.asin(Math.sqrt(s));
-};
 
 /** The radius branch an answer came from, by its scenario and request. */
 function branchOf(
@@ -79,7 +73,7 @@ async function collect(dir: string): Promise<Row[]> {
           scenario,
           branch,
           cells: it.request.cells?.length ?? 0,
-          err: haversine(it.truth.lat, it.truth.lon, o.lat, o.lon),
+          err: distanceM(it.truth.lat, it.truth.lon, o.lat, o.lon),
           acc: o.accuracy,
         });
       });

@@ -12,14 +12,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Engine } from '../src/engine.js';
+import { distanceM } from '../src/eval/metrics.js';
 import { SIM_NOW } from '../src/eval/sim.js';
-
-const haversine = (a: number, b: number, c: number, d: number) => {
-  const r = Math.PI / 180;
-  const s =
-    Math.sin(((c - a) * r) / 2) ** 2 + Math.cos(a * r) * Math.cos(c * r) * Math.sin(((d - b) * r) / 2) ** 2;
-  return 2 * 6_371_000 * Math.asin(Math.sqrt(s));
-};
 
 const [out, ...dirs] = process.argv.slice(2);
 if (!out || dirs.length === 0) {
@@ -75,14 +69,14 @@ for (const dir of dirs) {
           ncells: rc.length,
           nwifi: it.request.wifi?.length ?? 0,
           nknown: known.filter(Boolean).length,
-          err: haversine(it.truth.lat, it.truth.lon, o.lat, o.lon),
+          err: distanceM(it.truth.lat, it.truth.lon, o.lat, o.lon),
           acc: o.accuracy,
           radio: c0?.radio ?? null,
           mnc: c0?.mnc ?? null,
           signal: c0?.signal ?? null,
           ta: c0?.ta ?? null,
           c0: known[0] ?? null,
-          d0: known[0] ? haversine(known[0][0], known[0][1], o.lat, o.lon) : null,
+          d0: known[0] ? distanceM(known[0][0], known[0][1], o.lat, o.lon) : null,
           net: net.get(key) ?? null,
           note: it.note,
           p: { est: params.cell_estimate, range: params.cell_range, layout: params.layout },
