@@ -10,8 +10,8 @@ use super::params::{
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M,
     ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE, ROBUST_ROUNDS,
     ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF,
-    SERVING_SITE_WEIGHT, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
-    SPREAD_RANGE_EXP, SPREAD_SCALE,
+    SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP,
+    SPREAD_SCALE,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -94,15 +94,6 @@ fn weights(c: &SeenCell) -> (f64, f64) {
     (w / root, w / (root * root))
 }
 
-/// Whether two cells are sectors of one site: the same mast, inferred from the same
-/// siblings, so equal to the bit.
-fn same_site(a: &SeenCell, b: &SeenCell) -> bool {
-    match (a.tower, b.tower) {
-        (Some(s), Some(t)) => s.lat == t.lat && s.lon == t.lon,
-        _ => false,
-    }
-}
-
 /// Where a device hearing `c` is likely to be: the crowd estimate is where the devices that
 /// reported the cell were, pulled out from the mast along the sector's azimuth. With the
 /// mast known from sibling sectors, the device is on that axis at the distance its signal
@@ -131,7 +122,7 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     let (ux, uy) = (ux / own * len, uy / own * len);
     let mut factor = c
         .signal
-        .and_then(|s| cell_distance_factor(c.radio, s, c.serving))
+        .and_then(|s| cell_distance_factor(c.radio, s))
         .unwrap_or(1.0);
     if let Some((d, step)) = c.ta_m {
         let (lo, hi) = ta_interval(d, step);
@@ -157,14 +148,11 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
     for (i, c) in cells.iter().enumerate() {
         // One cell's weights would divide out: their exponential is saved.
-        let (w, mut wp) = if cells.len() == 1 {
+        let (w, wp) = if cells.len() == 1 {
             (1.0, 1.0)
         } else {
             weights(c)
         };
-        if i > 0 && same_site(c, first) {
-            wp *= SERVING_SITE_WEIGHT;
-        }
         let stored = stored_range_of(c);
         let range = stored * range_units(c);
         sw += w;
@@ -476,28 +464,6 @@ mod tests {
     }
 
     #[test]
-    fn a_sector_of_the_serving_site_pulls_more_than_another_sites_cell() {
-        let (frame, serving) = serving_east(None);
-        // A weaker neighbour whose estimate lies 500 m north of the serving mast.
-        let mut sibling = serving;
-        (sibling.lat, sibling.lon) = frame.to_latlon(0.0, 500.0);
-        sibling.serving = false;
-        sibling.signal = Some(-110.0);
-        // The same cell seen as another site's: a mast a hair away.
-        let mut other = sibling;
-        other.tower = other.tower.map(|mut t| {
-            t.lat += 1e-9;
-            t
-        });
-        let north_of = |cells: &[SeenCell]| {
-            let a = solve(cells, 0).unwrap();
-            frame.to_xy(a.lat, a.lon).1
-        };
-        let (pulled, less) = (north_of(&[serving, sibling]), north_of(&[serving, other]));
-        assert!(pulled > less + 10.0, "{pulled} {less}");
-    }
-
-    #[test]
     fn the_serving_sector_bounds_the_answer() {
         let close = |a: (f64, f64), b: (f64, f64)| (a.0 - b.0).hypot(a.1 - b.1) < 1e-6;
         let (frame, mut cell) = serving_east(Some((4.5 * 78.12, 78.12)));
@@ -511,13 +477,17 @@ mod tests {
             within_serving_sector(&frame, &cell, 900.0, 0.0),
             (6.0 * 78.12, 0.0)
         ));
-        // Due north of the mast (90 degrees off the axis), within the ring: turned to the
-        // wedge's edge at 45 degrees, at the same distance.
-        let (x, y) = within_serving_sector(&frame, &cell, 0.0, 300.0);
-        let edge = 300.0 * std::f64::consts::FRAC_1_SQRT_2;
-        assert!(close((x, y), (edge, edge)), "{x} {y}");
-        // South: the other edge.
-        let (_, y) = within_serving_sector(&frame, &cell, 0.0, -300.0);
+        // Due north of the mast (90 degrees off the axis): on the wedge's edge, kept.
+        assert!(close(
+            within_serving_sector(&frame, &cell, 0.0, 300.0),
+            (0.0, 300.0)
+        ));
+        // Behind the mast, north-west, within the ring: turned to the wedge's edge, due
+        // north, at the same distance.
+        let (x, y) = within_serving_sector(&frame, &cell, -200.0, 300.0);
+        assert!(close((x, y), (0.0, 200f64.hypot(300.0))), "{x} {y}");
+        // South-west: the other edge.
+        let (_, y) = within_serving_sector(&frame, &cell, -200.0, -300.0);
         assert!(y < 0.0);
         // Without a timing advance only the wedge bounds it.
         cell.ta_m = None;
@@ -528,8 +498,8 @@ mod tests {
         // A neighbour bounds nothing.
         cell.serving = false;
         assert!(close(
-            within_serving_sector(&frame, &cell, 0.0, 300.0),
-            (0.0, 300.0)
+            within_serving_sector(&frame, &cell, -200.0, 300.0),
+            (-200.0, 300.0)
         ));
     }
 
@@ -571,8 +541,8 @@ mod tests {
     fn the_multi_cell_radius_knows_whether_the_serving_sector_bounded_the_answer() {
         let (frame, serving) = serving_east(None);
         // A neighbour west of the mast, off the serving sector: the mean of the two anchors
-        // lies north of the mast, 90 degrees off the axis, and the bound turns it.
-        let (lat, lon) = frame.to_latlon(-500.0, 300.0);
+        // lies behind the mast, north-west of it, and the bound turns it.
+        let (lat, lon) = frame.to_latlon(-1_500.0, 300.0);
         let neighbour = SeenCell {
             lat,
             lon,
@@ -756,7 +726,9 @@ mod tests {
     fn fewer_cells_claim_more_of_their_spread() {
         let f: Vec<f64> = (2..=7).map(count_factor).collect();
         assert!(f.windows(2).all(|w| w[0] > w[1]));
-        // about 1.7 times the spread model's radius for 2 cells, the spread itself for 7
-        assert!((f[0] - 1.71).abs() < 0.02 && (f[5] - 1.0).abs() < 0.02);
+        // about 2.8 times the spread model's radius for 2 cells, about itself for 5, three
+        // quarters of it for 7
+        assert!((f[0] - 2.79).abs() < 0.02 && (f[3] - 1.08).abs() < 0.02);
+        assert!((f[5] - 0.77).abs() < 0.02);
     }
 }

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use super::params::{
     typical_serving_dbm, CELL_DISTANCE_DB_PER_DECADE, CELL_PATH_LOSS_EXPONENT,
-    NEIGHBOUR_LEVEL_OFFSET_DB, WIFI_PATH_LOSS_EXPONENT,
+    WIFI_PATH_LOSS_EXPONENT,
 };
 use crate::radio::Radio;
 
@@ -26,18 +26,9 @@ fn reference_dbm(radio: Radio) -> f64 {
 /// How far from its mast a device hearing a cell at `signal` is, as a multiple of the
 /// distance from the mast to the cell's crowd estimate: 1 at the radio's typical serving
 /// level, shorter when stronger, longer when weaker, by log-distance path loss. Kept
-/// within 0.2 to 3: one level says little more. A neighbour's level is first read
-/// [`NEIGHBOUR_LEVEL_OFFSET_DB`] weaker.
-pub fn cell_distance_factor(radio: Radio, signal: f64, serving: bool) -> Option<f64> {
+/// within 0.2 to 3: one level says little more.
+pub fn cell_distance_factor(radio: Radio, signal: f64) -> Option<f64> {
     typical_serving_dbm(radio)?;
-    // Raising the typical level by the offset is reading the level that much weaker: with
-    // whole dBm `(typical + offset) - signal` and `typical - (signal - offset)` are the same
-    // exact number, so the table serves neighbours too.
-    let signal = if serving {
-        signal
-    } else {
-        signal - NEIGHBOUR_LEVEL_OFFSET_DB
-    };
     Some(match level_index(signal) {
         Some(i) => tables().distance[radio as usize][i],
         None => distance_factor_of(radio, signal),
@@ -153,23 +144,15 @@ mod tests {
 
     #[test]
     fn a_stronger_cell_is_nearer_its_mast() {
-        let at = |s| cell_distance_factor(Radio::Lte, s, true).unwrap();
+        let at = |s| cell_distance_factor(Radio::Lte, s).unwrap();
         assert!((at(-99.0) - 1.0).abs() < 1e-12);
-        // 40 dB a decade: 20 dB stronger is sqrt(10) times nearer.
-        assert!((at(-79.0) - 10f64.powf(-0.5)).abs() < 1e-12);
+        // 80 dB a decade: 40 dB stronger is sqrt(10) times nearer.
+        assert!((at(-59.0) - 10f64.powf(-0.5)).abs() < 1e-12);
         assert!(at(-110.0) > 1.0);
         // One level says little more than this.
-        assert_eq!(at(-40.0), 0.2);
-        assert_eq!(at(-140.0), 3.0);
-        assert_eq!(cell_distance_factor(Radio::Cdma, -80.0, true), None);
-    }
-
-    #[test]
-    fn a_neighbour_at_the_same_level_is_placed_farther_out() {
-        let serving = cell_distance_factor(Radio::Lte, -105.0, true).unwrap();
-        let neighbour = cell_distance_factor(Radio::Lte, -105.0, false).unwrap();
-        let expected = exp10(NEIGHBOUR_LEVEL_OFFSET_DB / CELL_DISTANCE_DB_PER_DECADE);
-        assert!((neighbour / serving - expected).abs() < 1e-12);
+        assert_eq!(at(-20.0), 0.2);
+        assert_eq!(at(-180.0), 3.0);
+        assert_eq!(cell_distance_factor(Radio::Cdma, -80.0), None);
     }
 
     #[test]
@@ -182,7 +165,7 @@ mod tests {
                     cell_weight_of(radio, s).to_bits(),
                     "{radio:?} {s}"
                 );
-                let d = cell_distance_factor(radio, s, true);
+                let d = cell_distance_factor(radio, s);
                 assert_eq!(
                     d.map(f64::to_bits),
                     typical_serving_dbm(radio).map(|_| distance_factor_of(radio, s).to_bits())
