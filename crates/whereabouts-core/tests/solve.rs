@@ -165,8 +165,8 @@ fn a_single_cell_answers_with_its_position_and_a_range_based_radius() {
     let a = l.locate(&q(&[gsm(10, 1, None)], &[])).unwrap();
     assert!(distance_m(a.lat, a.lon, 52.50, 13.40) < 1.0);
     // a crowd average: its 1000 m range (at least the 1000 m prior over 20 samples) x
-    // sqrt(1.15^2 + 1.1^2 / 20^1.5)
-    assert_eq!(a.accuracy_m, 1156.0);
+    // sqrt(0.95^2 + 3^2 / 20^1.5)
+    assert_eq!(a.accuracy_m, 1002.0);
     assert_eq!(a.fallback, Fallback::None);
     assert!(!a.aged);
     assert_eq!(a.source, Source::Cells);
