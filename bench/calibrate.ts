@@ -1,23 +1,3 @@
-/**
- * The radius model fitted on part of a user's ground truth, checked on the rest: does
- * `whereabouts calibrate` bring the share of true positions inside the radius to 68% on rows it
- * never saw?
- *
- *   npx tsx bench/calibrate.ts [--zip PATH] [--sim SEED [--requests N]] [--world DIR]
- *
- * Cork (../shared/data/ucc-5g-cork, GPL-3.0, read in place and never copied here): the 83
- * traces sorted by path, three of every four learned as bench/cork.ts does (`learn --mcc 272
- * --mnc 1`); the held-out quarter is cut in two by alternate files, the radius model is
- * calibrated on one half (`calibrate`'s rows: every row of the files grouped into requests,
- * `src/eval/inputs.ts`) and the inside shares are reported on the other half, before (the
- * engine's radii) and after (with the model); then the halves swap roles.
- *
- * --sim SEED: a simulator world (src/eval/sim.ts), each scenario's rows cut into alternate
- * blocks of 50: calibrated on one set of blocks, reported on the other, per class and per
- * scenario. --world DIR: the same on a world the simulator already wrote (`whereabouts-sim world
- * --out DIR`, with or without `--family`), its cells.csv and wifi.csv imported first.
- */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +9,7 @@ import { type EvalRow, groupObservations, readObservationFiles } from '../src/ev
 import { distanceM } from '../src/eval/metrics.js';
 import { simWorld } from '../src/eval/sim.js';
 import { native } from '../src/native/binding.js';
+import { unpackCorkTraces } from './cork-traces.js';
 
 const { values } = parseArgs({
   options: {
@@ -124,21 +105,8 @@ async function round(
   resetRadiusModel(db);
 }
 
-function listCsv(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...listCsv(p));
-    else if (e.name.endsWith('.csv')) out.push(p);
-  }
-  return out;
-}
-
 async function cork(zip: string): Promise<void> {
-  execFileSync('unzip', ['-q', zip, '-d', join(work, 'traces'), '-x', '__MACOSX/*', '*/.DS_Store'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const files = listCsv(join(work, 'traces')).sort();
+  const files = unpackCorkTraces(zip, join(work, 'traces'));
   const learn = files.filter((_, i) => i % 4 !== 3);
   const rest = files.filter((_, i) => i % 4 === 3);
   const a = rest.filter((_, i) => i % 2 === 0);

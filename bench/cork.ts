@@ -30,13 +30,14 @@
  * baseline but for the radius.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { nativeLearn } from '../src/cli/learn.js';
 import { Engine } from '../src/engine.js';
 import { distanceM, ErrorStats } from '../src/eval/metrics.js';
+import { unpackCorkTraces } from './cork-traces.js';
 
 const { values } = parseArgs({
   options: {
@@ -62,10 +63,7 @@ const MCC = 272;
 const MNC = 1;
 const work = mkdtempSync(join(tmpdir(), 'whereabouts-cork-'));
 try {
-  execFileSync('unzip', ['-q', zip, '-d', join(work, 'traces'), '-x', '__MACOSX/*', '*/.DS_Store'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const files = listCsv(join(work, 'traces')).sort();
+  const files = unpackCorkTraces(zip, join(work, 'traces'));
   const train = files.filter((_, i) => i % 4 !== 3);
   const test = files.filter((_, i) => i % 4 === 3);
 
@@ -290,17 +288,6 @@ try {
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
-}
-
-function listCsv(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.name === '__MACOSX') continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...listCsv(p));
-    else if (e.name.endsWith('.csv')) out.push(p);
-  }
-  return out;
 }
 
 interface Row {

@@ -9,17 +9,16 @@
  *   npx tsx bench/net-stats-families.ts --seeds 201-208 [--requests N] [--per-world]
  *
  * Seeds are a list or ranges (`101-105,110`). Worlds are written and imported under
- * .eval/net-family-SEED-N/ (reused when present). Fit on some seeds, report on others.
+ * .eval/family-SEED-N/, shared with bench/families.ts (reused while the simulator is unchanged). Fit on some seeds, report on others.
  * bench/families.ts is the scoring against the issue's targets; this one isolates what the
  * statistics change.
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
 import { quantile } from '../src/eval/metrics.js';
-import { native } from '../src/native/binding.js';
+import { SIM_NOW, simWorld } from '../src/eval/sim.js';
 import { MapBaseline } from './baseline.js';
 import { type ScenarioScore, scoreScenario } from './scenario-score.js';
 
@@ -43,51 +42,21 @@ function seedList(s: string): number[] {
   return out;
 }
 
-const root = join(import.meta.dirname, '..');
-const SIM_NOW = Date.UTC(2026, 5, 1) / 1000;
-
-/** The world of `seed`: written by the simulator and imported with and without statistics. */
+/**
+ * The world of `seed`, written by the simulator and imported (`simWorld`, reused while the
+ * simulator's sources and the store format are unchanged), and a copy of its database without
+ * the statistics: the solver's priors.
+ */
 async function familyWorld(seed: number, requests: string) {
-  const work = join(root, '.eval', `net-family-${seed}-${requests}`);
-  const world = join(work, 'world');
-  const net = join(work, 'db-net');
+  const work = join(import.meta.dirname, '..', '.eval', `family-${seed}-${requests}`);
+  const w = await simWorld(work, String(seed), requests, true, '0', true);
   const priors = join(work, 'db-priors');
-  if (!existsSync(join(priors, 'manifest.json'))) {
-    rmSync(work, { recursive: true, force: true });
-    execFileSync(
-      'cargo',
-      [
-        'run',
-        '-q',
-        '--release',
-        '-p',
-        'whereabouts-sim',
-        '--',
-        'world',
-        '--family',
-        '--seed',
-        String(seed),
-      ].concat(['--requests', requests, '--out', world]),
-      { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
-    );
-  }
-  // Imported by this build each run: the statistics are what this build computes.
-  rmSync(net, { recursive: true, force: true });
   rmSync(priors, { recursive: true, force: true });
-  const importFiles = native().importFiles;
-  if (!importFiles)
-    throw new Error('this build of the native addon has no importer; run `npm run build:native`');
-  await importFiles(
-    net,
-    [join(world, 'cells.csv'), join(world, 'wifi.csv')],
-    { replace: true, simulated: true },
-    () => {},
-  );
-  cpSync(net, priors, { recursive: true });
+  cpSync(w.db, priors, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(priors, 'manifest.json'), 'utf8')) as Record<string, unknown>;
   delete manifest.network_stats;
   writeFileSync(join(priors, 'manifest.json'), JSON.stringify(manifest));
-  return { world, net, priors };
+  return { world: w.world, net: w.db, priors };
 }
 
 type Score = ScenarioScore;

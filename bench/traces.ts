@@ -1,29 +1,3 @@
-/**
- * Cells learned from real GPS-tagged traces, located on held-out rows of the same traces by
- * their serving cell, beside the centroid baseline (the plain mean of the training
- * observations of that cell, `CentroidBaseline` of src/eval), in one run.
- *
- *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json]
- *
- * --set dakar: the three operators' G-NetTrack Pro logs of ../shared/data/gnettrack-dakar
- *   (MIT; README there), with timing advance on LTE. Each file is cut into 10-minute blocks
- *   from its first row; direction A learns the even blocks and locates the odd ones, direction
- *   B the reverse. Per operator and pooled, per direction, and the worst direction beside
- *   the other. Constants are chosen on direction A only (--cv prints A alone); B is the
- *   report.
- * --set cork: the Cork 5G/LTE drive tests (../shared/data/ucc-5g-cork, GPL-3.0, unzipped to a
- *   temp directory and never copied here; no MCC/MNC in them, 272/1 stands in). Three of every
- *   four files (index % 4 != 3, sorted by path) are learned, the driving rows (speed > 0) of the
- *   rest located. --cv: within the learn files only, three folds by index % 3, each located by
- *   a database learned from the other two; per fold and pooled, the worst fold beside the others.
- *
- * Every request is one row's serving cell (signal and, where the row has one, timing advance),
- * fallbacks lacf only. Only rows whose cell was seen in the learning part count (the
- * baseline has no answer otherwise). "inside" is the share within the engine's reported 68%
- * radius (the baseline states none). Rows are located and the baseline computed in the same
- * process from the same split.
- */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -34,6 +8,7 @@ import { CentroidBaseline } from '../src/eval/baselines.js';
 import { groupObservations, type ObservationFile, readObservationFiles } from '../src/eval/inputs.js';
 import { ErrorStats, quantile } from '../src/eval/metrics.js';
 import type { LocateRequest } from '../src/locating/request/index.js';
+import { unpackCorkTraces } from './cork-traces.js';
 
 const { values } = parseArgs({
   options: {
@@ -85,10 +60,7 @@ try {
   } else if (values.set === 'cork') {
     const zip = values.zip ?? join(shared, 'ucc-5g-cork', '5G-production-dataset.zip');
     if (!existsSync(zip)) missing(zip);
-    execFileSync('unzip', ['-q', zip, '-d', join(work, 'traces'), '-x', '__MACOSX/*', '*/.DS_Store'], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    files = listCsv(join(work, 'traces')).sort();
+    files = unpackCorkTraces(zip, join(work, 'traces'));
     net = { mcc: 272, mnc: 1 };
     const driving = (obs: ObservationFile[], g: Group) => ((obs[g.file]?.speed[g.first] as number) ?? 0) > 0;
     cases = (obs) => {
@@ -131,17 +103,7 @@ try {
     const centroid = new CentroidBaseline();
     for (const g of groups) {
       if (!c.learn(g)) continue;
-      const f = obs[g.file] as ObservationFile;
-      for (let r = g.first; r < g.end; r++)
-        centroid.addCell(
-          f.kind[r] as number,
-          f.mcc[r] as number,
-          f.mnc[r] as number,
-          f.lac[r] as number,
-          f.id[r] as number,
-          f.lat[r] as number,
-          f.lon[r] as number,
-        );
+      centroid.addRows(obs[g.file] as ObservationFile, g.first, g.end);
     }
     const located = groups.filter((g) => c.locate(g));
     const engine = await Engine.open({ db, land: false, ipDatabases: false });
@@ -288,15 +250,4 @@ function missing(path: string): never {
     `bench/traces.ts: no data at ${path}; the traces are read from ../shared/data (never copied into the repository).\n`,
   );
   process.exit(2);
-}
-
-function listCsv(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.name === '__MACOSX') continue;
-    const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...listCsv(p));
-    else if (e.name.endsWith('.csv')) out.push(p);
-  }
-  return out;
 }

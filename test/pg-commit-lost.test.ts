@@ -81,7 +81,11 @@ afterEach(async () => {
   for (const o of open.splice(0).reverse()) await o.close();
 });
 
-it('a COMMIT that reached the database but whose answer was lost: the charge is reported, and stored once', async () => {
+/**
+ * A fresh database with a token of 10 requests a day, reached directly and by a store whose
+ * connection passes through a relay that can cut a COMMIT.
+ */
+async function throughRelay() {
   const database = await freshDatabase();
   const direct = await PgTokenStore.open(database);
   open.push(direct);
@@ -90,6 +94,11 @@ it('a COMMIT that reached the database but whose answer was lost: the charge is 
   open.push(r);
   const store = await PgTokenStore.open(r.url, { resolveMs: 5000 });
   open.push(store);
+  return { direct, t, r, store };
+}
+
+it('a COMMIT that reached the database but whose answer was lost: the charge is reported, and stored once', async () => {
+  const { direct, t, r, store } = await throughRelay();
   r.cutNextCommit('after');
   expect(await store.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 9 });
   expect(r.cut()).toBe(1);
@@ -100,14 +109,7 @@ it('a COMMIT that reached the database but whose answer was lost: the charge is 
 });
 
 it('a COMMIT lost before it reached the database: the charge is refused as unavailable, and nothing is stored', async () => {
-  const database = await freshDatabase();
-  const direct = await PgTokenStore.open(database);
-  open.push(direct);
-  const t = await direct.create({ geolocationPerDay: 10 });
-  const r = await relay(database);
-  open.push(r);
-  const store = await PgTokenStore.open(r.url, { resolveMs: 5000 });
-  open.push(store);
+  const { direct, t, r, store } = await throughRelay();
   r.cutNextCommit('before');
   const started = Date.now();
   await expect(store.charge(t.token, 'geolocation')).rejects.toBeInstanceOf(StoreUnavailableError);

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, expect, it, vi } from 'vitest';
-import { PgTokenStore, StoreUnavailableError } from '../src/tokens/index.js';
+import { PgTokenStore, type PgTokenStoreOptions, StoreUnavailableError } from '../src/tokens/index.js';
 import { cli, fixtureDb, root, startServe } from './helpers.js';
 import { freshDatabase } from './pg.js';
 import { tempDir } from './temp-dirs.js';
@@ -26,6 +26,23 @@ const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
+
+/**
+ * A token of 100 requests a day in the store at `url`, a server on the fixture database over
+ * that store, and a request body for the fixture's known cell.
+ */
+async function serverOnStore(url: string, options: PgTokenStoreOptions) {
+  const store = await PgTokenStore.open(url, options);
+  const t = await store.create({ geolocationPerDay: 100 });
+  const serve = await startServe(['--db', fixtureDb(), '--store', url, '--workers', '0']);
+  children.push(serve.child);
+  const base = `http://127.0.0.1:${serve.port}`;
+  const body = JSON.stringify({
+    token: t.token,
+    cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 }],
+  });
+  return { store, t, serve, base, body };
+}
 
 it('two servers on one PostgreSQL database share the balance and token changes', async () => {
   const db = fixtureDb();
@@ -139,16 +156,7 @@ it('while PostgreSQL is down: charges fail fast, /health says 503; both recover 
   const dir = tempDir('wb-pg-outage-');
   const url = cluster('start', dir);
   try {
-    const store = await PgTokenStore.open(url, { connectTimeoutMs: 1000 });
-    const t = await store.create({ geolocationPerDay: 100 });
-    const db = fixtureDb();
-    const serve = await startServe(['--db', db, '--store', url, '--workers', '0']);
-    children.push(serve.child);
-    const base = `http://127.0.0.1:${serve.port}`;
-    const body = JSON.stringify({
-      token: t.token,
-      cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 }],
-    });
+    const { store, t, serve, base, body } = await serverOnStore(url, { connectTimeoutMs: 1000 });
     const post = () => fetch(`${base}/v2/process.php`, { method: 'POST', body });
     expect((await fetch(`${base}/health`)).status).toBe(200);
     expect(await (await post()).json()).toMatchObject({ status: 'ok', balance: 99 });
@@ -303,19 +311,10 @@ it('a PostgreSQL that accepts and never answers: charges and requests fail withi
   const dir = tempDir('wb-pg-frozen-');
   const url = cluster('start', dir);
   try {
-    const store = await PgTokenStore.open(url, {
+    const { store, t, serve, base, body } = await serverOnStore(url, {
       connectTimeoutMs: 500,
       queryTimeoutMs: 500,
       resolveMs: 500,
-    });
-    const t = await store.create({ geolocationPerDay: 100 });
-    const db = fixtureDb();
-    const serve = await startServe(['--db', db, '--store', url, '--workers', '0']);
-    children.push(serve.child);
-    const base = `http://127.0.0.1:${serve.port}`;
-    const body = JSON.stringify({
-      token: t.token,
-      cells: [{ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 }],
     });
     expect(await store.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 99 });
     cluster('freeze', dir);

@@ -30,13 +30,19 @@ function siteRowCsv(): string {
   return `${rows.join('\n')}\n`;
 }
 
+/** A database imported from {@link siteRowCsv} in a fresh directory. */
+function importedSites(): { dir: string; db: string } {
+  const dir = tempDir('wb-stats-');
+  const csv = join(dir, 'cells.csv');
+  writeFileSync(csv, siteRowCsv());
+  const db = join(dir, 'db');
+  expect(cli(['import', '--quiet', '--db', db, csv]).code).toBe(0);
+  return { dir, db };
+}
+
 describe('whereabouts stats', () => {
   it("prints each network's ranges, samples, site spacing and sector offset as the import measured them", () => {
-    const dir = tempDir('wb-stats-');
-    const csv = join(dir, 'cells.csv');
-    writeFileSync(csv, siteRowCsv());
-    const db = join(dir, 'db');
-    expect(cli(['import', '--quiet', '--db', db, csv]).code).toBe(0);
+    const { db } = importedSites();
 
     const json = cli(['stats', '--db', db, '--json']);
     expect(json.code).toBe(0);
@@ -60,11 +66,7 @@ describe('whereabouts stats', () => {
   });
 
   it('says so for a database written before the statistics, and needs --db', () => {
-    const dir = tempDir('wb-stats-');
-    const csv = join(dir, 'cells.csv');
-    writeFileSync(csv, siteRowCsv());
-    const db = join(dir, 'db');
-    expect(cli(['import', '--quiet', '--db', db, csv]).code).toBe(0);
+    const { dir, db } = importedSites();
     const manifestPath = join(db, 'manifest.json');
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
     delete manifest.network_stats;

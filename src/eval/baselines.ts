@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { Engine } from '../engine.js';
 import type { LocateRequest } from '../locating/request/index.js';
+import type { ObservationFile } from './inputs.js';
 
 /** A station position and its published range. */
 export interface BaselineStation {
@@ -145,6 +146,25 @@ export class CentroidBaseline {
   /** Adds a training observation of an access point (BSSID as a 48-bit number). */
   addWifi(bssid: number, lat: number, lon: number): void {
     add(this.#wifi, bssid, lat, lon);
+  }
+
+  /** Adds the rows `first` to `end` (exclusive) of an observation file, cells and APs. */
+  addRows(f: ObservationFile, first: number, end: number): void {
+    const wifi = f.kinds.indexOf('wifi');
+    for (let r = first; r < end; r++) {
+      const [lat, lon] = [f.lat[r] as number, f.lon[r] as number];
+      if (f.kind[r] === wifi) this.addWifi(f.id[r] as number, lat, lon);
+      else
+        this.addCell(
+          f.kind[r] as number,
+          f.mcc[r] as number,
+          f.mnc[r] as number,
+          f.lac[r] as number,
+          f.id[r] as number,
+          lat,
+          lon,
+        );
+    }
   }
 
   /**

@@ -166,22 +166,7 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
           groups.forEach((g, i) => {
             if (folds.fold[i] === k) return;
             const f = obs[g.file];
-            if (!f) return;
-            const wifi = f.kinds.indexOf('wifi');
-            for (let r = g.first; r < g.end; r++) {
-              const [lat, lon] = [f.lat[r] as number, f.lon[r] as number];
-              if (f.kind[r] === wifi) centroid.addWifi(f.id[r] as number, lat, lon);
-              else
-                centroid.addCell(
-                  f.kind[r] as number,
-                  f.mcc[r] as number,
-                  f.mnc[r] as number,
-                  f.lac[r] as number,
-                  f.id[r] as number,
-                  lat,
-                  lon,
-                );
-            }
+            if (f) centroid.addRows(f, g.first, g.end);
           });
           const engine = await open(work);
           try {
