@@ -77,6 +77,18 @@ export interface NetworkStats {
   site_spacing_m: Quantiles | null;
   /** A site's sector estimates' mean distance from their mast over their mean range. */
   sector_offset: Quantiles | null;
+  /** Site masts the learner fitted from timing advances (absent when none). */
+  masts?: LearnedMast[];
+}
+
+/** A site's mast as the learner fitted it from the timing advances of its sightings. */
+export interface LearnedMast {
+  /** The site's first sector's cell id. */
+  site: number;
+  lat: number;
+  lon: number;
+  /** Sightings with an advance it was fitted from. */
+  sightings: number;
 }
 
 /** The versioned statistics file of a database. */

@@ -340,7 +340,9 @@ export async function runLearn(argv: string[]): Promise<number> {
       `${n(learned.relearned)} re-learned after a move, ${n(learned.blocked)} withdrawn (blocklisted)` +
       (learned.capped > 0 ? `, ${n(learned.capped)} submitted sightings over their token's cap` : '') +
       '\n' +
-      `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ${report.shards} shard(s), ` +
+      `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ` +
+      (report.masts > 0 ? `${n(report.masts)} site masts from timing advances, ` : '') +
+      `${report.shards} shard(s), ` +
       `${(report.bytes / 1e6).toFixed(1)} MB, ${learned.seconds.toFixed(1)} s\n`,
   );
   if (typeof plan === 'string') {

@@ -34,6 +34,27 @@ pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
     }
 }
 
+/// A site: its network and its first sector's id ([`site_cids`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SiteKey {
+    pub radio: Radio,
+    pub mcc: u16,
+    pub mnc: u16,
+    pub site: u64,
+}
+
+impl SiteKey {
+    /// The site of cell `cid` of (radio, mcc, mnc); None for radios without sites (CDMA).
+    pub fn of_cell(radio: Radio, mcc: u16, mnc: u16, cid: u64) -> Option<SiteKey> {
+        site_cids(radio, cid).map(|(site, _)| SiteKey {
+            radio,
+            mcc,
+            mnc,
+            site,
+        })
+    }
+}
+
 /// Sibling estimates farther than this many of their mean range from their centre are not
 /// one site's sectors (reused ids, another numbering, bad data). Sectors' crowd estimates lie
 /// about one range from the mast in sparse networks (the simulator's rural sites: 2-3 km

@@ -362,3 +362,117 @@ fn moved_against_the_database() {
         .cell(Radio::Lte, 1, 1, 5, 77)
         .is_none());
 }
+
+/// An OpenCelliD measurement CSV of sectors 1 and 2 of LTE 272/1 eNB 4000 (TAC 100), seen
+/// along two streets near a mast at `mast`, each row with the timing advance the mast gives.
+fn walked_past_a_mast(path: &Path, mast: (f64, f64)) {
+    let mut csv =
+        String::from("mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid\n");
+    let frame = whereabouts_core::geo::LocalFrame::new(mast.0, mast.1);
+    let mut t = 1_700_000_000_000u64;
+    let mut row = |cid: u64, x: f64, y: f64| {
+        let (lat, lon) = frame.to_latlon(x, y);
+        let ta = (x.hypot(y) / 78.12).floor();
+        t += 60_000;
+        csv.push_str(&format!(
+            "272,1,,{cid},{lat:.6},{lon:.6},-95,{t},10,1,0,LTE,{ta},,100,42,,,\n"
+        ));
+    };
+    for i in 0..20 {
+        // Sector 1: a street 300 m north of the mast; sector 2: one 500 m east of it.
+        row(4000 * 256 + 1, -600.0 + i as f64 * 63.0, 300.0);
+        row(4000 * 256 + 2, 500.0, -600.0 + i as f64 * 63.0);
+    }
+    fs::write(path, csv).unwrap();
+}
+
+#[test]
+fn timing_advances_fit_the_sites_mast_and_put_a_serving_cell_on_its_ring() {
+    use whereabouts_core::solve::{CellObs, Locator, Options, Query};
+    let tmp = tempfile::tempdir().unwrap();
+    let mast = (51.9, -8.47);
+    let csv = tmp.path().join("walk.csv");
+    walked_past_a_mast(&csv, mast);
+    let dir = tmp.path().join("db");
+    let r = learn(&dir, &[csv], &LearnOptions::default()).unwrap();
+    assert_eq!(r.masts, 1);
+    let db = Database::open(&dir).unwrap();
+    let fitted = db
+        .learned_mast(Radio::Lte, 272, 1, 4000 * 256 + 2)
+        .expect("the site's mast");
+    let off = distance_m(fitted.lat, fitted.lon, mast.0, mast.1);
+    assert!(off < 40.0, "{off} m from the mast");
+    assert!(db
+        .learned_mast(Radio::Lte, 272, 1, 4001 * 256 + 1)
+        .is_none());
+    let sector = db.cell(Radio::Lte, 272, 1, 100, 4000 * 256 + 1).unwrap();
+
+    let locator = Locator::new(db);
+    let locate = |ta: Option<f64>| {
+        let cells = [CellObs {
+            radio: Some(Radio::Lte),
+            mcc: Some(272),
+            mnc: 1,
+            lac: 100,
+            cid: 4000 * 256 + 1,
+            signal: Some(-95.0),
+            asu: None,
+            ta,
+            psc: None,
+        }];
+        let q = Query {
+            cells: &cells,
+            wifi: &[],
+            ip: None,
+            options: Options::default(),
+        };
+        locator.locate(&q).expect("an answer")
+    };
+    // Without an advance: the learned position.
+    let plain = locate(None);
+    assert!(distance_m(plain.lat, plain.lon, sector.lat(), sector.lon()) < 1.0);
+    // Advance 8 (625-703 m, a step either way: 547-781 m): out along the line from the mast
+    // through the learned position (about 300 m out) to the ring's inner edge.
+    let ringed = locate(Some(8.0));
+    let from_mast = distance_m(fitted.lat, fitted.lon, ringed.lat, ringed.lon);
+    assert!((from_mast - 7.0 * 78.12).abs() < 2.0, "{from_mast}");
+    let along = distance_m(ringed.lat, ringed.lon, sector.lat(), sector.lon())
+        + distance_m(fitted.lat, fitted.lon, sector.lat(), sector.lon());
+    assert!(
+        (along - from_mast).abs() < 2.0,
+        "off the line: {along} vs {from_mast}"
+    );
+
+    // A later run without advances keeps the mast while the site's cells stay learned.
+    let wifi = tmp.path().join("wigle.csv");
+    fs::copy(fixture("wigle.csv"), &wifi).unwrap();
+    let r = learn(&dir, &[wifi], &LearnOptions::default()).unwrap();
+    assert_eq!(r.masts, 1);
+    let db = Database::open(&dir).unwrap();
+    let kept = db.learned_mast(Radio::Lte, 272, 1, 4000 * 256 + 1).unwrap();
+    assert_eq!((kept.lat, kept.lon), (fitted.lat, fitted.lon));
+    drop(db);
+
+    // A generation whose cells of the site are no longer learned drops it.
+    use whereabouts_core::store::record::{cell_key, Station, StationInfo};
+    use whereabouts_core::store::{BuildOptions, DbBuilder};
+    let mut b = DbBuilder::new(&dir, BuildOptions::default()).unwrap();
+    let info = StationInfo {
+        lat: sector.lat(),
+        lon: sector.lon(),
+        range_m: 500,
+        samples: 10,
+        psc: None,
+        created: 1_700_000_000,
+        updated: 1_700_000_000,
+        estimated: Estimated::Averaged,
+    };
+    let key = cell_key(Radio::Lte, 100, 4000 * 256 + 1);
+    b.push_cell(Radio::Lte, 272, 1, Station::new(key, &info))
+        .unwrap();
+    assert_eq!(b.commit().unwrap().1.learned_masts, 0);
+    let db = Database::open(&dir).unwrap();
+    assert!(db
+        .learned_mast(Radio::Lte, 272, 1, 4000 * 256 + 1)
+        .is_none());
+}

@@ -78,6 +78,8 @@ impl From<&LearnReport> for LearnCounts {
 pub struct LearnSummary {
     pub files: Vec<LearnFileReport>,
     pub counts: LearnCounts,
+    /// Site masts fitted from timing advances that the new database keeps.
+    pub masts: f64,
     pub cells: f64,
     pub wifi: f64,
     pub shards: f64,
@@ -107,6 +109,7 @@ impl Task for LearnTask {
         Ok(LearnSummary {
             counts: LearnCounts::from(&r),
             files: r.files.into_iter().map(file_report).collect(),
+            masts: r.masts as f64,
             cells: r.cells as f64,
             wifi: r.wifi as f64,
             shards: r.shards as f64,

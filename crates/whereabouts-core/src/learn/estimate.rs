@@ -222,8 +222,8 @@ fn ta_reach(obs: &[Observation], kept: &[usize]) -> f64 {
     d[((d.len() - 1) as f64 * 0.9) as usize]
 }
 
-/// Metres per timing-advance step of the radios that report one.
-fn ta_step_m(radio: crate::radio::Radio) -> Option<f64> {
+/// Metres per timing-advance step of the radios that report one, as the learner reads them.
+pub(crate) fn ta_step_m(radio: crate::radio::Radio) -> Option<f64> {
     use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
     match radio {
         Radio::Gsm => Some(GSM_TA_STEP_M),

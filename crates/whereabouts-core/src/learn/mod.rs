@@ -13,6 +13,7 @@
 
 pub mod compact;
 pub mod estimate;
+pub mod masts;
 pub mod overlay;
 pub mod read;
 mod submissions;
@@ -236,6 +237,9 @@ pub struct LearnReport {
     pub capped: u64,
     /// Sightings of quarantined tokens: held as suspects, never learned (see `overlay`).
     pub quarantined: u64,
+    /// Site masts fitted from timing advances ([`masts`]) that the new database keeps:
+    /// this run's and earlier runs' of the sites that still have a learned cell.
+    pub masts: u64,
     pub cells: u64,
     pub wifi: u64,
     pub shards: u64,
@@ -877,11 +881,20 @@ pub fn learn_files(
         phase: LearnPhase::Writing,
     })?;
     let mut builder = builder;
+    let fitted = masts::fit_masts(&obs);
+    let kept = builder.learned_masts();
+    for (site, m) in fitted {
+        let step = estimate::ta_step_m(site.radio).expect("masts are fitted where advances are");
+        kept.entry(site)
+            .and_modify(|old| *old = masts::merge(*old, m, step))
+            .or_insert(m);
+    }
     write_merged(&mut builder, db.as_ref(), &learned)?;
     write_blocklist(dir, &block)?;
     let (_, stats) = builder.commit()?;
     drop(db);
     report.cells = stats.cells;
+    report.masts = stats.learned_masts;
     report.wifi = stats.wifi;
     report.shards = stats.shards;
     report.bytes = stats.bytes;

@@ -119,10 +119,16 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     // distance, not its site's mean one. On Cork's real centroids the sectors of one site lie
     // at their own distances (a far sector would push its near siblings out), and the site's
     // mean placed the rows 37% farther from the truth (docs/experiments.md).
-    let mut factor = c
-        .signal
-        .and_then(|s| cell_distance_factor(c.radio, s))
-        .unwrap_or(1.0);
+    // A learned position is the mode of its own sightings, not a crowd's mean at the
+    // typical serving level (`typical_serving_dbm`): only a timing advance moves it along its
+    // axis from the mast our learner fitted (`learn::masts`).
+    if c.learned && c.ta_m.is_none() {
+        return (x, y, false);
+    }
+    let mut factor = match c.signal {
+        Some(s) if !c.learned => cell_distance_factor(c.radio, s).unwrap_or(1.0),
+        _ => 1.0,
+    };
     if let Some((d, step)) = c.ta_m {
         let (lo, hi) = ta_interval(d, step);
         factor = factor.clamp(lo / own, hi / own);

@@ -196,10 +196,12 @@ fn find_cell(
                     mnc,
                     key,
                 }) {
-                    // A learned cell's siblings may be learned or not: no mast.
+                    // A learned cell's mast is the one our learner fitted from timing
+                    // advances, if any: its siblings may be learned or not.
                     Lookup::Learned(st) => {
                         let scale = db.network_scale(radio, mcc, mnc);
-                        seen.push(seen_cell(radio, obs, &st, serving, false, None, scale));
+                        let tower = db.learned_mast(radio, mcc, mnc, obs.cid);
+                        seen.push(seen_cell(radio, obs, &st, serving, false, tower, scale));
                         return Found::Seen;
                     }
                     Lookup::Blocked => return Found::Withdrawn,
@@ -214,8 +216,9 @@ fn find_cell(
                 _ => db.cell_among(radio, mcc, mnc, obs.lac, obs.cid, site),
             };
             if let Some(m) = found {
-                // Only a crowd average sits out along its sector's axis: a learned position
-                // (the mode of sightings) answers as it is, as it did before the axes.
+                // A crowd average sits out along its sector's axis from the mast its
+                // siblings give; a learned position (the mode of sightings) has the mast our
+                // learner fitted from timing advances, if any (`learn::masts`).
                 let tower = match m.cell.estimated() {
                     Estimated::Averaged => SiteMast::of(radio, m.neighbours).map(|mut site| {
                         if let Some(p) = m.pooled_mast() {
@@ -223,7 +226,7 @@ fn find_cell(
                         }
                         site
                     }),
-                    Estimated::Learned => None,
+                    Estimated::Learned => db.learned_mast(radio, mcc, mnc, obs.cid),
                 };
                 seen.push(seen_cell(
                     radio, obs, &m.cell, serving, false, tower, m.scale,

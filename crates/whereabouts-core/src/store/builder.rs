@@ -5,6 +5,7 @@
 //! (`store::masts`) last. Nothing is visible to readers until [`DbBuilder::commit`] renames
 //! the shards into place and replaces the manifest.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,13 +13,13 @@ use std::path::{Path, PathBuf};
 use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::masts::MastSpill;
-use super::netstats::{self, NetworkStatsBuilder};
+use super::netstats::{self, LearnedMast, NetworkStatsBuilder, NetworkStatsFile};
 use super::record::{key_cid, key_lac, Area, Estimated, Network, Station, StationRecord, KEY_BITS};
 use super::writer::ShardWriter;
 use super::StoreError;
 use crate::geo;
 use crate::radio::Radio;
-use crate::sites::{self, SiteMast};
+use crate::sites::{self, SiteKey, SiteMast};
 
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -53,6 +54,8 @@ pub struct BuildStats {
     pub areas: u64,
     pub shards: u64,
     pub bytes: u64,
+    /// Site masts our learner fitted that the database keeps (`learn::masts`).
+    pub learned_masts: u64,
 }
 
 struct OpenShard {
@@ -120,6 +123,12 @@ pub struct DbBuilder {
     in_wifi: bool,
     /// Each network's statistics ([`netstats`]) as its stations pass.
     network_stats: NetworkStatsBuilder,
+    /// The masts our learner fitted (`learn::masts`): the previous generation's, and what a
+    /// learn run adds ([`DbBuilder::learned_masts`]). The commit keeps those of the sites
+    /// that still have a learned cell.
+    learned_masts: BTreeMap<SiteKey, LearnedMast>,
+    /// The sites of the learned cells written, while there are learned masts to keep.
+    learned_sites: BTreeSet<SiteKey>,
 }
 
 impl DbBuilder {
@@ -139,6 +148,10 @@ impl DbBuilder {
         }
         let old = Manifest::read(dir)?;
         let generation = old.as_ref().map_or(0, |m| m.generation) + 1;
+        let learned_masts = match old.as_ref().and_then(|m| m.network_stats.as_ref()) {
+            Some(name) => previous_masts(dir, name)?,
+            None => BTreeMap::new(),
+        };
         let staging = dir.join(format!(".staging-{}", std::process::id()));
         fs::create_dir_all(&staging).map_err(|e| StoreError::io(&staging, e))?;
         let masts_path = staging.join("masts.tmp");
@@ -160,7 +173,15 @@ impl DbBuilder {
             last_wifi: None,
             in_wifi: false,
             network_stats: NetworkStatsBuilder::default(),
+            learned_masts,
+            learned_sites: BTreeSet::new(),
         })
+    }
+
+    /// The learned masts the commit will keep (for the sites that still have a learned
+    /// cell): the previous generation's, for a learn run to add to before its cells.
+    pub fn learned_masts(&mut self) -> &mut BTreeMap<SiteKey, LearnedMast> {
+        &mut self.learned_masts
     }
 
     /// The manifest of the database this builder will replace, if any.
@@ -353,6 +374,11 @@ impl DbBuilder {
             n.count += 1;
         }
         self.stats.cells += 1;
+        if station.estimated() == Estimated::Learned && !self.learned_masts.is_empty() {
+            if let Some(site) = SiteKey::of_cell(radio, mcc, mnc, key_cid(radio, station.key)) {
+                self.learned_sites.insert(site);
+            }
+        }
         self.network_stats.cell(
             radio,
             mcc,
@@ -458,9 +484,13 @@ impl DbBuilder {
             fs::rename(&from, &to).map_err(|err| StoreError::io(&to, err))?;
         }
         let stats_file = netstats::file_name(self.generation);
-        std::mem::take(&mut self.network_stats)
-            .finish()
-            .write(&self.dir, &stats_file)?;
+        let mut stats = std::mem::take(&mut self.network_stats).finish();
+        let learned_sites = std::mem::take(&mut self.learned_sites);
+        let masts = std::mem::take(&mut self.learned_masts)
+            .into_iter()
+            .filter(|(site, _)| learned_sites.contains(site));
+        self.stats.learned_masts = stats.add_masts(masts);
+        stats.write(&self.dir, &stats_file)?;
         sync_dir(&self.dir)?;
         let manifest = Manifest {
             format: super::layout::FORMAT_VERSION,
@@ -490,6 +520,26 @@ impl DbBuilder {
         }
         Ok((manifest, self.stats))
     }
+}
+
+/// The learned masts of the statistics file `name` of the generation a build replaces (none
+/// from a file of another version).
+fn previous_masts(dir: &Path, name: &str) -> Result<BTreeMap<SiteKey, LearnedMast>, StoreError> {
+    let mut out = BTreeMap::new();
+    let Some(file) = NetworkStatsFile::read(dir, name)? else {
+        return Ok(out);
+    };
+    for n in &file.networks {
+        let Some(radio) = Radio::parse(&n.radio) else {
+            continue;
+        };
+        for m in &n.masts {
+            if let Some(site) = SiteKey::of_cell(radio, n.mcc, n.mnc, m.site) {
+                out.insert(site, *m);
+            }
+        }
+    }
+    Ok(out)
 }
 
 impl Drop for DbBuilder {

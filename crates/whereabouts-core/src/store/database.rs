@@ -16,6 +16,7 @@ use super::shard::Shard;
 use super::StoreError;
 use crate::calibration::{RadiusModel, RadiusTable};
 use crate::radio::Radio;
+use crate::sites::{SiteKey, SiteMast};
 
 type NetKey = (u8, u16, u16);
 
@@ -93,6 +94,8 @@ pub struct Database {
     wifi_shards: Vec<(u64, u64, u32)>,
     /// Each network's statistics ([`super::netstats`]); None for a database without them.
     network_stats: Option<NetworkStatsFile>,
+    /// The masts our learner fitted from timing advances, from the statistics file.
+    learned_masts: HashMap<SiteKey, (f64, f64)>,
     /// The manifest's radius model resolved for answering; None: the solver's radii.
     radius_model: Option<RadiusTable>,
 }
@@ -204,11 +207,17 @@ impl Database {
             Some(name) => NetworkStatsFile::read(dir, name)?,
             None => None,
         };
+        let mut learned_masts = HashMap::new();
         if let Some(file) = &network_stats {
             for n in &file.networks {
                 let Some(radio) = Radio::parse(&n.radio) else {
                     continue;
                 };
+                for m in &n.masts {
+                    if let Some(site) = SiteKey::of_cell(radio, n.mcc, n.mnc, m.site) {
+                        learned_masts.insert(site, (m.lat, m.lon));
+                    }
+                }
                 let key = packed(radio as u8, n.mcc, n.mnc);
                 let start = networks.partition_point(|p| p.key < key);
                 for p in networks[start..].iter_mut().take_while(|p| p.key == key) {
@@ -233,6 +242,7 @@ impl Database {
             cdma_sids,
             wifi_shards,
             network_stats,
+            learned_masts,
         })
     }
 
@@ -297,6 +307,21 @@ impl Database {
         self.nets(radio, mcc, mnc)
             .first()
             .map_or(NetworkScale::UNKNOWN, |p| p.scale)
+    }
+
+    /// The mast our learner fitted from timing advances for the site of cell `cid`
+    /// (`learn::masts`), if any.
+    pub fn learned_mast(&self, radio: Radio, mcc: u16, mnc: u16, cid: u64) -> Option<SiteMast> {
+        if self.learned_masts.is_empty() {
+            return None;
+        }
+        let site = SiteKey::of_cell(radio, mcc, mnc, cid)?;
+        self.learned_masts.get(&site).map(|&(lat, lon)| SiteMast {
+            radio,
+            lat,
+            lon,
+            spread_m: 0.0,
+        })
     }
 
     /// The mccs under which a CDMA SID is known.

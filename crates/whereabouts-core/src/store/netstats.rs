@@ -10,7 +10,11 @@
 //! - its sites: how many masts its sibling sectors give ([`SiteMast::of`]), the distance from
 //!   each mast to the nearest other mast of its LAC/TAC (the site spacing), and how far a
 //!   site's sector estimates lie from their mast relative to their range (the sector offset);
-//! - how many of its cells were placed by our learner from GPS-tagged sightings.
+//! - how many of its cells were placed by our learner from GPS-tagged sightings;
+//! - where our learner found its sites' masts from the timing advances of their sightings
+//!   (`learn::masts`): positions rather than a statistic, kept here because they too are
+//!   what the network's own data says, stored and versioned with the generation they
+//!   belong to.
 //!
 //! Quantiles come from logarithmic histograms (16 bins an octave, under 2.2% from the exact
 //! value), so memory stays bounded by the networks, whatever the stations.
@@ -24,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::StoreError;
 use crate::geo::LocalFrame;
 use crate::radio::Radio;
-use crate::sites::SiteMast;
+use crate::sites::{SiteKey, SiteMast};
 
 /// The version of the statistics file's content: raised when a field changes meaning, so that
 /// a reader never takes one figure for another. A file of another version is ignored (the
@@ -65,6 +69,21 @@ pub struct NetworkStats {
     /// How far a site's sector estimates lie from their mast, on average, divided by the
     /// sectors' mean range.
     pub sector_offset: Option<Quantiles>,
+    /// The masts our learner fitted from timing advances (`learn::masts`), sorted by site;
+    /// absent from the file when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub masts: Vec<LearnedMast>,
+}
+
+/// A site's mast as our learner fitted it from the timing advances of its sectors' sightings.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LearnedMast {
+    /// The site's first sector's cell id (`sites::site_cids`).
+    pub site: u64,
+    pub lat: f64,
+    pub lon: f64,
+    /// The sightings with an advance it was fitted from.
+    pub sightings: u32,
 }
 
 /// The file: its version and every network, sorted by (radio code, mcc, mnc).
@@ -97,6 +116,25 @@ impl NetworkStatsFile {
         serde_json::from_str(&text)
             .map(Some)
             .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
+    }
+
+    /// Adds learned masts to their networks' entries (sorted by site within each); returns
+    /// how many had one (the builder's networks: all of them).
+    pub fn add_masts(&mut self, masts: impl IntoIterator<Item = (SiteKey, LearnedMast)>) -> u64 {
+        let mut added = 0;
+        for (site, m) in masts {
+            let at = self.networks.iter().position(|n| {
+                (n.radio.as_str(), n.mcc, n.mnc) == (site.radio.name(), site.mcc, site.mnc)
+            });
+            if let Some(i) = at {
+                self.networks[i].masts.push(m);
+                added += 1;
+            }
+        }
+        for n in &mut self.networks {
+            n.masts.sort_by_key(|m| m.site);
+        }
+        added
     }
 
     /// Writes the file `name` in `dir` (synced; the manifest that names it comes after).
@@ -262,6 +300,7 @@ impl NetworkStatsBuilder {
                 sites: a.sites,
                 site_spacing_m: a.spacing.quantiles(),
                 sector_offset: a.offset.quantiles(),
+                masts: Vec::new(),
             });
         }
     }
