@@ -73,7 +73,9 @@ describe('whereabouts stats', () => {
     const lon0 = 2.35;
     const mPerDegLat = 111_195;
     const mPerDegLon = mPerDegLat * Math.cos((lat0 * Math.PI) / 180);
-    const rows = ['mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid'];
+    const rows = [
+      'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid',
+    ];
     for (let i = 0; i < 20; i++) {
       for (const [sector, x, y] of [
         [1, -600 + i * 63, 300],
@@ -82,7 +84,9 @@ describe('whereabouts stats', () => {
         const ta = Math.floor(Math.hypot(x, y) / 78.12);
         const lat = (lat0 + y / mPerDegLat).toFixed(6);
         const lon = (lon0 + x / mPerDegLon).toFixed(6);
-        rows.push(`208,10,,${(300 << 8) | sector},${lat},${lon},-95,${1.7e12 + i * 60_000},10,1,0,LTE,${ta},,7,1,,,`);
+        rows.push(
+          `208,10,,${(300 << 8) | sector},${lat},${lon},-95,${1.7e12 + i * 60_000},10,1,0,LTE,${ta},,7,1,,,`,
+        );
       }
     }
     const csv = join(dir, 'walk.csv');
@@ -106,7 +110,13 @@ describe('whereabouts stats', () => {
       JSON.parse(
         cli(
           ['locate', '--db', db],
-          JSON.stringify({ token: 't', radio: 'lte', mcc: 208, mnc: 10, cells: [{ lac: 7, cid: (300 << 8) | 1, ta }] }),
+          JSON.stringify({
+            token: 't',
+            radio: 'lte',
+            mcc: 208,
+            mnc: 10,
+            cells: [{ lac: 7, cid: (300 << 8) | 1, ta }],
+          }),
         ).stdout,
       );
     const plain = locate();
