@@ -1,4 +1,22 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+/**
+ * Learned cells on real and simulated traces: learns one part of GPS-tagged observations and
+ * locates the rest by each row's serving cell (with its timing advance), beside the centroid of
+ * the training sightings of the same cell (`CentroidBaseline`) and the same database without
+ * the site masts the learner fitted from timing advances (`learn::masts`), in one process.
+ *
+ *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json]
+ *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--json]
+ *
+ * `dakar`: the three operators' G-NetTrack Pro logs (../shared/data/gnettrack-dakar), each cut
+ * into 10-minute blocks; A learns the even blocks, B the odd. `cork`: the Cork drive tests
+ * (../shared/data/ucc-5g-cork), every fourth file held out (`--cv`: folds within the learn
+ * files). `families`: the simulator's world families (docs/simulator.md), one world per seed,
+ * each scenario request of its cell scenarios taken as a GPS-tagged sighting of its serving
+ * cell (with the advance the simulator gave, on 60% of LTE and GSM rows) at its true position;
+ * two rows in three learn, the third is located; a part per world, and the median and worst
+ * world beside each other. Only rows whose cell was learned count.
+ */
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -7,12 +25,15 @@ import { Engine } from '../src/engine.js';
 import { CentroidBaseline } from '../src/eval/baselines.js';
 import { groupObservations, type ObservationFile, readObservationFiles } from '../src/eval/inputs.js';
 import { ErrorStats, quantile } from '../src/eval/metrics.js';
+import { SIM_NOW, simWorld } from '../src/eval/sim.js';
 import type { LocateRequest } from '../src/locating/request/index.js';
 import { unpackCorkTraces } from './cork-traces.js';
 
 const { values } = parseArgs({
   options: {
     set: { type: 'string', default: 'dakar' },
+    seeds: { type: 'string', default: '201..216' },
+    requests: { type: 'string', default: '10000' },
     cv: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     zip: { type: 'string' },
@@ -76,8 +97,43 @@ try {
       }));
     };
     part = () => 'all';
+  } else if (values.set === 'families') {
+    const m = /^(\d+)\.\.(\d+)$/.exec(values.seeds as string);
+    if (!m || Number(m[2]) < Number(m[1])) {
+      process.stderr.write(`bench/traces.ts: --seeds must be A..B (got ${values.seeds})\n`);
+      process.exit(2);
+    }
+    const seeds = Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i);
+    files = [];
+    for (const seed of seeds) {
+      const w = await simWorld(
+        join(root, '.eval', `family-${seed}-${values.requests}`),
+        String(seed),
+        values.requests as string,
+        true,
+        '0',
+        true,
+      );
+      files.push(sightingsCsv(w.scenarios, join(work, `world-${seed}.csv`)));
+    }
+    // A case per world: its own database, two rows in three learned.
+    const index = new Map<Group, number>();
+    cases = (_, groups) => {
+      const seen = new Map<number, number>();
+      for (const g of groups) {
+        const i = seen.get(g.file) ?? 0;
+        index.set(g, i);
+        seen.set(g.file, i + 1);
+      }
+      return seeds.map((seed, k) => ({
+        name: `world ${seed}`,
+        learn: (g: Group) => g.file === k && (index.get(g) as number) % 3 !== 2,
+        locate: (g: Group) => g.file === k && (index.get(g) as number) % 3 === 2,
+      }));
+    };
+    part = () => 'all';
   } else {
-    process.stderr.write(`bench/traces.ts: --set must be dakar or cork (got ${values.set})\n`);
+    process.stderr.write(`bench/traces.ts: --set must be dakar, cork or families (got ${values.set})\n`);
     process.exit(2);
   }
 
@@ -106,11 +162,20 @@ try {
       centroid.addRows(obs[g.file] as ObservationFile, g.first, g.end);
     }
     const located = groups.filter((g) => c.locate(g));
-    const engine = await Engine.open({ db, land: false, ipDatabases: false });
-    const answers = engine.processBatch(
-      located.map((g) => ({ ...(g.row.request as object), fallbacks: { lacf: 1, scf: 0, ipf: 0 } })),
-    );
-    engine.close();
+    const requests = located.map((g) => ({
+      ...(g.row.request as object),
+      fallbacks: { lacf: 1, scf: 0, ipf: 0 },
+    }));
+    const answersOf = async (dir: string) => {
+      const engine = await Engine.open({ db: dir, land: false, ipDatabases: false });
+      try {
+        return engine.processBatch(requests);
+      } finally {
+        engine.close();
+      }
+    };
+    const answers = await answersOf(db);
+    const plain = await answersOf(withoutMasts(db, `${db}-no-masts`));
     const byPart = new Map<string, Result>();
     const get = (name: string) => {
       let r = byPart.get(name);
@@ -120,6 +185,7 @@ try {
           part: name,
           ours: new ErrorStats(),
           base: new ErrorStats(),
+          noMasts: new ErrorStats(),
           unseen: 0,
           withTa: 0,
         };
@@ -149,13 +215,8 @@ try {
           t.unseen++;
           continue;
         }
-        const a = answers[i];
-        t.ours.add(
-          g.row.truth,
-          a?.status === 'ok' && a.lat !== undefined && a.lon !== undefined
-            ? { lat: a.lat, lon: a.lon, accuracy: a.accuracy }
-            : undefined,
-        );
+        t.ours.add(g.row.truth, located_(answers[i]));
+        t.noMasts.add(g.row.truth, located_(plain[i]));
         t.base.add(g.row.truth, base);
         if (!Number.isNaN(f.ta[g.first] as number)) t.withTa++;
       }
@@ -172,6 +233,7 @@ try {
         part: p,
         ours: new ErrorStats(),
         base: new ErrorStats(),
+        noMasts: new ErrorStats(),
         unseen: 0,
         withTa: 0,
       };
@@ -179,6 +241,7 @@ try {
         for (const [to, from] of [
           [pooled.ours, r.ours],
           [pooled.base, r.base],
+          [pooled.noMasts, r.noMasts],
         ] as const) {
           to.errors.push(...from.errors);
           to.ratios.push(...from.ratios);
@@ -197,8 +260,34 @@ try {
     const w = of.reduce((a, b) => (ratio(b) > ratio(a) ? b : a));
     return { ...row(w), case: `worst: ${w.case}` };
   });
+  // Over the cases (worlds, directions, folds): the median case beside the worst, per figure.
+  const cases_ = results.filter((r) => r.case !== 'pooled' && r.part === 'all');
+  const spread = (name: string, of: (r: Result) => number, worse: 'high' | 'far') => {
+    const v = cases_.map(of).sort((a, b) => a - b);
+    const worst =
+      worse === 'high'
+        ? v[v.length - 1]
+        : v.reduce((a, b) => (Math.abs(b - 0.68) > Math.abs(a - 0.68) ? b : a));
+    return {
+      figure: name,
+      'median case': quantile(v, 0.5),
+      'worst case': worst,
+      min: v[0],
+      max: v[v.length - 1],
+    };
+  };
+  const summary = [
+    spread('median / centroid median', ratio, 'high'),
+    spread('p90 / centroid p90', (r) => r.ours.p90 / r.base.p90, 'high'),
+    spread('median / median without learned masts', (r) => r.ours.median / r.noMasts.median, 'high'),
+    spread('inside the radius', (r) => r.ours.insideShare, 'far'),
+  ].map((x) =>
+    Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? v.toFixed(3) : v])),
+  );
   if (values.json)
-    process.stdout.write(`${JSON.stringify({ set: values.set, cv: values.cv, table, worst }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ set: values.set, cv: values.cv, table, worst, summary }, null, 2)}\n`,
+    );
   else {
     console.log(
       `${values.set}${values.cv ? ' (cross-validation within the learn part)' : ''}: ${files.length} files, ` +
@@ -207,6 +296,12 @@ try {
     console.table(table);
     console.log('Worst case per part (highest median ratio to the centroid):');
     console.table(worst);
+    if (cases_.length > 1) {
+      console.log(
+        `Over the ${cases_.length} cases, the median one beside the worst (inside: farthest from 68%):`,
+      );
+      console.table(summary);
+    }
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
@@ -217,8 +312,78 @@ interface Result {
   part: string;
   ours: ErrorStats;
   base: ErrorStats;
+  /** The same database without the learned masts. */
+  noMasts: ErrorStats;
   unseen: number;
   withTa: number;
+}
+
+/** An engine answer as the error statistics take it (none unless located). */
+function located_(a: { status?: string; lat?: number; lon?: number; accuracy?: number } | undefined) {
+  return a?.status === 'ok' && a.lat !== undefined && a.lon !== undefined
+    ? { lat: a.lat, lon: a.lon, accuracy: a.accuracy as number }
+    : undefined;
+}
+
+/** A copy of the database in `db` at `to` whose statistics keep no learned masts; returns `to`. */
+function withoutMasts(db: string, to: string): string {
+  cpSync(db, to, { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(to, 'manifest.json'), 'utf8'));
+  if (typeof manifest.network_stats === 'string') {
+    const path = join(to, manifest.network_stats);
+    const stats = JSON.parse(readFileSync(path, 'utf8'));
+    for (const n of stats.networks) delete n.masts;
+    writeFileSync(path, JSON.stringify(stats));
+  }
+  return to;
+}
+
+/**
+ * The simulator's cell-scenario requests of one world as an OpenCelliD measurement CSV at
+ * `out`: a row per request, its serving cell seen at its true position with its level and
+ * timing advance, a second apart; returns `out`.
+ */
+function sightingsCsv(scenarios: string[], out: string): string {
+  const ACT: Record<string, string> = { gsm: 'GSM', umts: 'UMTS', lte: 'LTE', nr: 'NR', nbiot: 'NBIOT' };
+  const lines = [
+    'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid',
+  ];
+  let t = SIM_NOW * 1000 - 30 * 86_400_000;
+  for (const file of scenarios) {
+    if (!/\/(cells-[a-z-]+|single-cell)\.jsonl$/.test(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line) continue;
+      const row = JSON.parse(line);
+      const c = row.request.cells?.[0];
+      if (!c || ACT[c.radio] === undefined) continue;
+      t += 1000;
+      lines.push(
+        [
+          c.mcc,
+          c.mnc,
+          c.lac,
+          c.cid,
+          row.truth.lat.toFixed(7),
+          row.truth.lon.toFixed(7),
+          c.signal ?? '',
+          t,
+          5,
+          '',
+          '',
+          ACT[c.radio],
+          c.ta ?? '',
+          '',
+          c.lac,
+          '',
+          '',
+          '',
+          '',
+        ].join(','),
+      );
+    }
+  }
+  writeFileSync(out, `${lines.join('\n')}\n`);
+  return out;
 }
 
 function ratio(r: Result): number {
@@ -242,6 +407,8 @@ function row(r: Result) {
     'centroid p90': m(r.base.p90),
     'median ratio': (r.ours.median / r.base.median).toFixed(3),
     'p90 ratio': (r.ours.p90 / r.base.p90).toFixed(3),
+    'no masts median': m(r.noMasts.median),
+    'vs no masts': (r.ours.median / r.noMasts.median).toFixed(3),
   };
 }
 
