@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -125,6 +126,21 @@ describe('whereabouts stats', () => {
       Math.hypot((a.lon - mast.lon) * mPerDegLon, (a.lat - mast.lat) * mPerDegLat);
     expect(fromMast(plain)).toBeLessThan(400);
     expect(Math.abs(fromMast(ringed) - 9 * 78.12)).toBeLessThan(3);
+  });
+
+  it('stops quietly when its reader closes the pipe early', () => {
+    const { db } = importedSites();
+    const bin = join(import.meta.dirname, '..', 'bin', 'whereabouts.js');
+    // Without the handler the second write fails with EPIPE and a stack trace on stderr.
+    const r = spawnSync(
+      'sh',
+      ['-c', `"${process.execPath}" "${bin}" stats --db "${db}" | head -c 1 >/dev/null`],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
   });
 
   it('says so for a database written before the statistics, and needs --db', () => {
