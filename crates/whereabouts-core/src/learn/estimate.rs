@@ -434,18 +434,7 @@ mod tests {
     use crate::geo::destination;
 
     fn at(lat: f64, lon: f64) -> Observation {
-        Observation {
-            key: StationKey::Wifi(1),
-            lat,
-            lon,
-            accuracy_m: None,
-            time: None,
-            speed_mps: None,
-            signal_dbm: None,
-            ta_m: None,
-            psc: None,
-            source: None,
-        }
+        Observation::bare(StationKey::Wifi(1), lat, lon)
     }
 
     fn ring(n: usize, r: f64) -> Vec<Observation> {

@@ -224,22 +224,15 @@ mod tests {
                 let (lat, lon) = frame.to_latlon(x, y);
                 let d = (x - mast.0).hypot(y - mast.1);
                 let ta = (d / 78.12).floor();
+                let key = StationKey::Cell {
+                    radio: Radio::Lte,
+                    mcc: 608,
+                    mnc: 2,
+                    key: cell_key(Radio::Lte, 701, cid),
+                };
                 Observation {
-                    key: StationKey::Cell {
-                        radio: Radio::Lte,
-                        mcc: 608,
-                        mnc: 2,
-                        key: cell_key(Radio::Lte, 701, cid),
-                    },
-                    lat,
-                    lon,
-                    accuracy_m: None,
-                    time: None,
-                    speed_mps: None,
-                    signal_dbm: None,
                     ta_m: Some(ta * 78.12),
-                    psc: None,
-                    source: None,
+                    ..Observation::bare(key, lat, lon)
                 }
             })
             .collect()

@@ -163,6 +163,25 @@ pub struct Observation {
     pub source: Option<Source>,
 }
 
+#[cfg(test)]
+impl Observation {
+    /// A sighting of `key` at a position and nothing else known: what tests build on.
+    pub(crate) fn bare(key: StationKey, lat: f64, lon: f64) -> Observation {
+        Observation {
+            key,
+            lat,
+            lon,
+            accuracy_m: None,
+            time: None,
+            speed_mps: None,
+            signal_dbm: None,
+            ta_m: None,
+            psc: None,
+            source: None,
+        }
+    }
+}
+
 /// How long a moved station stays withdrawn after the move was first seen.
 /// Observations in that period are ignored: right after a re-planning, phones
 /// and caches still mix the old and new identities.
