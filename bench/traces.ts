@@ -131,7 +131,8 @@ try {
         locate: (g: Group) => g.file === k && (index.get(g) as number) % 3 === 2,
       }));
     };
-    part = () => 'all';
+    // Rows with an advance (the learned masts' part) apart from those without.
+    part = (obs, g) => (Number.isNaN(obs[g.file]?.ta[g.first] as number) ? 'no advance' : 'advance');
   } else {
     process.stderr.write(`bench/traces.ts: --set must be dakar, cork or families (got ${values.set})\n`);
     process.exit(2);

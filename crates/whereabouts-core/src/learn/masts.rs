@@ -48,9 +48,12 @@ pub const MAX_MEDIAN_RESIDUAL_STEPS: f64 = 1.0;
 const MAX_FIT_SIGHTINGS: usize = 2_000;
 
 /// The masts of every site whose sightings in `obs` carry enough advances ([`MIN_SIGHTINGS`],
-/// two distinct advances or more, [`MAX_MEDIAN_RESIDUAL_STEPS`]). `obs` is sorted by station
-/// key, so a site's sectors are together.
-pub fn fit_masts(obs: &[Observation]) -> BTreeMap<SiteKey, LearnedMast> {
+/// two distinct advances or more, [`MAX_MEDIAN_RESIDUAL_STEPS`]). `progress` hears how many
+/// sightings with an advance were fitted from so far (0 first); its error stops the fit.
+pub fn fit_masts<E>(
+    obs: &[Observation],
+    progress: &mut dyn FnMut(u64) -> Result<(), E>,
+) -> Result<BTreeMap<SiteKey, LearnedMast>, E> {
     let mut by_site: BTreeMap<SiteKey, Vec<&Observation>> = BTreeMap::new();
     for o in obs {
         if o.ta_m.is_none() {
@@ -63,13 +66,17 @@ pub fn fit_masts(obs: &[Observation]) -> BTreeMap<SiteKey, LearnedMast> {
         }
     }
     let mut out = BTreeMap::new();
+    let mut done = 0;
+    progress(done)?;
     for (site, sightings) in by_site {
         let step = ta_step_m(site.radio).expect("filtered above");
         if let Some(m) = fit_site(site.site, &sightings, step) {
             out.insert(site, m);
         }
+        done += sightings.len() as u64;
+        progress(done)?;
     }
-    out
+    Ok(out)
 }
 
 /// One site's mast from its sightings with an advance, or None when they do not pin one.
@@ -238,6 +245,10 @@ mod tests {
             .collect()
     }
 
+    fn fit(obs: &[Observation]) -> BTreeMap<SiteKey, LearnedMast> {
+        fit_masts::<()>(obs, &mut |_| Ok(())).unwrap()
+    }
+
     fn offset_m(m: &LearnedMast, mast: (f64, f64)) -> f64 {
         let frame = LocalFrame::new(14.7, -17.4);
         let (x, y) = frame.to_xy(m.lat, m.lon);
@@ -263,7 +274,7 @@ mod tests {
                 .collect::<Vec<_>>(),
         ));
         obs.sort_by_key(|o| o.key);
-        let masts = fit_masts(&obs);
+        let masts = fit(&obs);
         assert_eq!(masts.len(), 1);
         let (site, m) = masts.iter().next().unwrap();
         assert_eq!(site.site, 1032 << 8);
@@ -276,25 +287,25 @@ mod tests {
     fn advances_that_do_not_pin_a_mast_give_none() {
         let points: Vec<(f64, f64)> = (0..20).map(|i| (i as f64 * 40.0, 200.0)).collect();
         // Too few.
-        assert!(fit_masts(&sightings(1, (0.0, 0.0), &points[..4])).is_empty());
+        assert!(fit(&sightings(1, (0.0, 0.0), &points[..4])).is_empty());
         // All one advance: a logger's placeholder 0.
         let mut zeros = sightings(1, (0.0, 0.0), &points);
         for o in &mut zeros {
             o.ta_m = Some(0.0);
         }
-        assert!(fit_masts(&zeros).is_empty());
+        assert!(fit(&zeros).is_empty());
         // Advances that are no distances from one point: rings that disagree by several steps.
         let mut noise = sightings(1, (0.0, 0.0), &points);
         for (i, o) in noise.iter_mut().enumerate() {
             o.ta_m = Some(((i * 7919) % 23) as f64 * 78.12);
         }
-        assert!(fit_masts(&noise).is_empty());
+        assert!(fit(&noise).is_empty());
         // Without advances: nothing.
         let mut none = sightings(1, (0.0, 0.0), &points);
         for o in &mut none {
             o.ta_m = None;
         }
-        assert!(fit_masts(&none).is_empty());
+        assert!(fit(&none).is_empty());
     }
 
     #[test]

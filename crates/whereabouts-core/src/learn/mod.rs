@@ -226,6 +226,8 @@ impl Default for LearnOptions {
 pub enum LearnPhase {
     Reading,
     Estimating,
+    /// Fitting site masts from timing advances ([`masts`]); `rows` counts sightings.
+    Masts,
     Writing,
 }
 
@@ -900,7 +902,16 @@ pub fn learn_files(
         phase: LearnPhase::Writing,
     })?;
     let mut builder = builder;
-    let fitted = masts::fit_masts(&obs);
+    let with_advance = obs.iter().filter(|o| o.ta_m.is_some()).count() as u64;
+    let fitted = masts::fit_masts(&obs, &mut |done| {
+        reporter.report(done == 0, || LearnProgress {
+            file: label.clone(),
+            bytes_done: done,
+            bytes_total: with_advance,
+            rows: done,
+            phase: LearnPhase::Masts,
+        })
+    })?;
     let kept = builder.learned_masts();
     for (site, m) in fitted {
         let step = estimate::ta_step_m(site.radio).expect("masts are fitted where advances are");
