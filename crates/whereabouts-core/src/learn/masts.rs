@@ -48,7 +48,8 @@ pub const MAX_MEDIAN_RESIDUAL_STEPS: f64 = 1.0;
 const MAX_FIT_SIGHTINGS: usize = 2_000;
 
 /// The masts of every site whose sightings in `obs` carry enough advances ([`MIN_SIGHTINGS`],
-/// two distinct advances or more, [`MAX_MEDIAN_RESIDUAL_STEPS`]). `progress` hears how many
+/// two distinct advances or more, [`MAX_MEDIAN_RESIDUAL_STEPS`]), from the operator's own
+/// observations (not submissions). `progress` hears how many
 /// sightings with an advance were fitted from so far (0 first); its error stops the fit.
 pub fn fit_masts<E>(
     obs: &[Observation],
@@ -56,7 +57,9 @@ pub fn fit_masts<E>(
 ) -> Result<BTreeMap<SiteKey, LearnedMast>, E> {
     let mut by_site: BTreeMap<SiteKey, Vec<&Observation>> = BTreeMap::new();
     for o in obs {
-        if o.ta_m.is_none() {
+        // The operator's own data only: a token's submissions are capped per station, and a
+        // mast, which every sector of a site and every row with an advance read, is not.
+        if o.ta_m.is_none() || o.source.is_some() {
             continue;
         }
         if let Some(site) = site_of(&o.key) {
@@ -300,6 +303,13 @@ mod tests {
             o.ta_m = Some(((i * 7919) % 23) as f64 * 78.12);
         }
         assert!(fit(&noise).is_empty());
+        // Submitted by a token: not the operator's own data.
+        let mut submitted = sightings(1, (0.0, 0.0), &points);
+        for o in &mut submitted {
+            o.source = Some(super::super::Source::of("ab", None));
+        }
+        assert!(fit(&submitted).is_empty());
+        assert_eq!(fit(&sightings(1, (0.0, 0.0), &points)).len(), 1);
         // Without advances: nothing.
         let mut none = sightings(1, (0.0, 0.0), &points);
         for o in &mut none {
