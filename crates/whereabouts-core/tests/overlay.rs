@@ -663,3 +663,73 @@ fn one_token_cannot_set_up_an_old_place_with_back_dated_sightings() {
     assert!(locate_cell(&l, 2).is_some());
     assert_eq!(l.overlay().stats().blocked, 0);
 }
+
+#[test]
+fn compaction_fits_masts_from_the_operators_own_advances_and_keeps_those_that_fit_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let l = open(tmp.path());
+    let lte = |cid| StationKey::Cell {
+        radio: Radio::Lte,
+        mcc: 262,
+        mnc: 1,
+        key: cell_key(Radio::Lte, 20, cid),
+    };
+    // eNB 900's sectors 1 and 2 walked past along two streets near a mast at (52.45, 13.45),
+    // each sighting with the advance the mast gives; eNB 901's in the same batch, but
+    // submitted through a token; eNB 902's, too few.
+    let mast = (52.45, 13.45);
+    let frame = whereabouts_core::geo::LocalFrame::new(mast.0, mast.1);
+    let walk = |cid: u64, along: bool| -> Vec<Observation> {
+        (0..20)
+            .map(|i| {
+                let s = -600.0 + i as f64 * 63.0;
+                let (x, y) = if along { (s, 300.0) } else { (500.0, s) };
+                let (lat, lon) = frame.to_latlon(x, y);
+                Observation {
+                    key: lte(cid),
+                    lat,
+                    lon,
+                    accuracy_m: Some(5.0),
+                    time: Some(NOW - 3_600 + i),
+                    speed_mps: None,
+                    signal_dbm: None,
+                    ta_m: Some((x.hypot(y) / 78.12).floor() * 78.12),
+                    psc: None,
+                    source: None,
+                }
+            })
+            .collect()
+    };
+    let mut obs = walk((900 << 8) | 1, true);
+    obs.extend(walk((900 << 8) | 2, false));
+    obs.extend(from(7, 0, walk((901 << 8) | 1, true)));
+    obs.extend(walk((902 << 8) | 1, true).into_iter().take(3));
+    learn(&l, obs);
+    // Nothing fitted before a compaction: the overlay keeps the sightings.
+    assert!(l
+        .database()
+        .learned_mast(Radio::Lte, 262, 1, 900 << 8)
+        .is_none());
+    compact(&l).unwrap();
+    let db = l.database();
+    let m = db
+        .learned_mast(Radio::Lte, 262, 1, (900 << 8) | 2)
+        .expect("eNB 900's mast");
+    assert!(distance_m(m.lat, m.lon, mast.0, mast.1) < 40.0);
+    assert!(db.learned_mast(Radio::Lte, 262, 1, 901 << 8).is_none());
+    assert!(db.learned_mast(Radio::Lte, 262, 1, 902 << 8).is_none());
+    // eNB 900's sightings went with its mast; eNB 902's wait for more.
+    let (left, _) = l.overlay().advances().unwrap();
+    assert_eq!(left.len(), 3);
+    assert!(left.iter().all(|o| o.key == lte((902 << 8) | 1)));
+    // A later compaction keeps the mast while its cells stay learned.
+    learn(&l, ring(cell_key_of(1), 52.50, 13.40, 5, NOW));
+    compact(&l).unwrap();
+    assert_eq!(
+        l.database()
+            .learned_mast(Radio::Lte, 262, 1, 900 << 8)
+            .map(|m| (m.lat, m.lon)),
+        Some((m.lat, m.lon))
+    );
+}

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{write_merged, LearnError};
+use super::{masts, write_merged, LearnError};
 use crate::solve::Locator;
 use crate::store::{BuildOptions, DbBuilder, StoreError};
 
@@ -86,13 +86,20 @@ pub fn compact(locator: &Locator) -> Result<CompactReport, LearnError> {
     locator.reload()?;
     overlay.refresh()?;
     let snapshot = overlay.snapshot();
+    // The masts of the operator's own sightings with an advance (`engine.learn`), as a learn
+    // run fits them from its files.
+    let (advances, last) = overlay.advances()?;
+    let fitted = masts::fit_masts::<LearnError>(&advances, &mut |_| Ok(()))?;
+    masts::keep(builder.learned_masts(), &fitted);
     let db = locator.database();
     write_merged(&mut builder, Some(&db), &snapshot.stations)?;
     drop(db);
     let (manifest, stats) = builder.commit()?;
     locator.reload()?;
-    // Only now, with the engine reading the new generation, may entries go.
+    // Only now, with the engine reading the new generation, may entries and the advances
+    // behind its masts go.
     let folded = overlay.fold(&snapshot)?;
+    overlay.drop_advances(last, &fitted.into_keys().collect::<Vec<_>>())?;
     Ok(CompactReport {
         generation: manifest.generation,
         folded,

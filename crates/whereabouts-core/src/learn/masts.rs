@@ -21,7 +21,8 @@ use crate::sites::SiteKey;
 use crate::store::netstats::LearnedMast;
 use crate::store::record::key_cid;
 
-fn site_of(key: &StationKey) -> Option<SiteKey> {
+/// The site of a station the learner saw, if it has one (cells of radios with sites).
+pub fn site_of(key: &StationKey) -> Option<SiteKey> {
     match *key {
         StationKey::Cell {
             radio,
@@ -191,6 +192,17 @@ fn fit_rings(rings: &[(f64, f64, f64)], step: f64) -> Option<(f64, f64)> {
         }
     }
     best.map(|(x, y, _)| (x, y))
+}
+
+/// Adds masts fitted now to those a build keeps (`DbBuilder::learned_masts`), each merged
+/// with the site's earlier one ([`merge`]).
+pub fn keep(kept: &mut BTreeMap<SiteKey, LearnedMast>, fitted: &BTreeMap<SiteKey, LearnedMast>) {
+    for (site, m) in fitted {
+        let step = ta_step_m(site.radio).expect("masts are fitted where advances are");
+        kept.entry(*site)
+            .and_modify(|old| *old = merge(*old, *m, step))
+            .or_insert(*m);
+    }
 }
 
 /// A site's mast from an earlier generation and one fitted now: their mean weighted by

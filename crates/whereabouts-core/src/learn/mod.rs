@@ -163,9 +163,9 @@ pub struct Observation {
     pub source: Option<Source>,
 }
 
-#[cfg(test)]
 impl Observation {
-    /// A sighting of `key` at a position and nothing else known: what tests build on.
+    /// A sighting of `key` at a position and nothing else known (stored sightings read back,
+    /// tests).
     pub(crate) fn bare(key: StationKey, lat: f64, lon: f64) -> Observation {
         Observation {
             key,
@@ -912,13 +912,7 @@ pub fn learn_files(
             phase: LearnPhase::Masts,
         })
     })?;
-    let kept = builder.learned_masts();
-    for (site, m) in fitted {
-        let step = estimate::ta_step_m(site.radio).expect("masts are fitted where advances are");
-        kept.entry(site)
-            .and_modify(|old| *old = masts::merge(*old, m, step))
-            .or_insert(m);
-    }
+    masts::keep(builder.learned_masts(), &fitted);
     write_merged(&mut builder, db.as_ref(), &learned)?;
     write_blocklist(dir, &block)?;
     let (_, stats) = builder.commit()?;

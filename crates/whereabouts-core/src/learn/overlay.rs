@@ -37,6 +37,7 @@ use super::{
     decide, is_far, refine, station_of, BlockEntry, LearnError, LearnOptions, LearnReport,
 };
 use super::{DEVICE_CAP_SAMPLES, MOVED_MIN_SOURCES, TOKEN_CAP_SAMPLES};
+use crate::sites::SiteKey;
 use crate::store::record::Station;
 use crate::store::record::StationInfo;
 use crate::store::Database;
@@ -44,7 +45,7 @@ use crate::store::Database;
 /// The overlay's file, next to the manifest.
 pub const LEARNED_FILE: &str = "learned.sqlite";
 
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS stations (
   station TEXT PRIMARY KEY,   -- StationKey::label: lte/272/1/40122/11016962, wifi/0011223344aa
@@ -78,6 +79,13 @@ CREATE TABLE IF NOT EXISTS contrib_device (
   station TEXT NOT NULL, token INTEGER NOT NULL, device INTEGER NOT NULL, used INTEGER NOT NULL,
   PRIMARY KEY (station, token, device)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS advances (
+  -- the operator's own sightings with a timing advance (source NULL), kept until a compaction
+  -- fits their site's mast from them (learn::masts); the newest MAX_SITE_ADVANCES a site
+  site TEXT NOT NULL, station TEXT NOT NULL, lat REAL NOT NULL, lon REAL NOT NULL,
+  ta REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS advances_site ON advances (site);
 CREATE TABLE IF NOT EXISTS sources (
   -- per token: its sightings of known stations, how many lay far from them, and its
   -- quarantine (0 none, 1 automatic, 2 set by the operator)
@@ -94,6 +102,11 @@ ALTER TABLE stations ADD COLUMN prev_meta INTEGER;
 ALTER TABLE held ADD COLUMN token INTEGER;
 ALTER TABLE held ADD COLUMN device INTEGER;
 ";
+
+/// The most sightings with an advance the overlay keeps a site (its newest): enough to fit a
+/// mast many times over, and a bound for a site whose advances never fit one (a logger that
+/// writes 0 on every row).
+const MAX_SITE_ADVANCES: i64 = 2_000;
 
 /// A token is quarantined once it has reported at least this many sightings of known
 /// stations ...
@@ -490,6 +503,7 @@ impl Overlay {
                 decide_batch(&st, db, &obs, opts, now, &mut report, &mut ledger)?
             };
             write_changes(&tx, path, seq, now, &changes)?;
+            write_advances(&tx, path, &obs)?;
             tx.commit().map_err(&e)?;
             self.apply_changes(changes, seq, now);
             Ok(())
@@ -773,6 +787,55 @@ impl Overlay {
             Ok(())
         })?;
         Ok(report)
+    }
+
+    /// The operator's own sightings with an advance that wait for a compaction to fit their
+    /// sites' masts, and the last row read (for [`Overlay::drop_advances`]).
+    pub fn advances(&self) -> Result<(Vec<Observation>, i64), LearnError> {
+        let read = self.with_conn(false, |conn, path| {
+            let e = db_err(path);
+            let mut stmt = conn
+                .prepare("SELECT rowid, station, lat, lon, ta FROM advances ORDER BY rowid")
+                .map_err(&e)?;
+            let mut rows = stmt.query([]).map_err(&e)?;
+            let (mut out, mut last) = (Vec::new(), 0);
+            while let Some(r) = rows.next().map_err(&e)? {
+                last = r.get(0).map_err(&e)?;
+                let label: String = r.get(1).map_err(&e)?;
+                let Some(key) = StationKey::parse(&label) else {
+                    continue;
+                };
+                out.push(Observation {
+                    ta_m: Some(r.get(4).map_err(&e)?),
+                    ..Observation::bare(key, r.get(2).map_err(&e)?, r.get(3).map_err(&e)?)
+                });
+            }
+            out.sort_by(|a, b| a.key.cmp(&b.key));
+            Ok((out, last))
+        })?;
+        Ok(read.unwrap_or_default())
+    }
+
+    /// After a generation holding masts fitted from the advances up to row `last` is
+    /// committed: drops those of the sites in `fitted` (the others wait for more).
+    pub fn drop_advances(&self, last: i64, fitted: &[SiteKey]) -> Result<(), LearnError> {
+        if fitted.is_empty() {
+            return Ok(());
+        }
+        self.with_conn(false, |conn, path| {
+            let e = db_err(path);
+            let tx = conn.transaction().map_err(&e)?;
+            {
+                let mut drop = tx
+                    .prepare_cached("DELETE FROM advances WHERE site = ?1 AND rowid <= ?2")
+                    .map_err(&e)?;
+                for site in fitted {
+                    drop.execute(params![site_label(site), last]).map_err(&e)?;
+                }
+            }
+            tx.commit().map_err(&e)
+        })?;
+        Ok(())
     }
 
     /// Every entry not yet folded, and the batch it reaches.
@@ -1402,6 +1465,46 @@ fn apply_rows(st: &mut State, rows: Vec<Row>) {
             st.held.insert(r.key, r.held);
         }
     }
+}
+
+/// A site's name in the `advances` table: `lte/608/2/264192` (radio, mcc, mnc, first cell).
+fn site_label(s: &SiteKey) -> String {
+    format!("{}/{}/{}/{}", s.radio, s.mcc, s.mnc, s.site)
+}
+
+/// Keeps the operator's own sightings with an advance of a batch for the next compaction's
+/// masts ([`MAX_SITE_ADVANCES`] a site, the newest).
+fn write_advances(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    obs: &[Observation],
+) -> Result<(), LearnError> {
+    let e = db_err(path);
+    let mut put = tx
+        .prepare_cached(
+            "INSERT INTO advances (site, station, lat, lon, ta) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .map_err(&e)?;
+    let mut sites = std::collections::BTreeSet::new();
+    for o in obs.iter().filter(|o| o.source.is_none()) {
+        let (Some(ta), Some(site)) = (o.ta_m, super::masts::site_of(&o.key)) else {
+            continue;
+        };
+        let label = site_label(&site);
+        put.execute(params![label, o.key.label(), o.lat, o.lon, ta])
+            .map_err(&e)?;
+        sites.insert(label);
+    }
+    let mut trim = tx
+        .prepare_cached(
+            "DELETE FROM advances WHERE site = ?1 AND rowid NOT IN
+               (SELECT rowid FROM advances WHERE site = ?1 ORDER BY rowid DESC LIMIT ?2)",
+        )
+        .map_err(&e)?;
+    for site in sites {
+        trim.execute(params![site, MAX_SITE_ADVANCES]).map_err(&e)?;
+    }
+    Ok(())
 }
 
 fn write_changes(
