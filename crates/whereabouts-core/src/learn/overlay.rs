@@ -810,7 +810,7 @@ impl Overlay {
                     ..Observation::bare(key, r.get(2).map_err(&e)?, r.get(3).map_err(&e)?)
                 });
             }
-            out.sort_by(|a, b| a.key.cmp(&b.key));
+            out.sort_by_key(|o| o.key);
             Ok((out, last))
         })?;
         Ok(read.unwrap_or_default())
