@@ -8,6 +8,18 @@ use std::fmt;
 pub const GSM_TA_STEP_M: f64 = 553.5;
 pub const LTE_TA_STEP_M: f64 = 78.12;
 
+impl Radio {
+    /// Metres of distance per timing-advance step of a serving cell of this radio, for those
+    /// that report one (NR and NB-IoT read as LTE's).
+    pub fn ta_step_m(self) -> Option<f64> {
+        match self {
+            Radio::Gsm => Some(GSM_TA_STEP_M),
+            Radio::Lte | Radio::Nr | Radio::Nbiot => Some(LTE_TA_STEP_M),
+            Radio::Umts | Radio::Cdma => None,
+        }
+    }
+}
+
 /// A radio access technology. The discriminants are stable: they are stored in
 /// station files and cross the Node boundary as numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -12,7 +12,7 @@ use whereabouts_core::learn::read::{read_observations, FileReport};
 use whereabouts_core::learn::{
     learn_files as core_learn, LearnOptions, LearnReport, Observation, StationKey,
 };
-use whereabouts_core::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
+use whereabouts_core::radio::Radio;
 use whereabouts_core::store::record::{key_cid, key_lac};
 
 #[napi(object)]
@@ -261,11 +261,7 @@ fn columns(r: FileReport, obs: Vec<(u64, Observation)>) -> ObservationColumns {
                 mnc as f64,
                 key_lac(key) as f64,
                 key_cid(radio, key) as f64,
-                match radio {
-                    Radio::Gsm => GSM_TA_STEP_M,
-                    Radio::Lte | Radio::Nr | Radio::Nbiot => LTE_TA_STEP_M,
-                    _ => nan,
-                },
+                radio.ta_step_m().unwrap_or(nan),
             ),
             StationKey::Wifi(b) => (WIFI_KIND, nan, nan, nan, b as f64, nan),
         };

@@ -202,8 +202,8 @@ fn pass_ids(obs: &[Observation]) -> Vec<u32> {
 }
 
 /// The distance from the mast within which 90% of the kept sightings that carry a timing
-/// advance lie, each taken a step beyond its stated distance (the file readers state the
-/// step's lower edge, GPS submissions its middle). 0 without any.
+/// advance lie, each taken a step beyond its stated distance (an observation states the
+/// step's near edge). 0 without any.
 fn ta_reach(obs: &[Observation], kept: &[usize]) -> f64 {
     let mut d: Vec<f64> = kept
         .iter()
@@ -212,7 +212,7 @@ fn ta_reach(obs: &[Observation], kept: &[usize]) -> f64 {
             let super::StationKey::Cell { radio, .. } = o.key else {
                 return None;
             };
-            Some(o.ta_m? + ta_step_m(radio)?)
+            Some(o.ta_m? + radio.ta_step_m()?)
         })
         .collect();
     if d.is_empty() {
@@ -220,16 +220,6 @@ fn ta_reach(obs: &[Observation], kept: &[usize]) -> f64 {
     }
     d.sort_by(f64::total_cmp);
     d[((d.len() - 1) as f64 * 0.9) as usize]
-}
-
-/// Metres per timing-advance step of the radios that report one, as the learner reads them.
-pub(crate) fn ta_step_m(radio: crate::radio::Radio) -> Option<f64> {
-    use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
-    match radio {
-        Radio::Gsm => Some(GSM_TA_STEP_M),
-        Radio::Lte | Radio::Nr | Radio::Nbiot => Some(LTE_TA_STEP_M),
-        _ => None,
-    }
 }
 
 /// Sightings (local x, y and pass) by square of side [`PASS_REACH_M`].

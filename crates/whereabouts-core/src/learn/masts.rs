@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 
-use super::estimate::ta_step_m;
 use super::{Observation, StationKey};
 use crate::geo::LocalFrame;
 use crate::sites::SiteKey;
@@ -64,7 +63,7 @@ pub fn fit_masts<E>(
             continue;
         }
         if let Some(site) = site_of(&o.key) {
-            if ta_step_m(site.radio).is_some() {
+            if site.radio.ta_step_m().is_some() {
                 by_site.entry(site).or_default().push(o);
             }
         }
@@ -73,7 +72,7 @@ pub fn fit_masts<E>(
     let mut done = 0;
     progress(done)?;
     for (site, sightings) in by_site {
-        let step = ta_step_m(site.radio).expect("filtered above");
+        let step = site.radio.ta_step_m().expect("filtered above");
         if let Some(m) = fit_site(site.site, &sightings, step) {
             out.insert(site, m);
         }
@@ -94,8 +93,8 @@ fn fit_site(site: u64, sightings: &[&Observation], step: f64) -> Option<LearnedM
     }
     let stride = sightings.len().div_ceil(MAX_FIT_SIGHTINGS);
     let frame = LocalFrame::new(sightings[0].lat, sightings[0].lon);
-    // Each sighting's position and the middle of its advance's step (the learner reads an
-    // advance as the step's near edge, `read`).
+    // Each sighting's position and the middle of its advance's step (an observation states
+    // the step's near edge, `Observation::ta_m`).
     let rings: Vec<(f64, f64, f64)> = sightings
         .iter()
         .step_by(stride)
@@ -198,7 +197,10 @@ fn fit_rings(rings: &[(f64, f64, f64)], step: f64) -> Option<(f64, f64)> {
 /// with the site's earlier one ([`merge`]).
 pub fn keep(kept: &mut BTreeMap<SiteKey, LearnedMast>, fitted: &BTreeMap<SiteKey, LearnedMast>) {
     for (site, m) in fitted {
-        let step = ta_step_m(site.radio).expect("masts are fitted where advances are");
+        let step = site
+            .radio
+            .ta_step_m()
+            .expect("masts are fitted where advances are");
         kept.entry(*site)
             .and_modify(|old| *old = merge(*old, *m, step))
             .or_insert(*m);

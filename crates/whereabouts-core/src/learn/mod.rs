@@ -155,7 +155,8 @@ pub struct Observation {
     pub time: Option<i64>,
     pub speed_mps: Option<f64>,
     pub signal_dbm: Option<f64>,
-    /// Distance from the mast implied by a timing advance.
+    /// Distance from the mast implied by a timing advance: its step's near edge (advance x
+    /// [`Radio::ta_step_m`]).
     pub ta_m: Option<f64>,
     pub psc: Option<u16>,
     /// Who submitted it; None: the operator's own data (files given to `learn`, the library's

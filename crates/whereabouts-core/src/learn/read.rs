@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use super::{LearnError, LearnOptions, Observation, StationKey};
 use crate::import::source::{open_input, peek, GZIP_MAGIC};
-use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
+use crate::radio::Radio;
 use crate::store::record::cell_key;
 
 /// What an input file turned out to be.
@@ -467,11 +467,7 @@ fn opencellid_row(cols: &Columns) -> impl FnMut(&[String]) -> Row {
         // measured_at is milliseconds in OpenCelliD's files; accept seconds too.
         let time = int(f, measured_at).map(|t| if t > 100_000_000_000 { t / 1000 } else { t });
         let signal = num(f, signal).filter(|s| (-150.0..0.0).contains(s));
-        let step = match radio {
-            Radio::Gsm => Some(GSM_TA_STEP_M),
-            Radio::Lte | Radio::Nr | Radio::Nbiot => Some(LTE_TA_STEP_M),
-            _ => None,
-        };
+        let step = radio.ta_step_m();
         let ta_m = step.and_then(|s| {
             int(f, ta)
                 .filter(|t| (0..=2047).contains(t))
@@ -641,11 +637,7 @@ fn gnettrack_log_row(
             Ok(k) => k,
             Err(e) => return Row::Reject(e),
         };
-        let step = match radio {
-            Radio::Gsm => Some(GSM_TA_STEP_M),
-            Radio::Lte => Some(LTE_TA_STEP_M),
-            _ => None,
-        };
+        let step = radio.ta_step_m();
         let ta_m = step.and_then(|s| {
             int(f, ta)
                 .filter(|t| (0..=2047).contains(t))

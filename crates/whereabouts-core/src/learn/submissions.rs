@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::read::{FileReport, ObservationFormat};
 use super::{LearnError, LearnOptions, Observation, Source, StationKey};
-use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
+use crate::radio::Radio;
 use crate::store::record::cell_key;
 
 #[derive(Deserialize)]
@@ -175,9 +175,9 @@ pub fn observations(
         ) else {
             continue;
         };
-        let ta_m = match (i, radio, c.ta) {
-            (0, Radio::Gsm, Some(ta)) => Some((ta + 0.5) * GSM_TA_STEP_M),
-            (0, Radio::Lte, Some(ta)) => Some((ta + 0.5) * LTE_TA_STEP_M),
+        // The serving cell's advance, as the file readers state it: its step's near edge.
+        let ta_m = match (i, c.ta) {
+            (0, Some(ta)) => radio.ta_step_m().map(|s| ta * s),
             _ => None,
         };
         let key = StationKey::Cell {

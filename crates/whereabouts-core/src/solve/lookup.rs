@@ -9,7 +9,7 @@ use super::weights::wifi_band_loss_db;
 use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
-use crate::radio::{Radio, GSM_TA_STEP_M, LTE_TA_STEP_M};
+use crate::radio::Radio;
 use crate::sites::{self, SiteMast};
 use crate::store::netstats::NetworkScale;
 use crate::store::record::{cell_key, Estimated, Station};
@@ -287,12 +287,11 @@ fn seen_cell(
     let signal = obs
         .signal
         .or_else(|| obs.asu.and_then(|a| asu_to_dbm(radio, a)));
+    // The middle of the reported step (a step's near edge is what the advance counts), on the
+    // radios whose requests' advances the solver reads.
     let ta_m = match (serving, radio, obs.ta) {
-        (true, Radio::Gsm, Some(ta)) => {
-            Some((ta * GSM_TA_STEP_M + GSM_TA_STEP_M / 2.0, GSM_TA_STEP_M))
-        }
-        (true, Radio::Lte, Some(ta)) => {
-            Some((ta * LTE_TA_STEP_M + LTE_TA_STEP_M / 2.0, LTE_TA_STEP_M))
+        (true, Radio::Gsm | Radio::Lte, Some(ta)) => {
+            radio.ta_step_m().map(|step| (ta * step + step / 2.0, step))
         }
         _ => None,
     };
