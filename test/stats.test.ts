@@ -41,6 +41,12 @@ function importedSites(): { dir: string; db: string } {
   return { dir, db };
 }
 
+/** `whereabouts locate` on LTE 208/10 cell `cid` of TAC 7 alone (with advance `ta`), parsed. */
+function locateLte(db: string, cid: number, ta?: number): { status: string; lat: number; lon: number } {
+  const request = { token: 't', radio: 'lte', mcc: 208, mnc: 10, cells: [{ lac: 7, cid, ta }] };
+  return JSON.parse(cli(['locate', '--db', db], JSON.stringify(request)).stdout);
+}
+
 describe('whereabouts stats', () => {
   it("prints each network's ranges, samples, site spacing and sector offset as the import measured them", () => {
     const { db } = importedSites();
@@ -107,21 +113,8 @@ describe('whereabouts stats', () => {
 
     // Sector 1 serving with advance 10 (781-859 m; a step either way, 703-937 m): on the
     // line from the mast through its learned position, at the ring's inner edge.
-    const locate = (ta?: number) =>
-      JSON.parse(
-        cli(
-          ['locate', '--db', db],
-          JSON.stringify({
-            token: 't',
-            radio: 'lte',
-            mcc: 208,
-            mnc: 10,
-            cells: [{ lac: 7, cid: (300 << 8) | 1, ta }],
-          }),
-        ).stdout,
-      );
-    const plain = locate();
-    const ringed = locate(10);
+    const plain = locateLte(db, (300 << 8) | 1);
+    const ringed = locateLte(db, (300 << 8) | 1, 10);
     const fromMast = (a: { lat: number; lon: number }) =>
       Math.hypot((a.lon - mast.lon) * mPerDegLon, (a.lat - mast.lat) * mPerDegLat);
     expect(fromMast(plain)).toBeLessThan(400);
@@ -153,17 +146,7 @@ describe('whereabouts stats', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('has no network statistics');
     // It still answers, with the solver's priors.
-    const answer = cli(
-      ['locate', '--db', db],
-      JSON.stringify({
-        token: 't',
-        radio: 'lte',
-        mcc: 208,
-        mnc: 10,
-        cells: [{ lac: 7, cid: (100 << 8) | 1 }],
-      }),
-    );
-    expect(JSON.parse(answer.stdout)).toMatchObject({ status: 'ok' });
+    expect(locateLte(db, (100 << 8) | 1)).toMatchObject({ status: 'ok' });
 
     expect(cli(['stats']).code).toBe(2);
     expect(cli(['stats', '--db', join(dir, 'missing')]).code).toBe(1);

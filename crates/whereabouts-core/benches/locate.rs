@@ -286,16 +286,8 @@ impl Req {
     /// Every station of the request seen at its true position.
     fn sightings(&self) -> Vec<Observation> {
         let at = |key| Observation {
-            key,
-            lat: self.truth.0,
-            lon: self.truth.1,
             accuracy_m: Some(10.0),
-            time: None,
-            speed_mps: None,
-            signal_dbm: None,
-            ta_m: None,
-            psc: None,
-            source: None,
+            ..Observation::bare(key, self.truth.0, self.truth.1)
         };
         let cells = self.cells.iter().map(|c| {
             at(StationKey::Cell {

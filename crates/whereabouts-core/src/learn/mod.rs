@@ -167,7 +167,7 @@ pub struct Observation {
 impl Observation {
     /// A sighting of `key` at a position and nothing else known (stored sightings read back,
     /// tests).
-    pub(crate) fn bare(key: StationKey, lat: f64, lon: f64) -> Observation {
+    pub fn bare(key: StationKey, lat: f64, lon: f64) -> Observation {
         Observation {
             key,
             lat,
