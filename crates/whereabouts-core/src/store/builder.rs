@@ -525,21 +525,9 @@ impl DbBuilder {
 /// The learned masts of the statistics file `name` of the generation a build replaces (none
 /// from a file of another version).
 fn previous_masts(dir: &Path, name: &str) -> Result<BTreeMap<SiteKey, LearnedMast>, StoreError> {
-    let mut out = BTreeMap::new();
-    let Some(file) = NetworkStatsFile::read(dir, name)? else {
-        return Ok(out);
-    };
-    for n in &file.networks {
-        let Some(radio) = Radio::parse(&n.radio) else {
-            continue;
-        };
-        for m in &n.masts {
-            if let Some(site) = SiteKey::of_cell(radio, n.mcc, n.mnc, m.site) {
-                out.insert(site, *m);
-            }
-        }
-    }
-    Ok(out)
+    Ok(NetworkStatsFile::read(dir, name)?
+        .map(|file| file.learned_masts().collect())
+        .unwrap_or_default())
 }
 
 impl Drop for DbBuilder {

@@ -207,17 +207,16 @@ impl Database {
             Some(name) => NetworkStatsFile::read(dir, name)?,
             None => None,
         };
-        let mut learned_masts = HashMap::new();
+        let learned_masts = network_stats.as_ref().map_or_else(HashMap::new, |file| {
+            file.learned_masts()
+                .map(|(site, m)| (site, (m.lat, m.lon)))
+                .collect()
+        });
         if let Some(file) = &network_stats {
             for n in &file.networks {
                 let Some(radio) = Radio::parse(&n.radio) else {
                     continue;
                 };
-                for m in &n.masts {
-                    if let Some(site) = SiteKey::of_cell(radio, n.mcc, n.mnc, m.site) {
-                        learned_masts.insert(site, (m.lat, m.lon));
-                    }
-                }
                 let key = packed(radio as u8, n.mcc, n.mnc);
                 let start = networks.partition_point(|p| p.key < key);
                 for p in networks[start..].iter_mut().take_while(|p| p.key == key) {

@@ -118,6 +118,16 @@ impl NetworkStatsFile {
             .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
     }
 
+    /// Every learned mast of the file with its site.
+    pub fn learned_masts(&self) -> impl Iterator<Item = (SiteKey, LearnedMast)> + '_ {
+        self.networks.iter().flat_map(|n| {
+            let radio = Radio::parse(&n.radio);
+            n.masts.iter().filter_map(move |m| {
+                SiteKey::of_cell(radio?, n.mcc, n.mnc, m.site).map(|site| (site, *m))
+            })
+        })
+    }
+
     /// Adds learned masts to their networks' entries (sorted by site within each); returns
     /// how many had one (the builder's networks: all of them).
     pub fn add_masts(&mut self, masts: impl IntoIterator<Item = (SiteKey, LearnedMast)>) -> u64 {
