@@ -98,8 +98,9 @@ fn weights(c: &SeenCell) -> (f64, f64) {
 /// reported the cell were, pulled out from the mast along the sector's azimuth. With the
 /// mast known from sibling sectors, the device is on that axis at the distance its signal
 /// implies relative to the crowd's ([`cell_distance_factor`]), and a serving cell's timing
-/// advance bounds that distance. Without a mast, the estimate itself. The flag: placed on
-/// the sector's axis.
+/// advance bounds that distance. A learned cell's mast is the one our learner fitted from
+/// timing advances, and only an advance moves it. Without a mast, the estimate itself. The
+/// flag: placed on the sector's axis.
 fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     let (x, y) = frame.to_xy(c.lat, c.lon);
     if c.signal.is_none() && c.ta_m.is_none() {
