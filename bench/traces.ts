@@ -5,7 +5,7 @@
  * the site masts the learner fitted from timing advances (`learn::masts`), in one process.
  *
  *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json]
- *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--json]
+ *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--scans] [--json]
  *
  * `dakar`: the three operators' G-NetTrack Pro logs (../shared/data/gnettrack-dakar), each cut
  * into 10-minute blocks; A learns the even blocks, B the odd. `cork`: the Cork drive tests
@@ -14,7 +14,9 @@
  * each scenario request of its cell scenarios taken as a GPS-tagged sighting of its serving
  * cell (with the advance the simulator gave, on 60% of LTE and GSM rows) at its true position;
  * two rows in three learn, the third is located; a part per world, and the median and worst
- * world beside each other. Only rows whose cell was learned count.
+ * world beside each other. `--scans`: every cell a request heard is a sighting, and the
+ * located rows are the whole multi-cell requests, beside the mean of all their cells'
+ * training sightings. Only rows whose (serving) cell was learned count.
  */
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +36,7 @@ const { values } = parseArgs({
     set: { type: 'string', default: 'dakar' },
     seeds: { type: 'string', default: '201..216' },
     requests: { type: 'string', default: '10000' },
+    scans: { type: 'boolean', default: false },
     cv: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     zip: { type: 'string' },
@@ -114,7 +117,7 @@ try {
         '0',
         true,
       );
-      files.push(sightingsCsv(w.scenarios, join(work, `world-${seed}.csv`)));
+      files.push(sightingsCsv(w.scenarios, join(work, `world-${seed}.csv`), values.scans as boolean));
     }
     // A case per world: its own database, two rows in three learned.
     const index = new Map<Group, number>();
@@ -196,17 +199,16 @@ try {
     };
     located.forEach((g, i) => {
       const f = obs[g.file] as ObservationFile;
-      // The request's only cell: the baseline answers it only if the cell was learned.
-      const req: LocateRequest = {
-        cells: [
-          {
-            radio: f.kind[g.first] as number,
-            mcc: f.mcc[g.first] as number,
-            mnc: f.mnc[g.first] as number,
-            lac: f.lac[g.first] as number,
-            cid: f.id[g.first] as number,
-          },
-        ],
+      // The serving cell (every cell of the scan with `--scans`): the baseline answers only
+      // if one of them was learned, with the mean of all their training sightings.
+      const req = {
+        cells: Array.from({ length: values.scans ? g.end - g.first : 1 }, (_, k) => ({
+          radio: f.kind[g.first + k] as number,
+          mcc: f.mcc[g.first + k] as number,
+          mnc: f.mnc[g.first + k] as number,
+          lac: f.lac[g.first + k] as number,
+          cid: f.id[g.first + k] as number,
+        })),
         wifi: [],
       } as unknown as LocateRequest;
       const base = centroid.answer(req);
@@ -342,9 +344,10 @@ function withoutMasts(db: string, to: string): string {
 /**
  * The simulator's cell-scenario requests of one world as an OpenCelliD measurement CSV at
  * `out`: a row per request, its serving cell seen at its true position with its level and
- * timing advance, a second apart; returns `out`.
+ * timing advance, a second apart (with `scans`, a row for every cell it heard, at the same
+ * time and place: one multi-cell request when located); returns `out`.
  */
-function sightingsCsv(scenarios: string[], out: string): string {
+function sightingsCsv(scenarios: string[], out: string, scans: boolean): string {
   const ACT: Record<string, string> = { gsm: 'GSM', umts: 'UMTS', lte: 'LTE', nr: 'NR', nbiot: 'NBIOT' };
   const lines = [
     'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid',
@@ -355,32 +358,35 @@ function sightingsCsv(scenarios: string[], out: string): string {
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (!line) continue;
       const row = JSON.parse(line);
-      const c = row.request.cells?.[0];
-      if (!c || ACT[c.radio] === undefined) continue;
+      const heard = (row.request.cells ?? []).slice(0, scans ? undefined : 1);
+      if (heard.length === 0) continue;
       t += 1000;
-      lines.push(
-        [
-          c.mcc,
-          c.mnc,
-          c.lac,
-          c.cid,
-          row.truth.lat.toFixed(7),
-          row.truth.lon.toFixed(7),
-          c.signal ?? '',
-          t,
-          5,
-          '',
-          '',
-          ACT[c.radio],
-          c.ta ?? '',
-          '',
-          c.lac,
-          '',
-          '',
-          '',
-          '',
-        ].join(','),
-      );
+      for (const c of heard) {
+        if (ACT[c.radio] === undefined) continue;
+        lines.push(
+          [
+            c.mcc,
+            c.mnc,
+            c.lac,
+            c.cid,
+            row.truth.lat.toFixed(7),
+            row.truth.lon.toFixed(7),
+            c.signal ?? '',
+            t,
+            5,
+            '',
+            '',
+            ACT[c.radio],
+            c.ta ?? '',
+            '',
+            c.lac,
+            '',
+            '',
+            '',
+            '',
+          ].join(','),
+        );
+      }
     }
   }
   writeFileSync(out, `${lines.join('\n')}\n`);
