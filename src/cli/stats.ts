@@ -1,9 +1,9 @@
 /**
  * `whereabouts stats --db DIR [--json]`: what each network's own data says of its scale, as
  * the database stores it (docs/positioning.md, "Each network's scale"): its cells' stored
- * ranges and sightings, its sites' spacing and sector offsets, how many of its cells
- * were learned and how many site masts the learner fitted from timing advances; then the radius model `whereabouts calibrate` stored, if any (`--json`: its
- * `calibration` key). A database written before the statistics existed says so (exit 1).
+ * ranges and sightings, its sites' spacing and sector offsets, how many of its cells were
+ * learned and how many site masts the learner fitted from timing advances; then the radius
+ * model `whereabouts calibrate` stored, if any (`--json`: its `calibration` key). A database written before the statistics existed says so (exit 1).
  */
 import { existsSync } from 'node:fs';
 import { formatModel, storedRadiusModel } from '../calibration/radius.js';

@@ -20,17 +20,25 @@ use crate::sites::SiteKey;
 use crate::store::netstats::LearnedMast;
 use crate::store::record::key_cid;
 
-/// The site of a station the learner saw, if it has one (cells of radios with sites).
-pub fn site_of(key: &StationKey) -> Option<SiteKey> {
-    match *key {
-        StationKey::Cell {
-            radio,
-            mcc,
-            mnc,
-            key,
-        } => SiteKey::of_cell(radio, mcc, mnc, key_cid(radio, key)),
-        StationKey::Wifi(_) => None,
+/// The site whose mast `o` is evidence for: a sighting with a timing advance of a cell of a
+/// radio with sites and advance steps, from the operator's own data. Not a token's
+/// submission: its caps are per station, and a mast, which every sector of a site and every
+/// row with an advance read, is not.
+pub fn mast_site(o: &Observation) -> Option<SiteKey> {
+    if o.ta_m.is_none() || o.source.is_some() {
+        return None;
     }
+    let StationKey::Cell {
+        radio,
+        mcc,
+        mnc,
+        key,
+    } = o.key
+    else {
+        return None;
+    };
+    radio.ta_step_m()?;
+    SiteKey::of_cell(radio, mcc, mnc, key_cid(radio, key))
 }
 
 /// Fewest sightings with an advance a mast is fitted from: two rings cross in two points, a
@@ -40,44 +48,43 @@ pub const MIN_SIGHTINGS: usize = 5;
 /// The fit is kept when half its sightings lie within this many steps of their ring: the
 /// rings agree on one point, to the step a reported advance may be off by (a prior: the
 /// standard's quantum, and the lag and rounding of real reports). A log whose advances are
-/// all one value (a placeholder 0) or that are not distances from one point fails it.
+/// all one value (a logger that writes 0 on every row) or that are not distances from one
+/// point fails it.
 pub const MAX_MEDIAN_RESIDUAL_STEPS: f64 = 1.0;
 
 /// The sightings of a site used for one fit: evenly thinned beyond this many (a bound on a
 /// learn run's time; a few thousand rings pin a mast as well as a million).
 const MAX_FIT_SIGHTINGS: usize = 2_000;
 
-/// The masts of every site whose sightings in `obs` carry enough advances ([`MIN_SIGHTINGS`],
-/// two distinct advances or more, [`MAX_MEDIAN_RESIDUAL_STEPS`]), from the operator's own
-/// observations (not submissions). `progress` hears how many
-/// sightings with an advance were fitted from so far (0 first); its error stops the fit.
+/// The masts of every site whose sightings in `obs` ([`mast_site`]) carry enough advances
+/// ([`MIN_SIGHTINGS`], two distinct advances or more, [`MAX_MEDIAN_RESIDUAL_STEPS`]).
+/// `progress` hears how many of how many such sightings were fitted from so far (none
+/// first); its error stops the fit.
 pub fn fit_masts<E>(
     obs: &[Observation],
-    progress: &mut dyn FnMut(u64) -> Result<(), E>,
+    progress: &mut dyn FnMut(u64, u64) -> Result<(), E>,
 ) -> Result<BTreeMap<SiteKey, LearnedMast>, E> {
     let mut by_site: BTreeMap<SiteKey, Vec<&Observation>> = BTreeMap::new();
+    let mut total = 0;
     for o in obs {
-        // The operator's own data only: a token's submissions are capped per station, and a
-        // mast, which every sector of a site and every row with an advance read, is not.
-        if o.ta_m.is_none() || o.source.is_some() {
-            continue;
-        }
-        if let Some(site) = site_of(&o.key) {
-            if site.radio.ta_step_m().is_some() {
-                by_site.entry(site).or_default().push(o);
-            }
+        if let Some(site) = mast_site(o) {
+            by_site.entry(site).or_default().push(o);
+            total += 1;
         }
     }
     let mut out = BTreeMap::new();
     let mut done = 0;
-    progress(done)?;
+    progress(done, total)?;
     for (site, sightings) in by_site {
-        let step = site.radio.ta_step_m().expect("filtered above");
+        let step = site
+            .radio
+            .ta_step_m()
+            .expect("mast_site keeps radios with steps");
         if let Some(m) = fit_site(site.site, &sightings, step) {
             out.insert(site, m);
         }
         done += sightings.len() as u64;
-        progress(done)?;
+        progress(done, total)?;
     }
     Ok(out)
 }
@@ -263,7 +270,7 @@ mod tests {
     }
 
     fn fit(obs: &[Observation]) -> BTreeMap<SiteKey, LearnedMast> {
-        fit_masts::<()>(obs, &mut |_| Ok(())).unwrap()
+        fit_masts::<()>(obs, &mut |_, _| Ok(())).unwrap()
     }
 
     fn offset_m(m: &LearnedMast, mast: (f64, f64)) -> f64 {
@@ -305,7 +312,7 @@ mod tests {
         let points: Vec<(f64, f64)> = (0..20).map(|i| (i as f64 * 40.0, 200.0)).collect();
         // Too few.
         assert!(fit(&sightings(1, (0.0, 0.0), &points[..4])).is_empty());
-        // All one advance: a logger's placeholder 0.
+        // All one advance: a logger that writes 0 on every row.
         let mut zeros = sightings(1, (0.0, 0.0), &points);
         for o in &mut zeros {
             o.ta_m = Some(0.0);

@@ -894,6 +894,16 @@ pub fn learn_files(
         learned.insert(key, station);
     }
 
+    let fitted = masts::fit_masts(&obs, &mut |done, total| {
+        reporter.report(done == 0, || LearnProgress {
+            file: label.clone(),
+            bytes_done: done,
+            bytes_total: total,
+            rows: done,
+            phase: LearnPhase::Masts,
+        })
+    })?;
+
     // Merge the database's stations with the learned ones, in store order.
     reporter.report(true, || LearnProgress {
         file: label.clone(),
@@ -903,16 +913,6 @@ pub fn learn_files(
         phase: LearnPhase::Writing,
     })?;
     let mut builder = builder;
-    let with_advance = obs.iter().filter(|o| o.ta_m.is_some()).count() as u64;
-    let fitted = masts::fit_masts(&obs, &mut |done| {
-        reporter.report(done == 0, || LearnProgress {
-            file: label.clone(),
-            bytes_done: done,
-            bytes_total: with_advance,
-            rows: done,
-            phase: LearnPhase::Masts,
-        })
-    })?;
     masts::keep(builder.learned_masts(), &fitted);
     write_merged(&mut builder, db.as_ref(), &learned)?;
     write_blocklist(dir, &block)?;

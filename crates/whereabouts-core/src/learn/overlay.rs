@@ -1486,8 +1486,8 @@ fn write_advances(
         )
         .map_err(&e)?;
     let mut sites = std::collections::BTreeSet::new();
-    for o in obs.iter().filter(|o| o.source.is_none()) {
-        let (Some(ta), Some(site)) = (o.ta_m, super::masts::site_of(&o.key)) else {
+    for o in obs {
+        let (Some(site), Some(ta)) = (super::masts::mast_site(o), o.ta_m) else {
             continue;
         };
         let label = site_label(&site);
