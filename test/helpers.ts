@@ -77,6 +77,48 @@ export function fixtureDb(): string {
   return db;
 }
 
+/** Where {@link mastWalkCsv}'s mast stands, and metres a degree there. */
+export const MAST_WALK = {
+  lat: 48.85,
+  lon: 2.35,
+  mPerDegLat: 111_195,
+  mPerDegLon: 111_195 * Math.cos((48.85 * Math.PI) / 180),
+  /** LTE 208/10, TAC 7: eNB 300's first cell id, its site. */
+  site: 300 << 8,
+};
+
+/**
+ * An OpenCelliD measurement CSV: LTE 208/10 eNB 300's sectors 1 and 2 walked past along two
+ * streets (300 m north, 500 m east of the mast at {@link MAST_WALK}), 20 rows each, a
+ * minute apart from 2023-11-14, each row with the advance the mast gives (78.12 m steps):
+ * what `learn` fits a site mast from.
+ */
+export function mastWalkCsv(): string {
+  const { lat: lat0, lon: lon0, mPerDegLat, mPerDegLon } = MAST_WALK;
+  const rows = [
+    'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid',
+  ];
+  for (let i = 0; i < 20; i++) {
+    for (const [sector, x, y] of [
+      [1, -600 + i * 63, 300],
+      [2, 500, -600 + i * 63],
+    ] as const) {
+      const ta = Math.floor(Math.hypot(x, y) / 78.12);
+      const lat = (lat0 + y / mPerDegLat).toFixed(6);
+      const lon = (lon0 + x / mPerDegLon).toFixed(6);
+      rows.push(
+        `208,10,,${(300 << 8) | sector},${lat},${lon},-95,${1.7e12 + i * 60_000},10,1,0,LTE,${ta},,7,1,,,`,
+      );
+    }
+  }
+  return `${rows.join('\n')}\n`;
+}
+
+/** Metres from `a` to the point (lat, lon) near {@link MAST_WALK}. */
+export function metresNearMastWalk(a: { lat: number; lon: number }, lat: number, lon: number): number {
+  return Math.hypot((a.lon - lon) * MAST_WALK.mPerDegLon, (a.lat - lat) * MAST_WALK.mPerDegLat);
+}
+
 /**
  * A cell of the fixture network as a `/process` request names it: GSM 262/1, LAC 10 (the
  * fixture database knows cids 1 and 2 there), with any other request fields in `extra`.

@@ -15,7 +15,15 @@ import { Engine } from '../src/engine.js';
 import { native } from '../src/native/binding.js';
 import { syncDatabase } from '../src/sync/run.js';
 import { readSyncState } from '../src/sync/state.js';
-import { fixtureDb, startTestServer, type TestServer } from './helpers.js';
+import {
+  cli,
+  fixtureDb,
+  MAST_WALK,
+  mastWalkCsv,
+  metresNearMastWalk,
+  startTestServer,
+  type TestServer,
+} from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 
 const HEADER = 'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal';
@@ -466,6 +474,58 @@ describe('GET /v2/sync and sync between Whereabouts servers', () => {
       expect(wait2).toBeGreaterThan(110_000); // doubled
     } finally {
       engine.close();
+    }
+  });
+});
+
+describe('learned site masts between Whereabouts servers', () => {
+  it("carry with the learned cells, and the receiving database answers on the sender's rings", async () => {
+    // The sender learned eNB 300's mast from a walk with timing advances.
+    const dir = tempDir('wb-sync-masts-');
+    const csv = join(dir, 'walk.csv');
+    writeFileSync(csv, mastWalkCsv());
+    const remoteDb = join(dir, 'remote');
+    expect(cli(['learn', '--db', remoteDb, '--no-calibrate', '--quiet', csv]).code).toBe(0);
+    const remote = await startTestServer({
+      engine: { db: remoteDb, land: false, ipDatabases: false },
+      clock: () => Date.UTC(2026, 0, 10, 12),
+    });
+    try {
+      const token = remote.tokens.create({ scopes: ['sync'] }).token;
+      const pages = await fetch(`${remote.base}/v2/sync?since=0&token=${token}&limit=1`);
+      expect(pages.headers.get('x-sync-kind')).toBe('cells');
+
+      const db = newDir();
+      const from = `whereabouts+${remote.base}`;
+      const first = await syncDatabase({ db, from, token });
+      expect(first).toMatchObject({ changed: true, stations: 2, masts: 1, rejected: 0 });
+      const masts = (d: string) => {
+        const stats = JSON.parse(cli(['stats', '--db', d, '--json']).stdout);
+        return stats.networks.flatMap((n: { masts?: unknown[] }) => n.masts ?? []);
+      };
+      const [sent] = masts(remoteDb);
+      const [got] = masts(db);
+      expect(got).toMatchObject({ site: MAST_WALK.site, sightings: sent.sightings, updated: sent.updated });
+      expect(metresNearMastWalk(got, sent.lat, sent.lon)).toBeLessThan(0.05);
+
+      // Sector 1 serving with advance 10: on the ring, as the sender answers.
+      const request = JSON.stringify({
+        token: 't',
+        radio: 'lte',
+        mcc: 208,
+        mnc: 10,
+        cells: [{ lac: 7, cid: MAST_WALK.site | 1, ta: 10 }],
+      });
+      const at = (d: string) => JSON.parse(cli(['locate', '--db', d], request).stdout);
+      const here = at(db);
+      expect(metresNearMastWalk(here, got.lat, got.lon)).toBeCloseTo(9 * 78.12, -1);
+      expect(metresNearMastWalk(here, at(remoteDb).lat, at(remoteDb).lon)).toBeLessThan(0.1);
+
+      // Nothing new: the mast is not merged again.
+      expect(await syncDatabase({ db, from, token })).toMatchObject({ changed: false, masts: 0 });
+      expect(masts(db)).toHaveLength(1);
+    } finally {
+      await remote.close();
     }
   });
 });

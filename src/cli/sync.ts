@@ -70,7 +70,9 @@ export async function runSync(argv: string[]): Promise<number> {
   const what = outcome.source === 'server' ? 'server' : 'export';
   process.stderr.write(
     outcome.changed
-      ? `sync ${values.db} from ${what}: ${outcome.stations.toLocaleString('en')} stations imported ` +
+      ? `sync ${values.db} from ${what}: ${outcome.stations.toLocaleString('en')} stations ` +
+          (outcome.masts > 0 ? `and ${outcome.masts.toLocaleString('en')} learned masts ` : '') +
+          'imported ' +
           `(${outcome.rejected.toLocaleString('en')} rows rejected), generation ${outcome.generation}, ` +
           `${(outcome.bytes / 1e6).toFixed(1)} MB downloaded, ${outcome.seconds.toFixed(1)} s\n`
       : `sync ${values.db} from ${what}: nothing new, database unchanged\n`,

@@ -67,7 +67,7 @@ export class MapBaseline {
       if (page.stations > 0) {
         const text = gunzipSync(page.body).toString('utf8');
         if (page.kind === 'wifi') b.addWifiCsv(text);
-        else b.addCellsCsv(text);
+        else if (page.kind === 'cells') b.addCellsCsv(text);
       }
       cursor = page.next ?? undefined;
     } while (cursor);

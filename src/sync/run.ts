@@ -59,6 +59,8 @@ export interface SyncOutcome {
   generation?: number;
   /** Stations accepted by the import (0 when unchanged). */
   stations: number;
+  /** Learned site masts accepted (a Whereabouts server's `masts` pages; docs/sync.md). */
+  masts: number;
   /** Rows the importer rejected (with line numbers in `badLines`). */
   rejected: number;
   badLines: { file: string; line: number; reason: string }[];
@@ -100,6 +102,7 @@ const unchanged = (source: SyncOutcome['source'], bytes: number): Partial => ({
   source,
   changed: false,
   stations: 0,
+  masts: 0,
   rejected: 0,
   badLines: [],
   bytes,
@@ -224,7 +227,13 @@ async function importInto(
   db: string,
   files: string[],
   onProgress?: (p: SyncProgress) => void,
-): Promise<{ stations: number; rejected: number; generation: number; badLines: SyncOutcome['badLines'] }> {
+): Promise<{
+  stations: number;
+  masts: number;
+  rejected: number;
+  generation: number;
+  badLines: SyncOutcome['badLines'];
+}> {
   const importFiles = native().importFiles;
   if (!importFiles) throw new Error('this build of the native addon has no importer');
   const started = Date.now();
@@ -239,6 +248,7 @@ async function importInto(
   )) as {
     files: {
       file: string;
+      kind: string;
       accepted: number;
       rejected: number;
       badLines: { line: number; reason: string }[];
@@ -246,7 +256,8 @@ async function importInto(
   };
   const manifest = JSON.parse(readFileSync(join(db, 'manifest.json'), 'utf8')) as { generation: number };
   return {
-    stations: report.files.reduce((s, f) => s + f.accepted, 0),
+    stations: report.files.reduce((s, f) => s + (f.kind === 'MastCsv' ? 0 : f.accepted), 0),
+    masts: report.files.reduce((s, f) => s + (f.kind === 'MastCsv' ? f.accepted : 0), 0),
     rejected: report.files.reduce((s, f) => s + f.rejected, 0),
     generation: manifest.generation,
     badLines: report.files.flatMap((f) =>

@@ -1,5 +1,6 @@
-//! Sync pages: the stations of a database changed in a time window, written in the
-//! formats `import` reads (the OpenCelliD/MLS cell export, or the WiFi station file) and
+//! Sync pages: the stations of a database changed in a time window, and the site masts its
+//! learner fitted that changed in it, written in the formats `import` reads (the
+//! OpenCelliD/MLS cell export, the WiFi station file, the learned-mast file) and
 //! gzip-compressed. A client stores each page as a `.csv.gz` file and imports them
 //! together, so the wire format needs no reader of its own. Wire rules: `docs/sync.md`.
 
@@ -8,7 +9,7 @@ use std::io::{self, Write};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-use crate::import::{CELL_HEADER, WIFI_HEADER};
+use crate::import::{CELL_HEADER, MAST_HEADER, WIFI_HEADER};
 use crate::radio::Radio;
 use crate::store::changes::{Scanned, StationKey, Window};
 use crate::store::record::{key_cid, key_lac, Estimated};
@@ -27,12 +28,13 @@ pub struct PageRequest {
     pub max_scanned: u64,
 }
 
-/// Which file format a page's body is in: a page never mixes cells and WiFi, because
-/// each format has its own header.
+/// Which file format a page's body is in: a page never mixes kinds, because each format has
+/// its own header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageKind {
     Cells,
     Wifi,
+    Masts,
 }
 
 /// One page: a gzip-compressed CSV body (empty when `stations` is 0).
@@ -62,6 +64,7 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
         let kind = match s {
             Scanned::Cell { .. } => PageKind::Cells,
             Scanned::Wifi(_) => PageKind::Wifi,
+            Scanned::Mast(..) => PageKind::Masts,
         };
         if out.as_ref().is_some_and(|(k, _)| *k != kind) {
             exhausted = false;
@@ -69,7 +72,7 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
         }
         scanned += 1;
         last = Some(key);
-        if !req.window.contains(s.station()) {
+        if !req.window.contains(&s) {
             continue;
         }
         let (_, gz) = out.get_or_insert_with(|| {
@@ -79,6 +82,7 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
             let header = match kind {
                 PageKind::Cells => CELL_HEADER,
                 PageKind::Wifi => WIFI_HEADER,
+                PageKind::Masts => MAST_HEADER,
             };
             // Writing into a Vec cannot fail.
             let _ = writeln!(gz, "{header}");
@@ -174,6 +178,21 @@ fn csv_line(s: &Scanned, out: &mut String) {
                 station.updated()
             );
         }
+        Scanned::Mast(site, m) => {
+            // Positions to 7 decimals (a centimetre): the mast crosses as fitted, near enough.
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{:.7},{:.7},{},{}",
+                export_radio(site.radio),
+                site.mcc,
+                site.mnc,
+                site.site,
+                m.lat,
+                m.lon,
+                m.sightings,
+                m.updated
+            );
+        }
     }
 }
 
@@ -192,7 +211,9 @@ fn export_radio(r: Radio) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::{import_files, ImportOptions};
+    use crate::import::{import_files, ImportOptions, SourceKind};
+    use crate::sites::SiteKey;
+    use crate::store::netstats::LearnedMast;
     use crate::store::record::{cell_key, Station, StationInfo};
     use crate::store::{BuildOptions, DbBuilder};
 
@@ -219,6 +240,23 @@ mod tests {
     fn source() -> (tempfile::TempDir, Database) {
         let dir = tempfile::tempdir().unwrap();
         let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+        // The learned cells' site mast (eNB 0), fitted from their advances
+        // (the builder keeps a mast while a learned cell of its site is written).
+        b.learned_masts().insert(
+            SiteKey {
+                radio: Radio::Lte,
+                mcc: 272,
+                mnc: 1,
+                site: 0,
+            },
+            LearnedMast {
+                site: 0,
+                lat: -51.8981234567,
+                lon: -8.4701234567,
+                sightings: 42,
+                updated: D0 - DAY,
+            },
+        );
         for i in 0..5u64 {
             let s = station(
                 cell_key(Radio::Lte, 3, 100 + i),
@@ -282,13 +320,14 @@ mod tests {
         let pages = all_pages(&db, window, 2);
         let counts: Vec<(Option<PageKind>, u64)> =
             pages.iter().map(|p| (p.kind, p.stations)).collect();
-        // Three cells in the window (two pages), then one AP: never cells and WiFi together.
+        // Three cells in the window (two pages), one AP, one mast: never two kinds together.
         assert_eq!(
             counts,
             vec![
                 (Some(PageKind::Cells), 2),
                 (Some(PageKind::Cells), 1),
                 (Some(PageKind::Wifi), 1),
+                (Some(PageKind::Masts), 1),
             ]
         );
     }
@@ -335,13 +374,33 @@ mod tests {
         let report =
             import_files(&target, &files, &ImportOptions::default(), &mut |_| true).unwrap();
         assert!(report.files.iter().all(|f| f.rejected == 0), "{report:?}");
+        assert_eq!(
+            report.files.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            [
+                SourceKind::CellCsv,
+                SourceKind::WifiCsv,
+                SourceKind::MastCsv
+            ]
+        );
         let copy = Database::open(&target).unwrap();
-        let a: Vec<_> = db.scan_from(None).map(|(k, s)| (k, *s.station())).collect();
-        let b: Vec<_> = copy
-            .scan_from(None)
-            .map(|(k, s)| (k, *s.station()))
-            .collect();
-        assert_eq!(a, b);
-        assert!(a.iter().any(|(_, s)| s.estimated() == Estimated::Learned));
+        let a: Vec<_> = db.scan_from(None).collect();
+        let b: Vec<_> = copy.scan_from(None).collect();
+        assert_eq!(a.len(), b.len());
+        for ((ka, sa), (kb, sb)) in a.iter().zip(&b) {
+            assert_eq!(ka, kb);
+            match (sa, sb) {
+                // Seven decimals: a centimetre.
+                (Scanned::Mast(_, ma), Scanned::Mast(_, mb)) => {
+                    assert!((ma.lat - mb.lat).abs() < 1e-7 && (ma.lon - mb.lon).abs() < 1e-7);
+                    assert_eq!((ma.sightings, ma.updated), (mb.sightings, mb.updated));
+                }
+                _ => assert_eq!(sa, sb),
+            }
+        }
+        assert!(a.iter().any(|(_, s)| matches!(
+            s,
+            Scanned::Cell { station, .. } if station.estimated() == Estimated::Learned
+        )));
+        assert!(matches!(a.last(), Some((_, Scanned::Mast(..)))));
     }
 }

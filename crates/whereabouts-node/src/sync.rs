@@ -25,9 +25,11 @@ pub struct ChangesQuery {
 pub struct ChangesPage {
     /// Gzip-compressed CSV in an import format; empty when `stations` is 0.
     pub body: Buffer,
-    /// `cells` (OpenCelliD export header) or `wifi` (WiFi station header); null when empty.
-    #[napi(ts_type = "'cells' | 'wifi' | null")]
+    /// `cells` (OpenCelliD export header), `wifi` (WiFi station header) or `masts` (learned
+    /// site masts, `MAST_HEADER`); null when empty.
+    #[napi(ts_type = "'cells' | 'wifi' | 'masts' | null")]
     pub kind: Option<String>,
+    /// Rows in `body`: stations, or masts on a `masts` page.
     pub stations: f64,
     pub scanned: f64,
     pub next: Option<String>,
@@ -56,6 +58,7 @@ impl Task for ChangesTask {
                 match k {
                     PageKind::Cells => "cells",
                     PageKind::Wifi => "wifi",
+                    PageKind::Masts => "masts",
                 }
                 .to_string()
             }),

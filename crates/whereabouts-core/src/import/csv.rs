@@ -8,6 +8,7 @@ use std::io::{self, Read};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
+use super::masts::{is_mast_header, read_masts};
 use super::parse::{detect, explain_line, parse_line, Detected, Layout};
 use super::rec::Rec;
 use super::source::{accepted_formats, find_newline, push, Ctx};
@@ -176,6 +177,10 @@ pub fn read_csv(
         if line.iter().all(|c| c.is_ascii_whitespace()) {
             start += used;
             continue;
+        }
+        if is_mast_header(line) {
+            let rest = buf[start + used..].to_vec();
+            return read_masts(&rest, reader, name, line_no, counter, total, ctx);
         }
         match detect(line) {
             Detected::Header(l) => {

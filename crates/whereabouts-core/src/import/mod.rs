@@ -9,6 +9,7 @@
 //! Formats, validation and merge rules: `docs/import.md`.
 
 mod csv;
+mod masts;
 mod merge;
 pub(crate) mod parse;
 mod rec;
@@ -29,6 +30,7 @@ use merge::{is_wifi, reduce_runs, split_cell_key, Merger, Source};
 use rec::{full_key, wifi_full_key, Acc, Rec};
 use runs::Runs;
 
+pub use masts::MAST_HEADER;
 pub use parse::{default_range_m, CELL_HEADER, WIFI_HEADER};
 pub use upgrade::{upgrade, UpgradeReport};
 
@@ -89,6 +91,8 @@ pub enum SourceKind {
     CellCsv,
     WifiCsv,
     SqliteCells,
+    /// Learned site masts (`GET /v2/sync` pages, [`MAST_HEADER`]).
+    MastCsv,
     /// Addresses in the OpenAddresses CSV layout (see [`crate::addresses`]).
     OpenAddressesCsv,
     /// Addresses and named roads from an OpenStreetMap `.osm.pbf` extract.
@@ -234,6 +238,7 @@ pub fn check_files(
         let mut ctx = source::Ctx {
             opts,
             runs: None,
+            masts: None,
             reporter: &mut reporter,
             tmp: &tmp.0,
         };
@@ -288,10 +293,12 @@ pub fn import_files(
 
     let mut runs = Runs::new(&tmp.0, opts.run_rows).map_err(io_error)?;
     let mut reports = Vec::with_capacity(files.len());
+    let mut read_masts = masts::ReadMasts::new();
     for f in files {
         let mut ctx = source::Ctx {
             opts,
             runs: Some(&mut runs),
+            masts: Some(&mut read_masts),
             reporter: &mut reporter,
             tmp: &tmp.0,
         };
@@ -342,6 +349,7 @@ pub fn import_files(
     }
 
     let mut builder = builder;
+    crate::learn::masts::keep(builder.learned_masts(), &read_masts);
     let mut merger = Merger::new(sources).map_err(io_error)?;
     let mut merged_duplicates = 0u64;
     let mut done = 0u64;

@@ -11,6 +11,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::csv::read_csv;
+use super::masts::MAST_HEADER;
 use super::parse::{
     self, explain, Field, Layout, Problem, RawCell, Reject, CELL_HEADER, WIFI_HEADER,
 };
@@ -148,6 +149,8 @@ pub struct Ctx<'a, 'b> {
     pub opts: &'a ImportOptions,
     /// `None` when only checking: rows are parsed and validated, then dropped.
     pub runs: Option<&'a mut Runs>,
+    /// Where a learned-mast file's masts go; `None` when only checking.
+    pub masts: Option<&'a mut super::masts::ReadMasts>,
     pub reporter: &'a mut Reporter<'b>,
     pub tmp: &'a Path,
 }
@@ -159,8 +162,9 @@ pub(crate) fn io_err(path: &Path, e: io::Error) -> ImportError {
 pub fn accepted_formats() -> String {
     format!(
         "accepted: an OpenCelliD/MLS cell export with the header `{CELL_HEADER}` (or the same \
-         columns without a header line), a WiFi file with the header `{WIFI_HEADER}` (either \
-         plain or gzip-compressed), or a SQLite database with a `cells` table \
+         columns without a header line), a WiFi file with the header `{WIFI_HEADER}`, a \
+         learned-mast file with the header `{MAST_HEADER}` (each plain or gzip-compressed), \
+         or a SQLite database with a `cells` table \
          (mcc, mnc, lac, cid, longitude, latitude, accuracy, samples)"
     )
 }

@@ -89,7 +89,8 @@ pub fn compact(locator: &Locator) -> Result<CompactReport, LearnError> {
     // The masts of the operator's own sightings with an advance (`engine.learn`), as a learn
     // run fits them from its files.
     let (advances, last) = overlay.advances()?;
-    let fitted = masts::fit_masts::<LearnError>(&advances, &mut |_, _| Ok(()))?;
+    let fitted =
+        masts::fit_masts::<LearnError>(&advances, super::wall_clock(), &mut |_, _| Ok(()))?;
     masts::keep(builder.learned_masts(), &fitted);
     let db = locator.database();
     write_merged(&mut builder, Some(&db), &snapshot.stations)?;

@@ -18,7 +18,7 @@ use super::{Observation, StationKey};
 use crate::geo::LocalFrame;
 use crate::sites::SiteKey;
 use crate::store::netstats::LearnedMast;
-use crate::store::record::key_cid;
+use crate::store::record::{day_start, key_cid};
 
 /// The site whose mast `o` is evidence for: a sighting with a timing advance of a cell of a
 /// radio with sites and advance steps, from the operator's own data. Not a token's
@@ -59,9 +59,11 @@ const MAX_FIT_SIGHTINGS: usize = 2_000;
 /// The masts of every site whose sightings in `obs` ([`mast_site`]) carry enough advances
 /// ([`MIN_SIGHTINGS`], two distinct advances or more, [`MAX_MEDIAN_RESIDUAL_STEPS`]).
 /// `progress` hears how many of how many such sightings were fitted from so far (none
-/// first); its error stops the fit.
+/// first); its error stops the fit. A mast's `updated` is the day of its newest sighting
+/// (`now` for sightings without a time), as a learned cell's is.
 pub fn fit_masts<E>(
     obs: &[Observation],
+    now: i64,
     progress: &mut dyn FnMut(u64, u64) -> Result<(), E>,
 ) -> Result<BTreeMap<SiteKey, LearnedMast>, E> {
     let mut by_site: BTreeMap<SiteKey, Vec<&Observation>> = BTreeMap::new();
@@ -80,7 +82,7 @@ pub fn fit_masts<E>(
             .radio
             .ta_step_m()
             .expect("mast_site keeps radios with steps");
-        if let Some(m) = fit_site(site.site, &sightings, step) {
+        if let Some(m) = fit_site(site.site, &sightings, step, now) {
             out.insert(site, m);
         }
         done += sightings.len() as u64;
@@ -90,7 +92,7 @@ pub fn fit_masts<E>(
 }
 
 /// One site's mast from its sightings with an advance, or None when they do not pin one.
-fn fit_site(site: u64, sightings: &[&Observation], step: f64) -> Option<LearnedMast> {
+fn fit_site(site: u64, sightings: &[&Observation], step: f64, now: i64) -> Option<LearnedMast> {
     if sightings.len() < MIN_SIGHTINGS {
         return None;
     }
@@ -125,6 +127,7 @@ fn fit_site(site: u64, sightings: &[&Observation], step: f64) -> Option<LearnedM
         lat,
         lon,
         sightings: sightings.len().min(u32::MAX as usize) as u32,
+        updated: day_start(sightings.iter().map(|o| o.time.unwrap_or(now)).max()?),
     })
 }
 
@@ -204,14 +207,20 @@ fn fit_rings(rings: &[(f64, f64, f64)], step: f64) -> Option<(f64, f64)> {
 /// with the site's earlier one ([`merge`]).
 pub fn keep(kept: &mut BTreeMap<SiteKey, LearnedMast>, fitted: &BTreeMap<SiteKey, LearnedMast>) {
     for (site, m) in fitted {
-        let step = site
-            .radio
-            .ta_step_m()
-            .expect("masts are fitted where advances are");
-        kept.entry(*site)
-            .and_modify(|old| *old = merge(*old, *m, step))
-            .or_insert(*m);
+        keep_one(kept, *site, *m);
     }
+}
+
+/// Adds one mast to `kept`, merged with the site's earlier one ([`merge`]). The site's radio
+/// must have advance steps (every fitted or imported mast's has).
+pub fn keep_one(kept: &mut BTreeMap<SiteKey, LearnedMast>, site: SiteKey, m: LearnedMast) {
+    let step = site
+        .radio
+        .ta_step_m()
+        .expect("masts are fitted where advances are");
+    kept.entry(site)
+        .and_modify(|old| *old = merge(*old, m, step))
+        .or_insert(m);
 }
 
 /// A site's mast from an earlier generation and one fitted now: their mean weighted by
@@ -230,13 +239,16 @@ pub fn merge(old: LearnedMast, new: LearnedMast, step: f64) -> LearnedMast {
             lat,
             lon,
             sightings: total,
+            updated: old.updated.max(new.updated),
         };
     }
-    if new.sightings >= old.sightings {
+    let updated = old.updated.max(new.updated);
+    let kept = if new.sightings >= old.sightings {
         new
     } else {
         old
-    }
+    };
+    LearnedMast { updated, ..kept }
 }
 
 #[cfg(test)]
@@ -244,6 +256,9 @@ mod tests {
     use super::*;
     use crate::radio::Radio;
     use crate::store::record::cell_key;
+
+    /// The learn run's clock.
+    const NOW: i64 = 1_800_000_000;
 
     /// Sightings of LTE cell `cid` at (x, y) metres from the frame's origin, each with the
     /// advance a mast at `mast` gives (its step's near edge, as `read` stores it).
@@ -270,7 +285,7 @@ mod tests {
     }
 
     fn fit(obs: &[Observation]) -> BTreeMap<SiteKey, LearnedMast> {
-        fit_masts::<()>(obs, &mut |_, _| Ok(())).unwrap()
+        fit_masts::<()>(obs, NOW, &mut |_, _| Ok(())).unwrap()
     }
 
     fn offset_m(m: &LearnedMast, mast: (f64, f64)) -> f64 {
@@ -298,11 +313,14 @@ mod tests {
                 .collect::<Vec<_>>(),
         ));
         obs.sort_by_key(|o| o.key);
+        // Sightings without a time count as seen now; the mast changed on its newest's day.
+        obs[3].time = Some(NOW + 86_400 + 5);
         let masts = fit(&obs);
         assert_eq!(masts.len(), 1);
         let (site, m) = masts.iter().next().unwrap();
         assert_eq!(site.site, 1032 << 8);
         assert_eq!(m.sightings, 40);
+        assert_eq!(m.updated, day_start(NOW + 86_400));
         // Within a fraction of a step, though each advance is a whole step.
         assert!(offset_m(m, mast) < 40.0, "{}", offset_m(m, mast));
     }
@@ -349,14 +367,18 @@ mod tests {
                 lat,
                 lon,
                 sightings: n,
+                updated: NOW - n as i64 * 86_400,
             }
         };
         let m = merge(at(0.0, 0.0, 30), at(100.0, 0.0, 10), 78.12);
         assert_eq!(m.sightings, 40);
+        // Changed on the newer one's day, whichever way the merge went.
+        assert_eq!(m.updated, NOW - 10 * 86_400);
         assert!((offset_m(&m, (25.0, 0.0))) < 0.01);
         // A kilometre apart (a mirror image): the better sampled one, with every sighting.
         let m = merge(at(0.0, 0.0, 30), at(1_000.0, 0.0, 10), 78.12);
         assert!(offset_m(&m, (0.0, 0.0)) < 0.01 && m.sightings == 30);
+        assert_eq!(m.updated, NOW - 10 * 86_400);
         let m = merge(at(0.0, 0.0, 30), at(1_000.0, 0.0, 50), 78.12);
         assert!(offset_m(&m, (1_000.0, 0.0)) < 0.01);
     }

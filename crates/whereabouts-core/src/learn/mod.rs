@@ -894,7 +894,7 @@ pub fn learn_files(
         learned.insert(key, station);
     }
 
-    let fitted = masts::fit_masts(&obs, &mut |done, total| {
+    let fitted = masts::fit_masts(&obs, now, &mut |done, total| {
         reporter.report(done == 0, || LearnProgress {
             file: label.clone(),
             bytes_done: done,

@@ -1,5 +1,6 @@
-//! Stations changed in a time window, streamed in stored order from a cursor: what a
-//! server hands to another one that syncs from it (see [`crate::sync`]).
+//! Stations changed in a time window, streamed in stored order from a cursor, then the site
+//! masts our learner fitted (`learn::masts`) changed in it: what a server hands to another
+//! one that syncs from it (see [`crate::sync`]).
 //!
 //! There is no index on `updated`: a query walks the mapped vectors in order and skips
 //! what is outside the window, so it costs a scan but no memory. The cursor is a station
@@ -10,11 +11,13 @@ use std::fmt;
 
 use super::database::Database;
 use super::layout::FORMAT_VERSION;
+use super::netstats::LearnedMast;
 use super::record::Station;
 use crate::radio::Radio;
+use crate::sites::SiteKey;
 
-/// A station's place in the stored order: cells by (radio, mcc, mnc, key), then WiFi
-/// by BSSID. The derived order is that order.
+/// A place in the sync order: cells by (radio, mcc, mnc, key), then WiFi by BSSID (the
+/// stored order), then learned masts by site. The derived order is that order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum StationKey {
     Cell {
@@ -25,10 +28,12 @@ pub enum StationKey {
         key: u64,
     },
     Wifi(u64),
+    Mast(SiteKey),
 }
 
 impl fmt::Display for StationKey {
-    /// The cursor text: `c<format>.<radio>.<mcc>.<mnc>.<key hex>` or `w.<bssid hex>`. A
+    /// The cursor text: `c<format>.<radio>.<mcc>.<mnc>.<key hex>`, `w.<bssid hex>` or
+    /// `m.<radio>.<mcc>.<mnc>.<site hex>`. A
     /// cell key's order is the store format's (format 8 ranks the ids), so the cursor names
     /// the format: one from another (a server upgraded between two pages) is no cursor,
     /// where read in this format's order it would resume at another place in its LAC.
@@ -41,6 +46,9 @@ impl fmt::Display for StationKey {
                 key,
             } => write!(f, "c{FORMAT_VERSION}.{radio}.{mcc}.{mnc}.{key:x}"),
             StationKey::Wifi(b) => write!(f, "w.{b:x}"),
+            StationKey::Mast(s) => {
+                write!(f, "m.{}.{}.{}.{:x}", s.radio as u8, s.mcc, s.mnc, s.site)
+            }
         }
     }
 }
@@ -59,6 +67,12 @@ impl StationKey {
                 })
             }
             ["w", bssid] => Some(StationKey::Wifi(u64::from_str_radix(bssid, 16).ok()?)),
+            ["m", radio, mcc, mnc, site] => Some(StationKey::Mast(SiteKey {
+                radio: Radio::from_code(radio.parse().ok()?)?,
+                mcc: mcc.parse().ok()?,
+                mnc: mnc.parse().ok()?,
+                site: u64::from_str_radix(site, 16).ok()?,
+            })),
             _ => None,
         }
     }
@@ -74,13 +88,13 @@ pub struct Window {
 }
 
 impl Window {
-    pub fn contains(&self, s: &Station) -> bool {
+    pub fn contains(&self, s: &Scanned) -> bool {
         let u = s.updated();
         u >= self.since && u < self.until
     }
 }
 
-/// A station met by the scan, with its network for cells.
+/// What the scan meets: a station, with its network for cells, or a learned mast.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scanned {
     Cell {
@@ -90,32 +104,37 @@ pub enum Scanned {
         station: Station,
     },
     Wifi(Station),
+    Mast(SiteKey, LearnedMast),
 }
 
 impl Scanned {
-    pub fn station(&self) -> &Station {
+    /// Unix seconds of the day it last changed.
+    pub fn updated(&self) -> i64 {
         match self {
-            Scanned::Cell { station, .. } | Scanned::Wifi(station) => station,
+            Scanned::Cell { station, .. } | Scanned::Wifi(station) => station.updated(),
+            Scanned::Mast(_, m) => m.updated,
         }
     }
 }
 
 impl Database {
-    /// Every station after `after` (all when `None`), in stored order, changed or not:
-    /// callers filter with a [`Window`] and may stop early (a page, a scan budget).
+    /// Every station after `after` (all when `None`), in stored order, then every learned
+    /// mast, changed or not: callers filter with a [`Window`] and may stop early (a page, a
+    /// scan budget).
     pub fn scan_from(
         &self,
         after: Option<StationKey>,
     ) -> impl Iterator<Item = (StationKey, Scanned)> + '_ {
-        let (cells_after, skip_cells, wifi_after) = match after {
-            None => (None, false, None),
+        let (cells_after, skip_cells, wifi_after, skip_wifi, masts_after) = match after {
+            None => (None, false, None, false, None),
             Some(StationKey::Cell {
                 radio,
                 mcc,
                 mnc,
                 key,
-            }) => (Some(((radio, mcc, mnc), key)), false, None),
-            Some(StationKey::Wifi(b)) => (None, true, Some(b)),
+            }) => (Some(((radio, mcc, mnc), key)), false, None, false, None),
+            Some(StationKey::Wifi(b)) => (None, true, Some(b), false, None),
+            Some(StationKey::Mast(site)) => (None, true, None, true, Some(site)),
         };
         let cells = self
             .shards()
@@ -157,14 +176,29 @@ impl Database {
                     })
                 })
             });
-        let wifi = self.shards().iter().flat_map(move |s| {
-            let w = s.wifi();
-            let from = wifi_after.map_or(0, |b| w.partition_point(|x| x.key() <= b));
-            w[from..]
-                .iter()
-                .map(|x| (StationKey::Wifi(x.key()), Scanned::Wifi(x.station())))
-        });
-        cells.chain(wifi)
+        let wifi = self
+            .shards()
+            .iter()
+            .filter(move |_| !skip_wifi)
+            .flat_map(move |s| {
+                let w = s.wifi();
+                let from = wifi_after.map_or(0, |b| w.partition_point(|x| x.key() <= b));
+                w[from..]
+                    .iter()
+                    .map(|x| (StationKey::Wifi(x.key()), Scanned::Wifi(x.station())))
+            });
+        // A few per learned site: collected and ordered for each scan.
+        let mut masts: Vec<(SiteKey, LearnedMast)> = self
+            .network_stats()
+            .map(|f| f.learned_masts().collect())
+            .unwrap_or_default();
+        masts.sort_by_key(|(site, _)| *site);
+        let from = masts_after.map_or(0, |after| masts.partition_point(|(s, _)| *s <= after));
+        let masts = masts
+            .into_iter()
+            .skip(from)
+            .map(|(site, m)| (StationKey::Mast(site), Scanned::Mast(site, m)));
+        cells.chain(wifi).chain(masts)
     }
 
     /// The stations of `window` after `after`, in stored order.
@@ -174,7 +208,7 @@ impl Database {
         after: Option<StationKey>,
     ) -> impl Iterator<Item = (StationKey, Scanned)> + '_ {
         self.scan_from(after)
-            .filter(move |(_, s)| window.contains(s.station()))
+            .filter(move |(_, s)| window.contains(s))
     }
 }
 
@@ -315,6 +349,59 @@ mod tests {
     }
 
     #[test]
+    fn learned_masts_follow_the_stations_by_their_own_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+        let site = |enb: u64| SiteKey {
+            radio: Radio::Lte,
+            mcc: 204,
+            mnc: 8,
+            site: enb << 8,
+        };
+        let mast = |enb: u64, updated: i64| LearnedMast {
+            site: enb << 8,
+            lat: 52.0,
+            lon: 4.0,
+            sightings: 12,
+            updated,
+        };
+        b.learned_masts().insert(site(2), mast(2, D0 + DAY));
+        b.learned_masts().insert(site(1), mast(1, D0));
+        for enb in [1, 2] {
+            let s = station(cell_key(Radio::Lte, 7, enb << 8 | 1), D0 - 9 * DAY);
+            let learned = StationInfo {
+                estimated: crate::store::record::Estimated::Learned,
+                ..s.info()
+            };
+            b.push_cell(Radio::Lte, 204, 8, Station::new(s.key, &learned))
+                .unwrap();
+        }
+        b.push_wifi(station(0x10, D0)).unwrap();
+        b.commit().unwrap();
+        let db = Database::open(dir.path()).unwrap();
+        let all = keys(db.scan_from(None));
+        assert_eq!(
+            all[2..],
+            [
+                StationKey::Wifi(0x10),
+                StationKey::Mast(site(1)),
+                StationKey::Mast(site(2))
+            ]
+        );
+        let day = Window {
+            since: D0,
+            until: D0 + DAY,
+        };
+        assert_eq!(
+            keys(db.changed(day, None)),
+            [StationKey::Wifi(0x10), StationKey::Mast(site(1))]
+        );
+        for (i, k) in all.iter().enumerate() {
+            assert_eq!(keys(db.scan_from(Some(*k))), all[i + 1..].to_vec());
+        }
+    }
+
+    #[test]
     fn cursor_text_round_trips() {
         for k in [
             StationKey::Cell {
@@ -324,6 +411,12 @@ mod tests {
                 key: u64::MAX,
             },
             StationKey::Wifi(0xfeed_beef_cafe),
+            StationKey::Mast(SiteKey {
+                radio: Radio::Nr,
+                mcc: 999,
+                mnc: 999,
+                site: 0xfff_ffff_f000,
+            }),
         ] {
             assert_eq!(StationKey::parse(&k.to_string()), Some(k));
         }
@@ -339,6 +432,8 @@ mod tests {
             "c.3.262.1.12345",
             &older,
             "w.1.2",
+            "m.9.262.1.100",
+            "m.3.262.1",
         ] {
             assert_eq!(StationKey::parse(bad), None, "{bad}");
         }

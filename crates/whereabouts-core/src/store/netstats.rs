@@ -84,6 +84,10 @@ pub struct LearnedMast {
     pub lon: f64,
     /// The sightings with an advance it was fitted from.
     pub sightings: u32,
+    /// Unix seconds of the day of the newest of them (the day its fit last changed): what a
+    /// sync window reads, as a station's `updated`. 0 in files written before it was kept.
+    #[serde(default)]
+    pub updated: i64,
 }
 
 /// The file: its version and every network, sorted by (radio code, mcc, mnc).

@@ -303,6 +303,12 @@ fn days_since_2000(unix: i64) -> i64 {
     (unix - EPOCH_2000_UNIX).div_euclid(DAY_S)
 }
 
+/// Unix seconds of the UTC midnight that starts the day of `unix`: the resolution of a
+/// station's `updated`, and so of a sync window.
+pub fn day_start(unix: i64) -> i64 {
+    unix.div_euclid(DAY_S) * DAY_S
+}
+
 impl Station {
     pub fn new(key: u64, info: &StationInfo) -> Station {
         let psc = info.psc.map_or(PSC_UNKNOWN, |p| p.min(PSC_UNKNOWN - 1)) as u64;
