@@ -4,7 +4,7 @@
  * the training sightings of the same cell (`CentroidBaseline`) and the same database without
  * the site masts the learner fitted from timing advances (`learn::masts`), in one process.
  *
- *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json]
+ *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE]
  *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--scans] [--json]
  *
  * `dakar`: the three operators' G-NetTrack Pro logs (../shared/data/gnettrack-dakar), each cut
@@ -16,9 +16,21 @@
  * two rows in three learn, the third is located; a part per world, and the median and worst
  * world beside each other. `--scans`: every cell a request heard is a sighting, and the
  * located rows are the whole multi-cell requests, beside the mean of all their cells'
- * training sightings. Only rows whose (serving) cell was learned count.
+ * training sightings. Only rows whose (serving) cell was learned count. `--rows FILE` writes
+ * them as JSON lines for analysis outside (docs/experiments.md): per case, a line with the
+ * learned masts of its database (`masts`, by network), then a line per located row (truth,
+ * answer, the answer without masts, radio, cell id and timing advance in metres or null).
  */
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +51,7 @@ const { values } = parseArgs({
     scans: { type: 'boolean', default: false },
     cv: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    rows: { type: 'string' },
     zip: { type: 'string' },
   },
 });
@@ -55,6 +68,7 @@ interface Case {
 }
 type Group = ReturnType<typeof groupObservations>[number];
 
+if (values.rows) writeFileSync(values.rows, '');
 const work = mkdtempSync(join(tmpdir(), 'whereabouts-traces-'));
 try {
   let files: string[];
@@ -179,6 +193,7 @@ try {
       }
     };
     const answers = await answersOf(db);
+    if (values.rows) appendFileSync(values.rows, `${JSON.stringify({ case: c.name, masts: mastsOf(db) })}\n`);
     const plain = await answersOf(withoutMasts(db, `${db}-no-masts`));
     const byPart = new Map<string, Result>();
     const get = (name: string) => {
@@ -222,6 +237,22 @@ try {
         t.noMasts.add(g.row.truth, located_(plain[i]));
         t.base.add(g.row.truth, base);
         if (!Number.isNaN(f.ta[g.first] as number)) t.withTa++;
+      }
+      if (base && values.rows) {
+        const ta = f.ta[g.first] as number;
+        const row = {
+          case: c.name,
+          part: part(obs, g),
+          truth: g.row.truth,
+          answer: located_(answers[i]),
+          noMasts: located_(plain[i]),
+          radio: f.kind[g.first],
+          mcc: f.mcc[g.first],
+          mnc: f.mnc[g.first],
+          cid: f.id[g.first],
+          ta: Number.isNaN(ta) ? null : ta,
+        };
+        appendFileSync(values.rows, `${JSON.stringify(row)}\n`);
       }
     });
     results.push(...[...byPart.values()].sort((a, b) => (a.part === 'all' ? 1 : b.part === 'all' ? -1 : 0)));
@@ -326,6 +357,21 @@ function located_(a: { status?: string; lat?: number; lon?: number; accuracy?: n
   return a?.status === 'ok' && a.lat !== undefined && a.lon !== undefined
     ? { lat: a.lat, lon: a.lon, accuracy: a.accuracy as number }
     : undefined;
+}
+
+/** The learned masts of the database in `db`, by network (its statistics file's `masts`). */
+function mastsOf(db: string): unknown[] {
+  const manifest = JSON.parse(readFileSync(join(db, 'manifest.json'), 'utf8'));
+  if (typeof manifest.network_stats !== 'string') return [];
+  const stats = JSON.parse(readFileSync(join(db, manifest.network_stats), 'utf8'));
+  return stats.networks
+    .filter((n: { masts?: unknown[] }) => n.masts?.length)
+    .map((n: { radio: string; mcc: number; mnc: number; masts: unknown[] }) => ({
+      radio: n.radio,
+      mcc: n.mcc,
+      mnc: n.mnc,
+      masts: n.masts,
+    }));
 }
 
 /** A copy of the database in `db` at `to` whose statistics keep no learned masts; returns `to`. */

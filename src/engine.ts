@@ -116,7 +116,7 @@ export type CompactSummary = NativeCompactSummary;
  *   token: 'x', radio: 'lte', mcc: 1, mnc: 1,
  *   cells: [{ lac: 3004, cid: 25613314, signal: -95, ta: 2 }],
  * });
- * if (res.status === 'ok') console.log(res.lat, res.lon, res.accuracy); // prints: 52.0799254 4.2844142 392
+ * if (res.status === 'ok') console.log(res.lat, res.lon, res.accuracy); // prints: 52.0799254 4.2844142 145
  * engine.close();
  * ```
  *
@@ -284,7 +284,7 @@ export class Engine {
    *   cellTowers: [{ radioType: 'lte', mobileCountryCode: 1, mobileNetworkCode: 1,
    *     locationAreaCode: 3004, cellId: 25613314, signalStrength: -95, timingAdvance: 2 }],
    * });
-   * console.log(res); // prints: { location: { lat: 52.0799254, lng: 4.2844142 }, accuracy: 855 }
+   * console.log(res); // prints: { location: { lat: 52.0799254, lng: 4.2844142 }, accuracy: 316 }
    * const none = engine.geolocate({ cellTowers: [{ radioType: 'gsm', mobileCountryCode: 1,
    *   mobileNetworkCode: 1, locationAreaCode: 1, cellId: 1 }], fallbacks: { lacf: false } });
    * console.log('error' in none && none.error.code); // prints: 404

@@ -7,11 +7,11 @@
 use super::lookup::{candidate_radios, SeenCell};
 use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
-    COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M,
-    ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE, ROBUST_ROUNDS,
-    ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF,
-    SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP,
-    SPREAD_SCALE,
+    COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
+    DEFAULT_RANGE_M, ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE,
+    RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
+    SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
+    SPREAD_RANGE_EXP, SPREAD_SCALE,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -185,7 +185,10 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // The frame's origin is the first cell, so the coordinates are a few kilometres at most
     // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
     let spread = (a2 / sw - (mx * mx + my * my)).max(0.0).sqrt();
-    let mut accuracy = if cells.len() == 1 {
+    let mut accuracy = if cells.len() == 1 && moved && first.ta_m.is_some() {
+        // On its mast's ring by its advance (a learned cell moves only so); (px, py) is there.
+        ring_accuracy(&frame, first, px, py)
+    } else if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
         let radius = if first.learned {
             single_cell_accuracy(range_of(first), median_samples)
@@ -324,6 +327,25 @@ fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> 
         by = SERVING_WEDGE_COS * uy + SERVING_WEDGE_SIN * vy;
     }
     (tx + dist * bx, ty + dist * by)
+}
+
+/// The 68% radius of a single cell's answer at (x, y) on its mast's ring ([`RING_SPREAD`]).
+fn ring_accuracy(frame: &LocalFrame, c: &SeenCell, x: f64, y: f64) -> f64 {
+    let (Some(tower), Some((_, step))) = (c.tower, c.ta_m) else {
+        // A cell is placed on a ring only with a mast and an advance; else its own radius.
+        return if c.learned {
+            single_cell_accuracy(range_of(c), c.samples.max(1))
+        } else {
+            crowd_cell_accuracy(stored_range_of(c), prior_range_of(c), c.samples.max(1))
+        };
+    };
+    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
+    let spread = if c.learned {
+        RING_SPREAD
+    } else {
+        CROWD_RING_SPREAD
+    };
+    spread * (x - tx).hypot(y - ty).hypot(step)
 }
 
 /// The 68% radius of a single learned cell's answer: its coverage spread and the standard
@@ -469,6 +491,46 @@ mod tests {
         // typical level it stays where its own crowd was.
         assert!((at(300.0) - at(500.0)).abs() < 1e-9);
         assert!((at(300.0) - 500.0).abs() < 1e-6, "{}", at(300.0));
+    }
+
+    #[test]
+    fn a_learned_cell_on_its_ring_claims_the_rings_radius() {
+        let step = 78.12;
+        // A learned cell 500 m east of its mast with a range of 1 km, heard alone.
+        let (_, mut cell) = serving_east(None);
+        cell.learned = true;
+        let alone = solve(&[cell], 0).unwrap();
+        let spread = single_cell_accuracy(1_000.0, 50);
+        assert!((alone.accuracy_m - spread).abs() < 1e-6);
+        // Advance 9 (its step's middle 742 m, a step and a half either way 625-859 m): the
+        // learned distance (500 m) held to the inner edge, 8 steps; the radius grows with the
+        // ring, not with the range.
+        for (ta, d) in [(9.0, 8.0 * step), (30.0, 29.0 * step)] {
+            cell.ta_m = Some(((ta + 0.5) * step, step));
+            let ringed = solve(&[cell], 0).unwrap();
+            assert!(
+                (ringed.accuracy_m - RING_SPREAD * d.hypot(step)).abs() < 0.5,
+                "{} {}",
+                ringed.accuracy_m,
+                RING_SPREAD * d.hypot(step)
+            );
+        }
+        // A crowd cell on its ring: its mast and axis are rougher, the radius wider; on its
+        // axis without an advance, its range's radius.
+        cell.learned = false;
+        let crowd = solve(&[cell], 0).unwrap();
+        let (x, y, on_axis) = anchor_of(&LocalFrame::new(52.0, 4.0), &cell);
+        assert!(on_axis);
+        let want = CROWD_RING_SPREAD * x.hypot(y).hypot(step);
+        assert!(
+            (crowd.accuracy_m - want).abs() < 0.5,
+            "{} {want}",
+            crowd.accuracy_m
+        );
+        cell.ta_m = None;
+        let off_ring = solve(&[cell], 0).unwrap().accuracy_m;
+        let want = crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 50) * SINGLE_ON_AXIS_SCALE;
+        assert!((off_ring - want).abs() < 1e-6, "{off_ring} {want}");
     }
 
     #[test]

@@ -132,6 +132,22 @@ pub(super) const CROWD_SAMPLES_EXP: f64 = 1.5;
 /// than its crowd estimate: its radius shrinks by this factor. Fitted on the simulator.
 pub(super) const SINGLE_ON_AXIS_SCALE: f64 = 0.9;
 
+/// A single cell placed on its mast's ring by its timing advance: the radius is this much of
+/// hypot(step, d), d the answer's distance from the mast. The advance leaves the device
+/// within about a step of the ring, and where on the ring is what remains: an error along it
+/// that grows with the ring's size, not with the cell's range (which also holds the spread
+/// across rings that the advance removed). On the world families' sightings the
+/// learned-range radius held 94% where the ring fell inside the learned position and 39%
+/// where it fell at twice its distance or more; this form holds 57-77% across those.
+/// Learned cells: their mast fitted from advance rings (`learn::masts`); fitted on the
+/// sightings of family worlds 101..108 (`bench/traces.ts --set families`, the 68% quantile of
+/// error over hypot(step, d)), checked on the Dakar logs and worlds 201..216. Crowd cells:
+/// their mast from sibling sectors and their axis from the crowd, both rougher, so wider;
+/// fitted on the single-cell scenario of family worlds 101..130 (least absolute deviations of
+/// the worlds' inside shares from 68%), checked on worlds 201..216 (docs/experiments.md).
+pub(super) const RING_SPREAD: f64 = 0.81;
+pub(super) const CROWD_RING_SPREAD: f64 = 1.05;
+
 /// Several cells' radius: `SPREAD_SCALE` times the weighted spread S of their anchors around
 /// their mean, times (S / range)^`SPREAD_RANGE_EXP`: cells whose anchors lie far apart for
 /// their ranges barely share coverage, and a weighted mean interpolates poorly between them.
