@@ -9,7 +9,9 @@
 //! 3. how many stations were known: `cells-1`, `cells-2-3`, `cells-4+`, or `aps-2`,
 //!    `aps-3-4`, `aps-5+`;
 //! 4. the serving station's quality: learned by us or a crowd average, and its sample count
-//!    (`crowd-1-9`, `crowd-10-99`, `crowd-100+`, `learned-...`).
+//!    (`crowd-1-9`, `crowd-10-99`, `crowd-100+`, `learned-...`); a single cell placed on its
+//!    mast's ring by its timing advance, whose radius is the ring's rather than the range's,
+//!    is `learned-ring` or `crowd-ring` whatever its samples.
 //!
 //! Each class's factor is the 68% quantile of error / radius of its rows, shrunk toward its
 //! parent's factor (in logarithms, the parent weighing [`PRIOR_ROWS`] rows), and the whole
@@ -53,7 +55,7 @@ pub const KIND_LACF: u8 = 4;
 pub const KIND_IPF: u8 = 5;
 const CELL_COUNTS: [&str; 4] = ["", "cells-1", "cells-2-3", "cells-4+"];
 const AP_COUNTS: [&str; 4] = ["", "aps-2", "aps-3-4", "aps-5+"];
-const QUALITIES: [&str; 7] = [
+const QUALITIES: [&str; 9] = [
     "",
     "crowd-1-9",
     "crowd-10-99",
@@ -61,7 +63,12 @@ const QUALITIES: [&str; 7] = [
     "learned-1-9",
     "learned-10-99",
     "learned-100+",
+    "crowd-ring",
+    "learned-ring",
 ];
+/// The quality of a ring answer, crowd and learned ([`QUALITIES`]).
+const CROWD_RING: u8 = 7;
+const LEARNED_RING: u8 = 8;
 const RADIOS: usize = Radio::ALL.len() + 1;
 
 /// A class of answer: level indices, 0 where the level does not apply or is pooled.
@@ -76,13 +83,15 @@ pub struct RadiusClass {
 
 impl RadiusClass {
     /// The class of a cell answer (`kind` one of cells, scf, lacf) from the serving cell's
-    /// radio, how many cells were known (0: not counted), and the serving cell's quality.
+    /// radio, how many cells were known (0: not counted), and the serving cell's quality:
+    /// learned or not, its samples, and whether the answer is on its mast's ring.
     pub fn cells(
         kind: u8,
         radio: Option<Radio>,
         cells: usize,
         learned: bool,
         samples: u32,
+        ring: bool,
     ) -> Self {
         RadiusClass {
             kind,
@@ -93,10 +102,11 @@ impl RadiusClass {
                 2 | 3 => 2,
                 _ => 3,
             },
-            quality: if samples == 0 {
-                0
-            } else {
-                samples_band(samples) + if learned { 3 } else { 0 }
+            quality: match (ring, learned) {
+                (true, true) => LEARNED_RING,
+                (true, false) => CROWD_RING,
+                _ if samples == 0 => 0,
+                _ => samples_band(samples) + if learned { 3 } else { 0 },
             },
         }
     }
@@ -551,7 +561,11 @@ mod tests {
     use super::*;
 
     fn lte(cells: usize, learned: bool, samples: u32) -> RadiusClass {
-        RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), cells, learned, samples)
+        RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), cells, learned, samples, false)
+    }
+
+    fn on_ring(learned: bool) -> RadiusClass {
+        RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, learned, 50, true)
     }
 
     /// `n` ratios spread evenly so that their 68% quantile is `q`.
@@ -571,7 +585,9 @@ mod tests {
             lte(1, false, 50),
             lte(5, true, 3),
             RadiusClass::wifi(3, 200),
-            RadiusClass::cells(KIND_LACF, Some(Radio::Gsm), 0, false, 0),
+            RadiusClass::cells(KIND_LACF, Some(Radio::Gsm), 0, false, 0, false),
+            on_ring(true),
+            on_ring(false),
             RadiusClass::ip(),
             RadiusClass::default(),
         ] {
@@ -580,6 +596,13 @@ mod tests {
             }
         }
         assert_eq!(lte(2, true, 150).key(), "cells/lte/cells-2-3/learned-100+");
+        // On a ring: the ring's radius, whatever the samples.
+        assert_eq!(on_ring(true).key(), "cells/lte/cells-1/learned-ring");
+        assert_eq!(on_ring(false).key(), "cells/lte/cells-1/crowd-ring");
+        assert_eq!(
+            on_ring(true).parent(),
+            Some(lte(1, true, 50).parent().unwrap())
+        );
         assert_eq!(RadiusClass::wifi(2, 5).key(), "wifi/aps-2/crowd-1-9");
         assert_eq!(RadiusClass::parse("cells/lte/aps-2"), None);
         assert_eq!(RadiusClass::parse("wifi/lte"), None);

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use whereabouts_core::calibration::{self, RadiusClass, RadiusRow, KIND_CELLS};
 use whereabouts_core::radio::Radio;
+use whereabouts_core::sites::SiteKey;
 use whereabouts_core::solve::{Answer, CellObs, Locator, Query};
+use whereabouts_core::store::netstats::LearnedMast;
 use whereabouts_core::store::record::{cell_key, Estimated, Station, StationInfo};
 use whereabouts_core::store::{BuildOptions, Database, DbBuilder, Manifest, StoreError};
 
@@ -63,7 +65,7 @@ fn answer(dir: &Path, cells: &[CellObs]) -> Answer {
 
 /// A model whose rows say one LTE cell's radius is 2.5 times too small.
 fn model() -> calibration::RadiusModel {
-    let class = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, false, 40);
+    let class = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, false, 40, false);
     let rows: Vec<RadiusRow> = (1..=2_000)
         .map(|i| RadiusRow {
             class,
@@ -121,7 +123,7 @@ fn a_stored_model_scales_its_class_and_survives_a_reopen_and_an_import() {
     assert!(after_one.accuracy_m > 2.0 * before_one.accuracy_m);
     // Two cells: a class the rows never saw, so the nearest fitted ancestor's factor
     // (cells/lte, pooled from the same rows).
-    let two_class = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 2, false, 40);
+    let two_class = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 2, false, 40, false);
     let f2 = table.factor(two_class);
     assert_eq!(
         f2,
@@ -207,4 +209,59 @@ fn storing_into_a_directory_without_a_database_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let err = calibration::store(dir.path(), Some(&model())).unwrap_err();
     assert!(err.to_string().contains("no station database"), "{err}");
+}
+
+#[test]
+fn a_single_cell_on_its_masts_ring_is_a_class_of_its_own() {
+    // A learned LTE cell of eNB 1 about 550 m north of the site mast our learner fitted.
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    b.learned_masts().insert(
+        SiteKey {
+            radio: Radio::Lte,
+            mcc: 262,
+            mnc: 1,
+            site: 1 << 8,
+        },
+        LearnedMast {
+            site: 1 << 8,
+            lat: 52.4,
+            lon: 13.3,
+            sightings: 30,
+            updated: NOW - 86_400,
+        },
+    );
+    let info = StationInfo {
+        lat: 52.405,
+        lon: 13.3,
+        range_m: 800,
+        samples: 40,
+        psc: None,
+        created: NOW - 86_400,
+        updated: NOW - 86_400,
+        estimated: Estimated::Learned,
+    };
+    b.push_cell(
+        Radio::Lte,
+        262,
+        1,
+        Station::new(cell_key(Radio::Lte, 7, 1 << 8 | 1), &info),
+    )
+    .unwrap();
+    b.commit().unwrap();
+    let locator = Locator::new(Database::open(dir.path()).unwrap()).with_now(NOW);
+    let class = |ta: Option<f64>| {
+        let cells = [CellObs {
+            ta,
+            ..obs(1 << 8 | 1)
+        }];
+        let q = Query {
+            cells: &cells,
+            ..Default::default()
+        };
+        let (_, class) = locator.radius_sample(&locator.database(), &q, NOW).unwrap();
+        class.key()
+    };
+    assert_eq!(class(None), "cells/lte/cells-1/learned-10-99");
+    assert_eq!(class(Some(7.0)), "cells/lte/cells-1/learned-ring");
 }

@@ -185,7 +185,8 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // The frame's origin is the first cell, so the coordinates are a few kilometres at most
     // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
     let spread = (a2 / sw - (mx * mx + my * my)).max(0.0).sqrt();
-    let mut accuracy = if cells.len() == 1 && moved && first.ta_m.is_some() {
+    let ring = cells.len() == 1 && moved && first.ta_m.is_some();
+    let mut accuracy = if ring {
         // On its mast's ring by its advance (a learned cell moves only so); (px, py) is there.
         ring_accuracy(&frame, first, px, py)
     } else if cells.len() == 1 {
@@ -238,6 +239,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         },
         aged: total_samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Cells,
+        ring,
     })
 }
 
@@ -413,6 +415,7 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
                         fallback: Fallback::Lacf,
                         aged: true,
                         source: Source::Area,
+                        ring: false,
                     });
                 }
             }

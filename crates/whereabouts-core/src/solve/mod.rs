@@ -218,6 +218,7 @@ impl Locator {
                         fallback: Fallback::Ipf,
                         aged: false,
                         source: Source::Ip,
+                        ring: false,
                     });
         }
         let mut a = answer?;
@@ -279,6 +280,7 @@ fn radius_class(a: &Answer, seen: &lookup::Seen, q: &Query) -> RadiusClass {
                 seen.cells.len(),
                 first.is_some_and(|c| c.learned),
                 first.map_or(0, |c| c.samples.max(1)),
+                a.ring,
             )
         }
         Source::Area => RadiusClass::cells(
@@ -287,6 +289,7 @@ fn radius_class(a: &Answer, seen: &lookup::Seen, q: &Query) -> RadiusClass {
             0,
             false,
             0,
+            false,
         ),
         Source::Ip => RadiusClass::ip(),
     }

@@ -129,6 +129,7 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
         fallback: Fallback::None,
         aged: samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Wifi,
+        ring: false,
     })
 }
 
