@@ -15,27 +15,27 @@ use whereabouts_core::store::{BuildOptions, Database, DbBuilder, Manifest, Store
 
 const NOW: i64 = 1_700_000_000;
 
+/// LTE cell `cid` of 262/1 in TAC 7 at (lat, 13.3), 800 m range and 40 samples, a day old.
+fn lte_cell(cid: u64, lat: f64, estimated: Estimated) -> Station {
+    let info = StationInfo {
+        lat,
+        lon: 13.3,
+        range_m: 800,
+        samples: 40,
+        psc: None,
+        created: NOW - 86_400,
+        updated: NOW - 86_400,
+        estimated,
+    };
+    Station::new(cell_key(Radio::Lte, 7, cid), &info)
+}
+
 /// Ten LTE cells of 262/1 in TAC 7, 0.01 degree apart.
 fn build(dir: &Path) {
     let mut b = DbBuilder::new(dir, BuildOptions::default()).unwrap();
     for k in 0..10u64 {
-        let info = StationInfo {
-            lat: 52.4 + k as f64 * 0.01,
-            lon: 13.3,
-            range_m: 800,
-            samples: 40,
-            psc: None,
-            created: NOW - 86_400,
-            updated: NOW - 86_400,
-            estimated: Estimated::Averaged,
-        };
-        b.push_cell(
-            Radio::Lte,
-            262,
-            1,
-            Station::new(cell_key(Radio::Lte, 7, 100 + k), &info),
-        )
-        .unwrap();
+        let station = lte_cell(100 + k, 52.4 + k as f64 * 0.01, Estimated::Averaged);
+        b.push_cell(Radio::Lte, 262, 1, station).unwrap();
     }
     b.commit().unwrap();
 }
@@ -231,23 +231,8 @@ fn a_single_cell_on_its_masts_ring_is_a_class_of_its_own() {
             updated: NOW - 86_400,
         },
     );
-    let info = StationInfo {
-        lat: 52.405,
-        lon: 13.3,
-        range_m: 800,
-        samples: 40,
-        psc: None,
-        created: NOW - 86_400,
-        updated: NOW - 86_400,
-        estimated: Estimated::Learned,
-    };
-    b.push_cell(
-        Radio::Lte,
-        262,
-        1,
-        Station::new(cell_key(Radio::Lte, 7, 1 << 8 | 1), &info),
-    )
-    .unwrap();
+    let station = lte_cell(1 << 8 | 1, 52.405, Estimated::Learned);
+    b.push_cell(Radio::Lte, 262, 1, station).unwrap();
     b.commit().unwrap();
     let locator = Locator::new(Database::open(dir.path()).unwrap()).with_now(NOW);
     let class = |ta: Option<f64>| {
