@@ -9,6 +9,7 @@ use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
     DEFAULT_RANGE_M, ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE,
+    RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST,
     RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
     SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
     SPREAD_RANGE_EXP, SPREAD_SCALE,
@@ -219,8 +220,19 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     if anchors.len() > 1 {
         (px, py) = robust_mean(&anchors, px, py);
         let (bx, by) = within_serving_sector(&frame, first, px, py);
-        if (bx - px).hypot(by - py) > 1.0 {
-            accuracy *= BOUNDED_SCALE;
+        match ring_miss(&frame, first, px, py) {
+            Some(miss) => {
+                let scale = if first.learned {
+                    RING_MISS_SCALE_LEARNED
+                } else if on_its_mast(&frame, first) {
+                    RING_MISS_SCALE_ON_MAST
+                } else {
+                    RING_MISS_SCALE
+                };
+                accuracy = scale * ring_miss_accuracy(accuracy, miss);
+            }
+            None if (bx - px).hypot(by - py) > 1.0 => accuracy *= BOUNDED_SCALE,
+            None => {}
         }
         (px, py) = (bx, by);
     }
@@ -272,6 +284,23 @@ fn robust_mean(anchors: &[Anchor], mut px: f64, mut py: f64) -> (f64, f64) {
         }
     }
     (px, py)
+}
+
+/// How far the cells' mean (px, py) lies from the ring the serving cell's timing advance
+/// draws around its mast (the middle of the advance's step), when there are both.
+fn ring_miss(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> Option<f64> {
+    let (Some(tower), Some((d, _)), true) = (c.tower, c.ta_m, c.serving) else {
+        return None;
+    };
+    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
+    Some(((px - tx).hypot(py - ty) - d).abs())
+}
+
+/// The multi-cell radius, up to its scale ([`RING_MISS_SCALE`]), when the serving cell's
+/// advance says how far the cells' mean missed its ring ([`ring_miss`]): the geometric mean of
+/// the radius and the miss (plus a share of the radius).
+fn ring_miss_accuracy(radius: f64, miss: f64) -> f64 {
+    (radius * (miss + RING_MISS_FLOOR * radius)).sqrt()
 }
 
 /// Where the serving cell allows the device to be, when it was placed on its sector's axis
@@ -644,6 +673,69 @@ mod tests {
             (ratio - OFF_AXIS_SCALE / BOUNDED_SCALE).abs() < 1e-9,
             "{ratio}"
         );
+    }
+
+    #[test]
+    fn a_serving_advance_sizes_the_radius_by_how_far_the_mean_missed_its_ring() {
+        let (frame, serving) = serving_east(None);
+        let (lat, lon) = frame.to_latlon(-1_500.0, 300.0);
+        let neighbour = SeenCell {
+            lat,
+            lon,
+            tower: None,
+            serving: false,
+            ..serving
+        };
+        // Without an advance: the wedge's bound, R times BOUNDED_SCALE; without a mast, the
+        // cells' mean unbounded.
+        let r = solve(&[serving, neighbour], 0).unwrap().accuracy_m / BOUNDED_SCALE;
+        let unbounded = solve(
+            &[
+                SeenCell {
+                    tower: None,
+                    ..serving
+                },
+                neighbour,
+            ],
+            0,
+        )
+        .unwrap();
+        let (mx, my) = frame.to_xy(unbounded.lat, unbounded.lon);
+        // Advance 6, a ring of 508 m whose interval holds the serving anchor (500 m): the same
+        // anchors and mean, the radius by how far the mean missed the ring. Advance 20, a ring
+        // of 1,602 m far beyond where the cells put the device: wider.
+        for ta in [6.0, 20.0] {
+            let step = 78.12;
+            let d = (ta + 0.5) * step;
+            let with_ta = SeenCell {
+                ta_m: Some((d, step)),
+                ..serving
+            };
+            let a = solve(&[with_ta, neighbour], 0).unwrap();
+            if ta == 6.0 {
+                let miss = (mx.hypot(my) - d).abs();
+                let want = RING_MISS_SCALE * (r * (miss + RING_MISS_FLOOR * r)).sqrt();
+                assert!(
+                    (a.accuracy_m - want).abs() < 1e-6,
+                    "{} {want}",
+                    a.accuracy_m
+                );
+            } else {
+                // A ring far from where the cells put the device: a wider radius.
+                let near = solve(
+                    &[
+                        SeenCell {
+                            ta_m: Some((6.5 * step, step)),
+                            ..serving
+                        },
+                        neighbour,
+                    ],
+                    0,
+                )
+                .unwrap();
+                assert!(a.accuracy_m > near.accuracy_m);
+            }
+        }
     }
 
     #[test]

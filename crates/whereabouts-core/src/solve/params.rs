@@ -169,10 +169,33 @@ pub(super) const OFF_AXIS_SCALE: f64 = 1.1;
 /// scenario of such networks, with the count law below.
 pub(super) const ON_MAST_SCALE: f64 = 1.86;
 
-/// The multi-cell radius when the serving sector's bound moved the answer: the spread measured
-/// how far the neighbours pulled the mean and the bound took part of that back, so the radius
-/// shrinks by this factor. Fitted with [`SPREAD_RANGE_EXP`].
+/// The multi-cell radius when the serving sector's wedge moved the answer and no timing
+/// advance measured its miss ([`RING_MISS_SCALE`]): the spread measured how far the
+/// neighbours pulled the mean and the bound took part of that back, so the radius shrinks by
+/// this factor. Fitted with [`SPREAD_RANGE_EXP`].
 pub(super) const BOUNDED_SCALE: f64 = 0.8;
+
+/// The multi-cell radius when the serving cell has a mast and a timing advance: the advance
+/// is a measured distance from the mast, so how far the cells' mean missed its ring is a
+/// measure of this answer's error that no other part of the radius has. The radius R becomes
+/// `k * sqrt(R * (miss + RING_MISS_FLOOR * R))` (in place of [`BOUNDED_SCALE`]), k by what
+/// the serving cell is. With R alone, answers held 90-99% inside where the mean missed its
+/// ring by under a tenth of R and 21-40% where it missed by over 2 R (world families, every
+/// cell scenario); over the fit worlds the median miss over R correlated 0.91 with a world's
+/// 68% factor on published towers. The form and `RING_MISS_FLOOR` from a re-implementation
+/// over family worlds 101..130; each k fitted in the engine by least absolute deviations of
+/// the fit worlds' inside shares from 68% (crowd cells and published towers: the cell
+/// scenarios of worlds 101..130; learned cells: the whole scans of `bench/traces.ts --set
+/// families --scans` on worlds 101..108), checked on worlds 201..216 (docs/experiments.md).
+/// The k differ as the radii R of the three do: each R is calibrated on its own.
+pub(super) const RING_MISS_FLOOR: f64 = 0.2;
+/// k for a crowd cell on its sector's axis.
+pub(super) const RING_MISS_SCALE: f64 = 0.96;
+/// k for a cell whose estimate is its mast (published towers), whose R holds
+/// [`ON_MAST_SCALE`] already.
+pub(super) const RING_MISS_SCALE_ON_MAST: f64 = 0.84;
+/// k for a learned cell on the mast our learner fitted.
+pub(super) const RING_MISS_SCALE_LEARNED: f64 = 1.25;
 
 /// The multi-cell radius times `sqrt(SECTOR_OFFSET_REF / offset)`, bounded by
 /// `SECTOR_OFFSET_BOUNDS`, where offset is the median sector offset of the serving cell's
