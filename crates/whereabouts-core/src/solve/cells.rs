@@ -639,11 +639,10 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn the_multi_cell_radius_knows_whether_the_serving_sector_bounded_the_answer() {
+    /// [`serving_east`] with a neighbour west of the mast, off the serving sector: the mean of
+    /// the two anchors lies behind the mast, north-west of it, where the bound turns it.
+    fn serving_and_neighbour_west() -> (LocalFrame, SeenCell, SeenCell) {
         let (frame, serving) = serving_east(None);
-        // A neighbour west of the mast, off the serving sector: the mean of the two anchors
-        // lies behind the mast, north-west of it, and the bound turns it.
         let (lat, lon) = frame.to_latlon(-1_500.0, 300.0);
         let neighbour = SeenCell {
             lat,
@@ -652,18 +651,24 @@ mod tests {
             serving: false,
             ..serving
         };
+        (frame, serving, neighbour)
+    }
+
+    /// The answer of `serving` and `neighbour` with the serving cell's mast unknown: no axis,
+    /// no bound.
+    fn without_mast(serving: SeenCell, neighbour: SeenCell) -> Answer {
+        let serving = SeenCell {
+            tower: None,
+            ..serving
+        };
+        solve(&[serving, neighbour], 0).unwrap()
+    }
+
+    #[test]
+    fn the_multi_cell_radius_knows_whether_the_serving_sector_bounded_the_answer() {
+        let (_, serving, neighbour) = serving_and_neighbour_west();
         let bounded = solve(&[serving, neighbour], 0).unwrap();
-        let off_axis = solve(
-            &[
-                SeenCell {
-                    tower: None,
-                    ..serving
-                },
-                neighbour,
-            ],
-            0,
-        )
-        .unwrap();
+        let off_axis = without_mast(serving, neighbour);
         // At the typical level the serving anchor is its estimate either way: the same
         // anchors and spread, one radius shrunk by the bound, the other widened for want of
         // an axis.
@@ -677,29 +682,11 @@ mod tests {
 
     #[test]
     fn a_serving_advance_sizes_the_radius_by_how_far_the_mean_missed_its_ring() {
-        let (frame, serving) = serving_east(None);
-        let (lat, lon) = frame.to_latlon(-1_500.0, 300.0);
-        let neighbour = SeenCell {
-            lat,
-            lon,
-            tower: None,
-            serving: false,
-            ..serving
-        };
+        let (frame, serving, neighbour) = serving_and_neighbour_west();
         // Without an advance: the wedge's bound, R times BOUNDED_SCALE; without a mast, the
         // cells' mean unbounded.
         let r = solve(&[serving, neighbour], 0).unwrap().accuracy_m / BOUNDED_SCALE;
-        let unbounded = solve(
-            &[
-                SeenCell {
-                    tower: None,
-                    ..serving
-                },
-                neighbour,
-            ],
-            0,
-        )
-        .unwrap();
+        let unbounded = without_mast(serving, neighbour);
         let (mx, my) = frame.to_xy(unbounded.lat, unbounded.lon);
         // Advance 6, a ring of 508 m whose interval holds the serving anchor (500 m): the same
         // anchors and mean, the radius by how far the mean missed the ring. Advance 20, a ring
