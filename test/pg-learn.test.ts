@@ -183,7 +183,7 @@ it('compact --store and learn --store publish to the shared store; a server foll
   expect(summary).toMatchObject({ observations: 3, added: 1 });
   expect(summary.published).toBeGreaterThan(0);
   await vi.waitFor(async () => expect((await ask(s.port, token, 79)).lat).toBeCloseTo(52.55, 2), {
-    timeout: 10_000,
+    timeout: 30_000,
     interval: 100,
   });
   // The generation's network statistics travel with it: the follower reads them.
@@ -219,7 +219,7 @@ it('compact --store and learn --store publish to the shared store; a server foll
       fallbacks: { ipf: 0, lacf: 0 },
     });
   await vi.waitFor(async () => expect((await wifiAsk()).lat).toBeCloseTo(52.501, 2), {
-    timeout: 10_000,
+    timeout: 30_000,
     interval: 100,
   });
   s.child.kill('SIGTERM');
