@@ -18,14 +18,9 @@ use crate::store::netstats::LearnedMast;
 /// `updated` unix seconds of the day the mast last changed.
 pub const MAST_HEADER: &str = "radio,mcc,net,site,lat,lon,sightings,updated";
 
-/// Whether `line` is [`MAST_HEADER`] (spaces and case aside).
+/// Whether `line` is [`MAST_HEADER`], as the station files' headers are told.
 pub(crate) fn is_mast_header(line: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(line);
-    let fields: Vec<String> = text
-        .split(',')
-        .map(|f| f.trim().to_ascii_lowercase())
-        .collect();
-    fields.iter().map(String::as_str).eq(MAST_HEADER.split(','))
+    super::parse::is_header(line, MAST_HEADER)
 }
 
 /// One row, or why it is refused.

@@ -582,6 +582,11 @@ fn header_fields(line: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// Whether `line` is the header `expected` (a BOM, quotes, spaces and case aside).
+pub(crate) fn is_header(line: &[u8], expected: &str) -> bool {
+    same_header(&header_fields(line), expected)
+}
+
 fn same_header(found: &[String], expected: &str) -> bool {
     found.len() == expected.split(',').count()
         && found

@@ -18,6 +18,7 @@ use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
 use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
+use crate::sites::SiteMast;
 use crate::store::Database;
 
 /// A cell's anchor ([`anchor_of`]) in the local frame with its weight and range.
@@ -186,10 +187,14 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // The frame's origin is the first cell, so the coordinates are a few kilometres at most
     // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
     let spread = (a2 / sw - (mx * mx + my * my)).max(0.0).sqrt();
-    let ring = cells.len() == 1 && moved && first.ta_m.is_some();
-    let mut accuracy = if ring {
-        // On its mast's ring by its advance (a learned cell moves only so); (px, py) is there.
-        ring_accuracy(&frame, first, px, py)
+    // A single cell on its mast's ring by its advance (a learned cell moves only so): the
+    // mast and the advance's step; (px, py) is its anchor there.
+    let ring = match (cells.len(), moved, first.tower, first.ta_m) {
+        (1, true, Some(tower), Some((_, step))) => Some((tower, step)),
+        _ => None,
+    };
+    let mut accuracy = if let Some((tower, step)) = ring {
+        ring_accuracy(&frame, first.learned, tower, step, px, py)
     } else if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
         let radius = if first.learned {
@@ -251,7 +256,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         },
         aged: total_samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Cells,
-        ring,
+        ring: ring.is_some(),
     })
 }
 
@@ -360,18 +365,18 @@ fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> 
     (tx + dist * bx, ty + dist * by)
 }
 
-/// The 68% radius of a single cell's answer at (x, y) on its mast's ring ([`RING_SPREAD`]).
-fn ring_accuracy(frame: &LocalFrame, c: &SeenCell, x: f64, y: f64) -> f64 {
-    let (Some(tower), Some((_, step))) = (c.tower, c.ta_m) else {
-        // A cell is placed on a ring only with a mast and an advance; else its own radius.
-        return if c.learned {
-            single_cell_accuracy(range_of(c), c.samples.max(1))
-        } else {
-            crowd_cell_accuracy(stored_range_of(c), prior_range_of(c), c.samples.max(1))
-        };
-    };
+/// The 68% radius of a single cell's answer at (x, y) on the ring of `step`s around `tower`
+/// ([`RING_SPREAD`]).
+fn ring_accuracy(
+    frame: &LocalFrame,
+    learned: bool,
+    tower: SiteMast,
+    step: f64,
+    x: f64,
+    y: f64,
+) -> f64 {
     let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
-    let spread = if c.learned {
+    let spread = if learned {
         RING_SPREAD
     } else {
         CROWD_RING_SPREAD
@@ -456,7 +461,6 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sites::SiteMast;
     use crate::store::netstats::NetworkScale;
 
     #[test]
