@@ -102,7 +102,8 @@ pub struct Answer {
     /// Based on a single measurement, on stations older than 90 days, or on a LAC fallback.
     pub aged: bool,
     pub source: Source,
-    /// A single cell placed on its mast's ring by its timing advance (its radius is the
-    /// ring's, `solve::cells`): a class of its own in the radius model.
+    /// A single cell on its mast's ring by its timing advance, placed on it or answered at a
+    /// published mast (its radius is the ring's, `solve::cells`): a class of its own in the
+    /// radius model.
     pub ring: bool,
 }
