@@ -79,6 +79,18 @@ export interface NetworkStats {
   sector_offset: Quantiles | null;
   /** Site masts the learner fitted from timing advances (absent when none). */
   masts?: LearnedMast[];
+  /** Learned cells' positions by received level (absent when none). */
+  levels?: LearnedLevels[];
+}
+
+/**
+ * Where a learned cell's sightings lay by received level: each point is
+ * `[dbm, lat, lon, spread_m]`, spread_m the distance holding 68% of them (docs/learning.md).
+ */
+export interface LearnedLevels {
+  /** The cell's store key. */
+  cell: number;
+  points: [number, number, number, number][];
 }
 
 /** A site's mast as the learner fitted it from the timing advances of its sightings. */

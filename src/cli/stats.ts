@@ -2,7 +2,8 @@
  * `whereabouts stats --db DIR [--json]`: what each network's own data says of its scale, as
  * the database stores it (docs/positioning.md, "Each network's scale"): its cells' stored
  * ranges and sightings, its sites' spacing and sector offsets, how many of its cells were
- * learned and how many site masts the learner fitted from timing advances; then the radius
+ * learned, how many site masts the learner fitted from timing advances and how many learned
+ * cells it placed by received level; then the radius
  * model `whereabouts calibrate` stored, if any (`--json`: its `calibration` key). A database written before the statistics existed says so (exit 1).
  */
 import { existsSync } from 'node:fs';
@@ -62,6 +63,7 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     'site spacing m (p10/p50/p90)',
     'sector offset / range (p10/p50/p90)',
     'learned masts',
+    'cells by level',
   ];
   const rows = networks.map((n) => [
     `${n.radio} ${n.mcc} ${n.mnc}`,
@@ -73,6 +75,7 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     q(n.site_spacing_m),
     q(n.sector_offset, 2),
     String(n.masts?.length ?? 0),
+    String(n.levels?.length ?? 0),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();

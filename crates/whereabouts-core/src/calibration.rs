@@ -11,7 +11,8 @@
 //! 4. the serving station's quality: learned by us or a crowd average, and its sample count
 //!    (`crowd-1-9`, `crowd-10-99`, `crowd-100+`, `learned-...`); a single cell placed on its
 //!    mast's ring by its timing advance, whose radius is the ring's rather than the range's,
-//!    is `learned-ring` or `crowd-ring` whatever its samples.
+//!    is `learned-ring` or `crowd-ring` whatever its samples; a single learned cell placed by
+//!    the level it was heard at, whose radius is that level's spread, is `learned-level`.
 //!
 //! Each class's factor is the 68% quantile of error / radius of its rows, shrunk toward its
 //! parent's factor (in logarithms, the parent weighing [`PRIOR_ROWS`] rows), and the whole
@@ -55,7 +56,7 @@ pub const KIND_LACF: u8 = 4;
 pub const KIND_IPF: u8 = 5;
 const CELL_COUNTS: [&str; 4] = ["", "cells-1", "cells-2-3", "cells-4+"];
 const AP_COUNTS: [&str; 4] = ["", "aps-2", "aps-3-4", "aps-5+"];
-const QUALITIES: [&str; 9] = [
+const QUALITIES: [&str; 10] = [
     "",
     "crowd-1-9",
     "crowd-10-99",
@@ -65,10 +66,13 @@ const QUALITIES: [&str; 9] = [
     "learned-100+",
     "crowd-ring",
     "learned-ring",
+    "learned-level",
 ];
-/// The quality of a ring answer, crowd and learned ([`QUALITIES`]).
+/// The quality of a ring answer, crowd and learned, and of a learned cell placed by its
+/// level ([`QUALITIES`]).
 const CROWD_RING: u8 = 7;
 const LEARNED_RING: u8 = 8;
+const LEARNED_LEVEL: u8 = 9;
 const RADIOS: usize = Radio::ALL.len() + 1;
 
 /// A class of answer: level indices, 0 where the level does not apply or is pooled.
@@ -84,7 +88,8 @@ pub struct RadiusClass {
 impl RadiusClass {
     /// The class of a cell answer (`kind` one of cells, scf, lacf) from the serving cell's
     /// radio, how many cells were known (0: not counted), and the serving cell's quality:
-    /// learned or not, its samples, and whether the answer is on its mast's ring.
+    /// learned or not, its samples, and whether the answer is on its mast's ring or placed by
+    /// its level.
     pub fn cells(
         kind: u8,
         radio: Option<Radio>,
@@ -92,6 +97,7 @@ impl RadiusClass {
         learned: bool,
         samples: u32,
         ring: bool,
+        level: bool,
     ) -> Self {
         RadiusClass {
             kind,
@@ -105,6 +111,7 @@ impl RadiusClass {
             quality: match (ring, learned) {
                 (true, true) => LEARNED_RING,
                 (true, false) => CROWD_RING,
+                _ if level => LEARNED_LEVEL,
                 _ if samples == 0 => 0,
                 _ => samples_band(samples) + if learned { 3 } else { 0 },
             },
@@ -561,11 +568,19 @@ mod tests {
     use super::*;
 
     fn lte(cells: usize, learned: bool, samples: u32) -> RadiusClass {
-        RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), cells, learned, samples, false)
+        RadiusClass::cells(
+            KIND_CELLS,
+            Some(Radio::Lte),
+            cells,
+            learned,
+            samples,
+            false,
+            false,
+        )
     }
 
     fn on_ring(learned: bool) -> RadiusClass {
-        RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, learned, 50, true)
+        RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, learned, 50, true, false)
     }
 
     /// `n` ratios spread evenly so that their 68% quantile is `q`.
@@ -585,7 +600,7 @@ mod tests {
             lte(1, false, 50),
             lte(5, true, 3),
             RadiusClass::wifi(3, 200),
-            RadiusClass::cells(KIND_LACF, Some(Radio::Gsm), 0, false, 0, false),
+            RadiusClass::cells(KIND_LACF, Some(Radio::Gsm), 0, false, 0, false, false),
             on_ring(true),
             on_ring(false),
             RadiusClass::ip(),
@@ -599,6 +614,10 @@ mod tests {
         // On a ring: the ring's radius, whatever the samples.
         assert_eq!(on_ring(true).key(), "cells/lte/cells-1/learned-ring");
         assert_eq!(on_ring(false).key(), "cells/lte/cells-1/crowd-ring");
+        // Placed by its level: the level's radius.
+        let by_level = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, true, 50, false, true);
+        assert_eq!(by_level.key(), "cells/lte/cells-1/learned-level");
+        assert_eq!(RadiusClass::parse(&by_level.key()), Some(by_level));
         assert_eq!(
             on_ring(true).parent(),
             Some(lte(1, true, 50).parent().unwrap())

@@ -657,6 +657,7 @@ mod tests {
             aged: true,
             source: crate::solve::Source::Cells,
             ring: false,
+            level: false,
         };
         assert_eq!(encode(Some(a)), [1.0, 52.5, 13.4, 250.0, 2.0, 1.0]);
         let none = encode(None);

@@ -386,9 +386,37 @@ fn walked_past_a_mast(path: &Path, mast: (f64, f64)) {
     fs::write(path, csv).unwrap();
 }
 
+/// The answer for LTE 272/1 cell `cid` of TAC 100 heard alone at `signal`, with advance `ta`.
+fn locate_lte(
+    locator: &whereabouts_core::solve::Locator,
+    cid: u64,
+    signal: Option<f64>,
+    ta: Option<f64>,
+) -> whereabouts_core::solve::Answer {
+    use whereabouts_core::solve::{CellObs, Options, Query};
+    let cells = [CellObs {
+        radio: Some(Radio::Lte),
+        mcc: Some(272),
+        mnc: 1,
+        lac: 100,
+        cid,
+        signal,
+        asu: None,
+        ta,
+        psc: None,
+    }];
+    let q = Query {
+        cells: &cells,
+        wifi: &[],
+        ip: None,
+        options: Options::default(),
+    };
+    locator.locate(&q).expect("an answer")
+}
+
 #[test]
 fn timing_advances_fit_the_sites_mast_and_put_a_serving_cell_on_its_ring() {
-    use whereabouts_core::solve::{CellObs, Locator, Options, Query};
+    use whereabouts_core::solve::Locator;
     let tmp = tempfile::tempdir().unwrap();
     let mast = (51.9, -8.47);
     let csv = tmp.path().join("walk.csv");
@@ -408,26 +436,7 @@ fn timing_advances_fit_the_sites_mast_and_put_a_serving_cell_on_its_ring() {
     let sector = db.cell(Radio::Lte, 272, 1, 100, 4000 * 256 + 1).unwrap();
 
     let locator = Locator::new(db);
-    let locate = |ta: Option<f64>| {
-        let cells = [CellObs {
-            radio: Some(Radio::Lte),
-            mcc: Some(272),
-            mnc: 1,
-            lac: 100,
-            cid: 4000 * 256 + 1,
-            signal: Some(-95.0),
-            asu: None,
-            ta,
-            psc: None,
-        }];
-        let q = Query {
-            cells: &cells,
-            wifi: &[],
-            ip: None,
-            options: Options::default(),
-        };
-        locator.locate(&q).expect("an answer")
-    };
+    let locate = |ta: Option<f64>| locate_lte(&locator, 4000 * 256 + 1, Some(-95.0), ta);
     // Without an advance: the learned position.
     let plain = locate(None);
     assert!(distance_m(plain.lat, plain.lon, sector.lat(), sector.lon()) < 1.0);
@@ -475,4 +484,76 @@ fn timing_advances_fit_the_sites_mast_and_put_a_serving_cell_on_its_ring() {
     assert!(db
         .learned_mast(Radio::Lte, 272, 1, 4000 * 256 + 1)
         .is_none());
+}
+
+/// An OpenCelliD measurement CSV of LTE 272/1 cell `cid` (TAC 100) driven along one road west
+/// to east, 2 km through `origin`, on `passes` days: heard at -70 dBm at the west end, 40 dB
+/// weaker at the east end.
+fn driven_road(path: &Path, origin: (f64, f64), cid: u64, passes: u64) {
+    let mut csv =
+        String::from("mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid\n");
+    let frame = whereabouts_core::geo::LocalFrame::new(origin.0, origin.1);
+    for day in 0..passes {
+        for i in 0..=80 {
+            let x = -1_000.0 + i as f64 * 25.0;
+            let (lat, lon) = frame.to_latlon(x, 0.0);
+            let signal = (-70.0 - 40.0 * (x + 1_000.0) / 2_000.0).round();
+            let t = 1_700_000_000_000u64 + day * 86_400_000 + i as u64 * 2_000;
+            csv.push_str(&format!(
+                "272,1,,{cid},{lat:.6},{lon:.6},{signal},{t},10,12,0,LTE,,,100,42,,,\n"
+            ));
+        }
+    }
+    fs::write(path, csv).unwrap();
+}
+
+#[test]
+fn a_learned_cell_heard_at_a_level_answers_where_its_drives_heard_it_so() {
+    use whereabouts_core::solve::Locator;
+    let tmp = tempfile::tempdir().unwrap();
+    let origin = (51.9, -8.47);
+    let (three, once) = (9000 * 256 + 1, 9001 * 256 + 1);
+    let (a, b) = (tmp.path().join("three.csv"), tmp.path().join("once.csv"));
+    driven_road(&a, origin, three, 3);
+    driven_road(&b, origin, once, 1);
+    let dir = tmp.path().join("db");
+    learn(&dir, &[a, b], &LearnOptions::default()).unwrap();
+    let db = Database::open(&dir).unwrap();
+    let key = |cid| whereabouts_core::store::record::cell_key(Radio::Lte, 100, cid);
+    let levels = db.learned_levels(Radio::Lte, 272, 1, key(three)).to_vec();
+    assert!(levels.len() > 10, "{levels:?}");
+    // One pass says nothing of where the next device at a level will be.
+    assert!(db.learned_levels(Radio::Lte, 272, 1, key(once)).is_empty());
+    let estimate = db.cell(Radio::Lte, 272, 1, 100, three).unwrap();
+    let (estimate_lat, estimate_lon) = (estimate.lat(), estimate.lon());
+
+    let locator = Locator::new(db);
+    let locate = |signal: Option<f64>, ta: Option<f64>| locate_lte(&locator, three, signal, ta);
+    let frame = whereabouts_core::geo::LocalFrame::new(origin.0, origin.1);
+    // Strong near the west end, weak near the east end: each answer is where the drives
+    // heard the cell so, within about its level's stretch of road, and claims that stretch.
+    for (signal, x) in [(-72.0, -950.0), (-90.0, 0.0), (-108.0, 950.0)] {
+        let a = locate(Some(signal), None);
+        let (want_lat, want_lon) = frame.to_latlon(x, 0.0);
+        let off = distance_m(a.lat, a.lon, want_lat, want_lon);
+        assert!(off < 150.0, "{signal} dBm: {off} m from {x}");
+        assert!(a.accuracy_m < 300.0, "{signal} dBm: {}", a.accuracy_m);
+    }
+    // No level, a level the drives never heard, or a timing advance: the cell's estimate.
+    for (signal, ta) in [(None, None), (Some(-40.0), None), (Some(-72.0), Some(3.0))] {
+        let a = locate(signal, ta);
+        let off = distance_m(a.lat, a.lon, estimate_lat, estimate_lon);
+        assert!(off < 1.0, "{signal:?} {ta:?}: {off} m");
+    }
+    drop(locator);
+
+    // A later run that does not hear the cell keeps its levels.
+    let wifi = tmp.path().join("wigle.csv");
+    fs::copy(fixture("wigle.csv"), &wifi).unwrap();
+    learn(&dir, &[wifi], &LearnOptions::default()).unwrap();
+    let db = Database::open(&dir).unwrap();
+    assert_eq!(
+        db.learned_levels(Radio::Lte, 272, 1, key(three)),
+        levels.as_slice()
+    );
 }

@@ -80,6 +80,8 @@ pub struct LearnSummary {
     pub counts: LearnCounts,
     /// Site masts fitted from timing advances that the new database keeps.
     pub masts: f64,
+    /// Learned cells placed by received level that the new database keeps.
+    pub levels: f64,
     pub cells: f64,
     pub wifi: f64,
     pub shards: f64,
@@ -110,6 +112,7 @@ impl Task for LearnTask {
             counts: LearnCounts::from(&r),
             files: r.files.into_iter().map(file_report).collect(),
             masts: r.masts as f64,
+            levels: r.levels as f64,
             cells: r.cells as f64,
             wifi: r.wifi as f64,
             shards: r.shards as f64,

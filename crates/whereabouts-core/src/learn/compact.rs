@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{masts, write_merged, LearnError};
+use super::{masts, write_merged, LearnError, StationKey};
 use crate::solve::Locator;
 use crate::store::{BuildOptions, DbBuilder, StoreError};
 
@@ -92,6 +92,19 @@ pub fn compact(locator: &Locator) -> Result<CompactReport, LearnError> {
     let fitted =
         masts::fit_masts::<LearnError>(&advances, super::wall_clock(), &mut |_, _| Ok(()))?;
     masts::keep(builder.learned_masts(), &fitted);
+    // A cell the submissions re-estimated (or moved) has no sightings by level here: the
+    // levels of its file runs may describe another place, so they go with it.
+    for key in snapshot.stations.keys() {
+        if let StationKey::Cell {
+            radio,
+            mcc,
+            mnc,
+            key,
+        } = *key
+        {
+            builder.learned_levels().remove(&(radio, mcc, mnc, key));
+        }
+    }
     let db = locator.database();
     write_merged(&mut builder, Some(&db), &snapshot.stations)?;
     drop(db);

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Observation;
 use crate::geo::{distance_m, LocalFrame};
+use crate::store::netstats::LevelPoint;
 
 /// Assumed GPS error when a row does not state one (G-NetTrack never does):
 /// a phone's typical open-sky fix.
@@ -62,6 +63,21 @@ const RANGE_PER_TA_CELL: f64 = 2.0;
 /// (their cells are seen on many drives).
 const RANGE_PRIOR_CELL_M: f64 = 500.0;
 const RANGE_PRIOR_PASSES: f64 = 1.0;
+/// A cell's positions by received level: at each level a multiple of `LEVEL_STEP_DB` within
+/// its sightings, the mode (`MODE_KERNEL_CELL_M`) of the kept sightings within
+/// `LEVEL_WINDOW_DB` of it, when there are at least `LEVEL_MIN_SIGHTINGS`. Along the roads a
+/// cell's devices travel its level rises and falls in the same places every time, so where
+/// the learning drives heard it at a level is where the next device at that level is:
+/// chosen on three folds of the Cork learn files (`npx tsx bench/traces.ts --set cork --cv`;
+/// windows of 3, 4 and 6 dB: 3 and 4 alike, 6 worse in two folds) and measured on the
+/// held-out files and the Dakar logs (docs/experiments.md).
+const LEVEL_STEP_DB: i32 = 2;
+const LEVEL_WINDOW_DB: f64 = 4.0;
+const LEVEL_MIN_SIGHTINGS: usize = 5;
+const LEVEL_MIN_PASSES: usize = 2;
+/// At most this many sightings are searched for a level's mode (every n-th beyond): a phone
+/// left logging in one place gives tens of thousands at one level.
+const LEVEL_MAX_SIGHTINGS: usize = 2_000;
 /// The least covering radius we publish: a handful of fixes in one spot says
 /// little about how far the station reaches.
 const MIN_RANGE_CELL_M: f64 = 100.0;
@@ -114,6 +130,9 @@ pub struct Estimate {
     pub last: Option<i64>,
     /// PSC/PCI of the newest observation that knows it.
     pub psc: Option<u16>,
+    /// Cells: where the kept sightings lay by received level (`LEVEL_STEP_DB`); empty for
+    /// WiFi and for cells without enough sightings with a level.
+    pub levels: Vec<LevelPoint>,
 }
 
 fn weight(o: &Observation, newest: Option<i64>) -> f64 {
@@ -180,6 +199,86 @@ fn mode(
         }
     }
     (cx, cy)
+}
+
+/// The positions by level of a cell's sightings ([`LEVEL_STEP_DB`]): `pts` are the local
+/// positions and weights of `obs`. All of them, not only those the estimate kept: the far
+/// ends of a cell's roads, which the estimate's trim drops, are where it is heard weakest,
+/// and a level's mode of five sightings or more stands off a stray fix.
+fn level_points(
+    obs: &[Observation],
+    pts: &[(f64, f64, f64)],
+    pass: &[u32],
+    frame: &LocalFrame,
+) -> Vec<LevelPoint> {
+    let mut heard: Vec<(f64, (f64, f64, f64), u32)> = obs
+        .iter()
+        .zip(pts)
+        .zip(pass)
+        .filter_map(|((o, &p), &k)| Some((o.signal_dbm.filter(|s| s.is_finite())?, p, k)))
+        .collect();
+    if heard.len() < LEVEL_MIN_SIGHTINGS {
+        return Vec::new();
+    }
+    heard.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (lo, hi) = (heard[0].0, heard[heard.len() - 1].0);
+    let mut out = Vec::new();
+    let mut level = (lo / LEVEL_STEP_DB as f64).ceil() as i32 * LEVEL_STEP_DB;
+    while level as f64 <= hi {
+        let l = level as f64;
+        let from = heard.partition_point(|h| h.0 < l - LEVEL_WINDOW_DB);
+        let to = heard.partition_point(|h| h.0 <= l + LEVEL_WINDOW_DB);
+        let near = &heard[from..to];
+        if near.len() >= LEVEL_MIN_SIGHTINGS {
+            let stride = near.len().div_ceil(LEVEL_MAX_SIGHTINGS);
+            let sample = near.iter().step_by(stride).map(|h| h.1);
+            let (mut sw, mut sx, mut sy) = (0.0, 0.0, 0.0);
+            for (x, y, w) in sample.clone() {
+                sw += w;
+                sx += w * x;
+                sy += w * y;
+            }
+            if sw > 0.0 {
+                let (cx, cy) = mode(sample.clone(), (sx / sw, sy / sw), MODE_KERNEL_CELL_M);
+                let mut d: Vec<f64> = near
+                    .iter()
+                    .map(|h| (h.1 .0 - cx).hypot(h.1 .1 - cy))
+                    .collect();
+                d.sort_by(f64::total_cmp);
+                let within = d[((d.len() - 1) as f64 * 0.68) as usize];
+                // How far apart the passes heard it at this level: each pass's centre from
+                // the mode, root mean square over the sightings. One pass says nothing of
+                // whether the next device at this level will be there.
+                let mut by_pass: HashMap<u32, (f64, f64, f64)> = HashMap::new();
+                for h in near {
+                    let e = by_pass.entry(h.2).or_default();
+                    e.0 += 1.0;
+                    e.1 += h.1 .0;
+                    e.2 += h.1 .1;
+                }
+                if by_pass.len() < LEVEL_MIN_PASSES {
+                    level += LEVEL_STEP_DB;
+                    continue;
+                }
+                let between = (by_pass
+                    .values()
+                    .map(|&(n, x, y)| n * (x / n - cx).powi(2) + n * (y / n - cy).powi(2))
+                    .sum::<f64>()
+                    / near.len() as f64)
+                    .sqrt();
+                let spread = within.hypot(between);
+                let (lat, lon) = frame.to_latlon(cx, cy);
+                out.push(LevelPoint {
+                    dbm: level as i16,
+                    lat,
+                    lon,
+                    spread_m: spread as f32,
+                });
+            }
+        }
+        level += LEVEL_STEP_DB;
+    }
+    out
 }
 
 /// Each observation's pass (1-based): sightings less than [`PASS_GAP_S`] apart in time share
@@ -326,6 +425,11 @@ pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
     if !wifi {
         (cx, cy) = mode(kept.iter().map(|&i| pts[i]), (cx, cy), MODE_KERNEL_CELL_M);
     }
+    let levels = if wifi {
+        Vec::new()
+    } else {
+        level_points(obs, &pts, &pass, &frame)
+    };
     let mut dists: Vec<f64> = kept
         .iter()
         .map(|&i| (pts[i].0 - cx).hypot(pts[i].1 - cy))
@@ -370,6 +474,7 @@ pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
         first: times.clone().min(),
         last: times.max(),
         psc,
+        levels,
     })
 }
 

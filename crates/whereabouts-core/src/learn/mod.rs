@@ -262,6 +262,8 @@ pub struct LearnReport {
     /// Site masts fitted from timing advances ([`masts`]) that the new database keeps:
     /// this run's and earlier runs' of the sites that still have a learned cell.
     pub masts: u64,
+    /// Learned cells placed by received level ([`estimate`]) that the new database keeps.
+    pub levels: u64,
     pub cells: u64,
     pub wifi: u64,
     pub shards: u64,
@@ -575,6 +577,7 @@ fn decide(
             first: None,
             last: None,
             psc: s.psc(),
+            levels: Vec::new(),
         };
         let first_far = far.iter().filter_map(|o| o.time).min();
         // Sightings at the old place since the far ones began still vouch for it.
@@ -848,6 +851,7 @@ pub fn learn_files(
     // Decide every station the files mention.
     let label = dir.display().to_string();
     let mut learned: BTreeMap<StationKey, Option<Station>> = BTreeMap::new();
+    let mut levels = Vec::new();
     let groups = obs.chunk_by(|a, b| a.key == b.key);
     let stations_total = obs.len() as u64;
     let mut done = 0u64;
@@ -890,6 +894,26 @@ pub fn learn_files(
         if matches!(outcome, Decided::Keep) {
             continue;
         }
+        let mut outcome = outcome;
+        if let StationKey::Cell {
+            radio,
+            mcc,
+            mnc,
+            key: cell,
+        } = key
+        {
+            // A new estimate brings its own levels; a refined one keeps the old ones unless
+            // this run heard it at levels; a withdrawn cell has none.
+            let update = match &mut outcome {
+                Decided::Put(e) => Some(std::mem::take(&mut e.levels)),
+                Decided::Refine(e) if !e.levels.is_empty() => Some(std::mem::take(&mut e.levels)),
+                Decided::Withdraw => Some(Vec::new()),
+                _ => None,
+            };
+            if let Some(points) = update {
+                levels.push(((radio, mcc, mnc, cell), points));
+            }
+        }
         let station = settle(key, outcome, existing.as_ref(), now, &mut report);
         learned.insert(key, station);
     }
@@ -914,12 +938,20 @@ pub fn learn_files(
     })?;
     let mut builder = builder;
     masts::keep(builder.learned_masts(), &fitted);
+    for (cell, points) in levels {
+        if points.is_empty() {
+            builder.learned_levels().remove(&cell);
+        } else {
+            builder.learned_levels().insert(cell, points);
+        }
+    }
     write_merged(&mut builder, db.as_ref(), &learned)?;
     write_blocklist(dir, &block)?;
     let (_, stats) = builder.commit()?;
     drop(db);
     report.cells = stats.cells;
     report.masts = stats.learned_masts;
+    report.levels = stats.learned_levels;
     report.wifi = stats.wifi;
     report.shards = stats.shards;
     report.bytes = stats.bytes;

@@ -205,6 +205,11 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     };
     let mut accuracy = if let Some(radius) = ring {
         radius
+    } else if let (1, Some(spread)) = (cells.len(), first.level_spread_m) {
+        // The level's own spread, as the learner measured it (within its sightings and
+        // between its passes): on three folds of the Cork learn files the factor that held
+        // 68% was 0.68 to 0.86 of a radius 1.3 times this within spread alone, so no factor.
+        spread
     } else if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
         let radius = if first.learned {
@@ -267,6 +272,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         aged: total_samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Cells,
         ring: ring.is_some(),
+        level: ring.is_none() && cells.len() == 1 && first.level_spread_m.is_some(),
     })
 }
 
@@ -460,6 +466,7 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
                         aged: true,
                         source: Source::Area,
                         ring: false,
+                        level: false,
                     });
                 }
             }
@@ -517,6 +524,7 @@ mod tests {
             via_short_cid: false,
             learned: false,
             scale: NetworkScale::UNKNOWN,
+            level_spread_m: None,
         };
         (frame, cell)
     }

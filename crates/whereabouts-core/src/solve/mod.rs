@@ -219,6 +219,7 @@ impl Locator {
                         aged: false,
                         source: Source::Ip,
                         ring: false,
+                        level: false,
                     });
         }
         let mut a = answer?;
@@ -281,6 +282,7 @@ fn radius_class(a: &Answer, seen: &lookup::Seen, q: &Query) -> RadiusClass {
                 first.is_some_and(|c| c.learned),
                 first.map_or(0, |c| c.samples.max(1)),
                 a.ring,
+                a.level,
             )
         }
         Source::Area => RadiusClass::cells(
@@ -289,6 +291,7 @@ fn radius_class(a: &Answer, seen: &lookup::Seen, q: &Query) -> RadiusClass {
             0,
             false,
             0,
+            false,
             false,
         ),
         Source::Ip => RadiusClass::ip(),

@@ -226,6 +226,11 @@ pub(super) const COUNT_EXP: f64 = 1.03;
 pub const AREA_ACCURACY_FACTOR: f64 = 0.82;
 pub const AREA_FEW_CELLS: f64 = 5.0;
 
+/// A learned cell heard at a level is placed at its learning's position for the nearest level
+/// within this many dB (a prior: the learner's window, `learn::estimate`, so that the level
+/// heard lies among the sightings that position was found from).
+pub(super) const LEVEL_MATCH_DB: f64 = 4.0;
+
 /// The least a cell answer claims (a floor, not fitted): cell positions are crowd estimates.
 pub(super) const MIN_CELL_ACCURACY_M: f64 = 50.0;
 

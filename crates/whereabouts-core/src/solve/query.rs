@@ -106,4 +106,7 @@ pub struct Answer {
     /// published mast (its radius is the ring's, `solve::cells`): a class of its own in the
     /// radius model.
     pub ring: bool,
+    /// A single learned cell placed by the level it was heard at (its radius is that level's
+    /// spread, `solve::cells`): a class of its own in the radius model.
+    pub level: bool,
 }

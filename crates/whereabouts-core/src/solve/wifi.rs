@@ -130,6 +130,7 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
         aged: samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Wifi,
         ring: false,
+        level: false,
     })
 }
 

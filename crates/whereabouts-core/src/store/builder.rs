@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::masts::MastSpill;
-use super::netstats::{self, LearnedMast, NetworkStatsBuilder, NetworkStatsFile};
+use super::netstats::{
+    self, CellId, LearnedMast, LevelPoint, NetworkStatsBuilder, NetworkStatsFile,
+};
 use super::record::{key_cid, key_lac, Area, Estimated, Network, Station, StationRecord, KEY_BITS};
 use super::writer::ShardWriter;
 use super::StoreError;
@@ -56,6 +58,8 @@ pub struct BuildStats {
     pub bytes: u64,
     /// Site masts our learner fitted that the database keeps (`learn::masts`).
     pub learned_masts: u64,
+    /// Learned cells with levels ([`netstats::LearnedLevels`]).
+    pub learned_levels: u64,
 }
 
 struct OpenShard {
@@ -129,6 +133,12 @@ pub struct DbBuilder {
     learned_masts: BTreeMap<SiteKey, LearnedMast>,
     /// The sites of the learned cells written, while there are learned masts to keep.
     learned_sites: BTreeSet<SiteKey>,
+    /// The learned cells' levels (`learn::estimate`): the previous generation's, and what a
+    /// learn run sets ([`DbBuilder::learned_levels`]). The commit keeps those of the cells
+    /// written as learned.
+    learned_levels: BTreeMap<CellId, Vec<LevelPoint>>,
+    /// The learned cells written, while there are learned levels to keep.
+    learned_cells: BTreeSet<CellId>,
 }
 
 impl DbBuilder {
@@ -148,10 +158,22 @@ impl DbBuilder {
         }
         let old = Manifest::read(dir)?;
         let generation = old.as_ref().map_or(0, |m| m.generation) + 1;
-        let learned_masts = match old.as_ref().and_then(|m| m.network_stats.as_ref()) {
-            Some(name) => previous_masts(dir, name)?,
-            None => BTreeMap::new(),
+        let previous = match old.as_ref().and_then(|m| m.network_stats.as_ref()) {
+            Some(name) => NetworkStatsFile::read(dir, name)?,
+            None => None,
         };
+        let learned_masts = previous
+            .as_ref()
+            .map(|file| file.learned_masts().collect())
+            .unwrap_or_default();
+        let learned_levels = previous
+            .as_ref()
+            .map(|file| {
+                file.learned_levels()
+                    .map(|(cell, points)| (cell, points.to_vec()))
+                    .collect()
+            })
+            .unwrap_or_default();
         let staging = dir.join(format!(".staging-{}", std::process::id()));
         fs::create_dir_all(&staging).map_err(|e| StoreError::io(&staging, e))?;
         let masts_path = staging.join("masts.tmp");
@@ -175,6 +197,8 @@ impl DbBuilder {
             network_stats: NetworkStatsBuilder::default(),
             learned_masts,
             learned_sites: BTreeSet::new(),
+            learned_levels,
+            learned_cells: BTreeSet::new(),
         })
     }
 
@@ -182,6 +206,12 @@ impl DbBuilder {
     /// cell): the previous generation's, for a learn run to add to before its cells.
     pub fn learned_masts(&mut self) -> &mut BTreeMap<SiteKey, LearnedMast> {
         &mut self.learned_masts
+    }
+
+    /// The learned cells' levels the commit will keep (for the cells still written as
+    /// learned): the previous generation's, for a learn run to set or remove before its cells.
+    pub fn learned_levels(&mut self) -> &mut BTreeMap<CellId, Vec<LevelPoint>> {
+        &mut self.learned_levels
     }
 
     /// The manifest of the database this builder will replace, if any.
@@ -374,9 +404,14 @@ impl DbBuilder {
             n.count += 1;
         }
         self.stats.cells += 1;
-        if station.estimated() == Estimated::Learned && !self.learned_masts.is_empty() {
-            if let Some(site) = SiteKey::of_cell(radio, mcc, mnc, key_cid(radio, station.key)) {
-                self.learned_sites.insert(site);
+        if station.estimated() == Estimated::Learned {
+            if !self.learned_masts.is_empty() {
+                if let Some(site) = SiteKey::of_cell(radio, mcc, mnc, key_cid(radio, station.key)) {
+                    self.learned_sites.insert(site);
+                }
+            }
+            if !self.learned_levels.is_empty() {
+                self.learned_cells.insert((radio, mcc, mnc, station.key));
             }
         }
         self.network_stats.cell(
@@ -490,6 +525,11 @@ impl DbBuilder {
             .into_iter()
             .filter(|(site, _)| learned_sites.contains(site));
         self.stats.learned_masts = stats.add_masts(masts);
+        let learned_cells = std::mem::take(&mut self.learned_cells);
+        let levels = std::mem::take(&mut self.learned_levels)
+            .into_iter()
+            .filter(|(cell, points)| !points.is_empty() && learned_cells.contains(cell));
+        self.stats.learned_levels = stats.add_levels(levels);
         stats.write(&self.dir, &stats_file)?;
         sync_dir(&self.dir)?;
         let manifest = Manifest {
@@ -520,14 +560,6 @@ impl DbBuilder {
         }
         Ok((manifest, self.stats))
     }
-}
-
-/// The learned masts of the statistics file `name` of the generation a build replaces (none
-/// from a file of another version).
-fn previous_masts(dir: &Path, name: &str) -> Result<BTreeMap<SiteKey, LearnedMast>, StoreError> {
-    Ok(NetworkStatsFile::read(dir, name)?
-        .map(|file| file.learned_masts().collect())
-        .unwrap_or_default())
 }
 
 impl Drop for DbBuilder {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::netstats::{NetworkScale, NetworkStatsFile};
+use super::netstats::{CellId, LevelPoint, NetworkScale, NetworkStatsFile};
 use super::record::{cell_key, key_cid, rank_key, short_cid_ranks};
 use super::record::{Area, Mast, Station, StationRecord};
 
@@ -96,6 +96,8 @@ pub struct Database {
     network_stats: Option<NetworkStatsFile>,
     /// The masts our learner fitted from timing advances, from the statistics file.
     learned_masts: HashMap<SiteKey, (f64, f64)>,
+    /// The learned cells' positions by level (`netstats::LearnedLevels`).
+    learned_levels: HashMap<CellId, Box<[LevelPoint]>>,
     /// The manifest's radius model resolved for answering; None: the solver's radii.
     radius_model: Option<RadiusTable>,
 }
@@ -212,6 +214,11 @@ impl Database {
                 .map(|(site, m)| (site, (m.lat, m.lon)))
                 .collect()
         });
+        let learned_levels = network_stats.as_ref().map_or_else(HashMap::new, |file| {
+            file.learned_levels()
+                .map(|(cell, points)| (cell, points.into()))
+                .collect()
+        });
         if let Some(file) = &network_stats {
             for n in &file.networks {
                 let Some(radio) = Radio::parse(&n.radio) else {
@@ -242,6 +249,7 @@ impl Database {
             wifi_shards,
             network_stats,
             learned_masts,
+            learned_levels,
         })
     }
 
@@ -321,6 +329,17 @@ impl Database {
             lon,
             spread_m: 0.0,
         })
+    }
+
+    /// A learned cell's positions by level, ascending (`learn::estimate`); empty for the
+    /// others.
+    pub fn learned_levels(&self, radio: Radio, mcc: u16, mnc: u16, key: u64) -> &[LevelPoint] {
+        if self.learned_levels.is_empty() {
+            return &[];
+        }
+        self.learned_levels
+            .get(&(radio, mcc, mnc, key))
+            .map_or(&[], |p| p)
     }
 
     /// The mccs under which a CDMA SID is known.

@@ -73,7 +73,53 @@ pub struct NetworkStats {
     /// absent from the file when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub masts: Vec<LearnedMast>,
+    /// The learned cells' positions by received level (`learn::estimate`), sorted by cell;
+    /// absent from the file when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<LearnedLevels>,
 }
+
+/// Where a learned cell's sightings lay at each received level: a device that hears the cell
+/// at a level is most likely where the learning drives heard it so.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LearnedLevels {
+    /// The cell's store key (`record::cell_key`).
+    pub cell: u64,
+    /// By level, ascending.
+    pub points: Vec<LevelPoint>,
+}
+
+/// One level of a [`LearnedLevels`]: the level in whole dBm, the position, and the distance
+/// from it holding 68% of the sightings it was found from. Written as a JSON array
+/// `[dbm, lat, lon, spread]`: a learned network holds thousands of them.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(from = "(i16, f64, f64, f32)", into = "(i16, f64, f64, f32)")]
+pub struct LevelPoint {
+    pub dbm: i16,
+    pub lat: f64,
+    pub lon: f64,
+    pub spread_m: f32,
+}
+
+impl From<(i16, f64, f64, f32)> for LevelPoint {
+    fn from((dbm, lat, lon, spread_m): (i16, f64, f64, f32)) -> Self {
+        LevelPoint {
+            dbm,
+            lat,
+            lon,
+            spread_m,
+        }
+    }
+}
+
+impl From<LevelPoint> for (i16, f64, f64, f32) {
+    fn from(p: LevelPoint) -> Self {
+        (p.dbm, p.lat, p.lon, p.spread_m)
+    }
+}
+
+/// A cell of a network: (radio, mcc, mnc, store key).
+pub type CellId = (Radio, u16, u16, u64);
 
 /// A site's mast as our learner fitted it from the timing advances of its sectors' sightings.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
@@ -147,6 +193,39 @@ impl NetworkStatsFile {
         }
         for n in &mut self.networks {
             n.masts.sort_by_key(|m| m.site);
+        }
+        added
+    }
+
+    /// Every learned cell's levels in the file.
+    pub fn learned_levels(&self) -> impl Iterator<Item = (CellId, &[LevelPoint])> + '_ {
+        self.networks.iter().flat_map(|n| {
+            let radio = Radio::parse(&n.radio);
+            n.levels
+                .iter()
+                .filter_map(move |l| Some(((radio?, n.mcc, n.mnc, l.cell), l.points.as_slice())))
+        })
+    }
+
+    /// Adds learned cells' levels to their networks' entries (each network's sorted by
+    /// cell); returns how many cells had one.
+    pub fn add_levels(
+        &mut self,
+        levels: impl IntoIterator<Item = (CellId, Vec<LevelPoint>)>,
+    ) -> u64 {
+        let mut added = 0;
+        for ((radio, mcc, mnc, cell), points) in levels {
+            let at = self
+                .networks
+                .iter()
+                .position(|n| (n.radio.as_str(), n.mcc, n.mnc) == (radio.name(), mcc, mnc));
+            if let Some(i) = at {
+                self.networks[i].levels.push(LearnedLevels { cell, points });
+                added += 1;
+            }
+        }
+        for n in &mut self.networks {
+            n.levels.sort_by_key(|l| l.cell);
         }
         added
     }
@@ -315,6 +394,7 @@ impl NetworkStatsBuilder {
                 site_spacing_m: a.spacing.quantiles(),
                 sector_offset: a.offset.quantiles(),
                 masts: Vec::new(),
+                levels: Vec::new(),
             });
         }
     }
