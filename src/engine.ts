@@ -83,14 +83,15 @@ export interface NetworkStats {
   levels?: LearnedLevels[];
 }
 
-/**
- * Where a learned cell's sightings lay by received level: each point is
- * `[dbm, lat, lon, spread_m]`, spread_m the distance holding 68% of them (docs/learning.md).
- */
+/** Where a learned cell's sightings lay by received level (docs/learning.md). */
 export interface LearnedLevels {
   /** The cell's store key. */
   cell: number;
-  points: [number, number, number, number][];
+  /**
+   * Ascending by level, each `dbm/lat/lon/spread` (spread: metres holding 68% of the
+   * sightings at that level), separated by `;`.
+   */
+  points: string;
 }
 
 /** A site's mast as the learner fitted it from the timing advances of its sightings. */

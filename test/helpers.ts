@@ -114,6 +114,32 @@ export function mastWalkCsv(): string {
   return `${rows.join('\n')}\n`;
 }
 
+/** LTE 208/10 eNB 301's first sector, TAC 7: the cell {@link levelDriveCsv} drives past. */
+export const LEVEL_DRIVE_CELL = (301 << 8) | 1;
+
+/**
+ * An OpenCelliD measurement CSV: {@link LEVEL_DRIVE_CELL} driven along a road 2 km west to
+ * east through {@link MAST_WALK}'s point on three days, heard at -70 dBm at the west end and
+ * 40 dB weaker at the east end (the learner keeps where it was heard at each level).
+ */
+export function levelDriveCsv(): string {
+  const { lat: lat0, lon: lon0, mPerDegLon } = MAST_WALK;
+  const rows = [
+    'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid',
+  ];
+  for (let day = 0; day < 3; day++) {
+    for (let i = 0; i <= 80; i++) {
+      const x = -1000 + i * 25;
+      const signal = Math.round(-70 - (40 * (x + 1000)) / 2000);
+      const t = 1.7e12 + day * 86_400_000 + i * 2000;
+      rows.push(
+        `208,10,,${LEVEL_DRIVE_CELL},${lat0.toFixed(6)},${(lon0 + x / mPerDegLon).toFixed(6)},${signal},${t},10,12,0,LTE,,,7,2,,,`,
+      );
+    }
+  }
+  return `${rows.join('\n')}\n`;
+}
+
 /** Metres from `a` to the point (lat, lon) near {@link MAST_WALK}. */
 export function metresNearMastWalk(a: { lat: number; lon: number }, lat: number, lon: number): number {
   return Math.hypot((a.lon - lon) * MAST_WALK.mPerDegLon, (a.lat - lat) * MAST_WALK.mPerDegLat);

@@ -18,6 +18,8 @@ import { readSyncState } from '../src/sync/state.js';
 import {
   cli,
   fixtureDb,
+  LEVEL_DRIVE_CELL,
+  levelDriveCsv,
   MAST_WALK,
   mastWalkCsv,
   metresNearMastWalk,
@@ -484,8 +486,11 @@ describe('learned site masts between Whereabouts servers', () => {
     const dir = tempDir('wb-sync-masts-');
     const csv = join(dir, 'walk.csv');
     writeFileSync(csv, mastWalkCsv());
+    // And where it heard eNB 301's sector at each level, driving past on three days.
+    const drive = join(dir, 'drive.csv');
+    writeFileSync(drive, levelDriveCsv());
     const remoteDb = join(dir, 'remote');
-    expect(cli(['learn', '--db', remoteDb, '--no-calibrate', '--quiet', csv]).code).toBe(0);
+    expect(cli(['learn', '--db', remoteDb, '--no-calibrate', '--quiet', csv, drive]).code).toBe(0);
     const remote = await startTestServer({
       engine: { db: remoteDb, land: false, ipDatabases: false },
       clock: () => Date.UTC(2026, 0, 10, 12),
@@ -498,7 +503,7 @@ describe('learned site masts between Whereabouts servers', () => {
       const db = newDir();
       const from = `whereabouts+${remote.base}`;
       const first = await syncDatabase({ db, from, token });
-      expect(first).toMatchObject({ changed: true, stations: 2, masts: 1, rejected: 0 });
+      expect(first).toMatchObject({ changed: true, stations: 3, masts: 1, levels: 1, rejected: 0 });
       const masts = (d: string) => {
         const stats = JSON.parse(cli(['stats', '--db', d, '--json']).stdout);
         return stats.networks.flatMap((n: { masts?: unknown[] }) => n.masts ?? []);
@@ -521,8 +526,34 @@ describe('learned site masts between Whereabouts servers', () => {
       expect(metresNearMastWalk(here, got.lat, got.lon)).toBeCloseTo(9 * 78.12, -1);
       expect(metresNearMastWalk(here, at(remoteDb).lat, at(remoteDb).lon)).toBeLessThan(0.1);
 
+      // The drive's levels cross too: heard weak, the cell answers near the east end of the
+      // road on both, and claims the level's spread, not its range's radius.
+      const levels = (d: string) => {
+        const stats = JSON.parse(cli(['stats', '--db', d, '--json']).stdout);
+        return stats.networks.flatMap((n: { levels?: { points: string }[] }) =>
+          (n.levels ?? []).map((l) => l.points.split(';')),
+        );
+      };
+      const [sentLevels] = levels(remoteDb);
+      const [gotLevels] = levels(db);
+      expect(gotLevels).toEqual(sentLevels);
+      expect(gotLevels.length).toBeGreaterThan(10);
+      const weak = JSON.stringify({
+        token: 't',
+        radio: 'lte',
+        mcc: 208,
+        mnc: 10,
+        cells: [{ lac: 7, cid: LEVEL_DRIVE_CELL, signal: -108 }],
+      });
+      const [there, sender] = [db, remoteDb].map((d) => JSON.parse(cli(['locate', '--db', d], weak).stdout));
+      const east = { lat: MAST_WALK.lat, lon: MAST_WALK.lon + 950 / MAST_WALK.mPerDegLon };
+      expect(metresNearMastWalk(there, east.lat, east.lon)).toBeLessThan(150);
+      expect(metresNearMastWalk(there, sender.lat, sender.lon)).toBeLessThan(0.1);
+      expect(there.accuracy).toBe(sender.accuracy);
+      expect(there.accuracy).toBeLessThan(300);
+
       // Nothing new: the mast is not merged again.
-      expect(await syncDatabase({ db, from, token })).toMatchObject({ changed: false, masts: 0 });
+      expect(await syncDatabase({ db, from, token })).toMatchObject({ changed: false, masts: 0, levels: 0 });
       expect(masts(db)).toHaveLength(1);
     } finally {
       await remote.close();

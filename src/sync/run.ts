@@ -61,6 +61,8 @@ export interface SyncOutcome {
   stations: number;
   /** Learned site masts accepted (a Whereabouts server's `masts` pages; docs/sync.md). */
   masts: number;
+  /** Learned cells' positions by level accepted, one a cell (`levels` pages; docs/sync.md). */
+  levels: number;
   /** Rows the importer rejected (with line numbers in `badLines`). */
   rejected: number;
   badLines: { file: string; line: number; reason: string }[];
@@ -103,6 +105,7 @@ const unchanged = (source: SyncOutcome['source'], bytes: number): Partial => ({
   changed: false,
   stations: 0,
   masts: 0,
+  levels: 0,
   rejected: 0,
   badLines: [],
   bytes,
@@ -230,6 +233,7 @@ async function importInto(
 ): Promise<{
   stations: number;
   masts: number;
+  levels: number;
   rejected: number;
   generation: number;
   badLines: SyncOutcome['badLines'];
@@ -256,8 +260,9 @@ async function importInto(
   };
   const manifest = JSON.parse(readFileSync(join(db, 'manifest.json'), 'utf8')) as { generation: number };
   return {
-    stations: report.files.reduce((s, f) => s + (f.kind === 'MastCsv' ? 0 : f.accepted), 0),
+    stations: report.files.reduce((s, f) => s + (LEARNED_KINDS.includes(f.kind) ? 0 : f.accepted), 0),
     masts: report.files.reduce((s, f) => s + (f.kind === 'MastCsv' ? f.accepted : 0), 0),
+    levels: report.files.reduce((s, f) => s + (f.kind === 'LevelsCsv' ? f.accepted : 0), 0),
     rejected: report.files.reduce((s, f) => s + f.rejected, 0),
     generation: manifest.generation,
     badLines: report.files.flatMap((f) =>
@@ -265,6 +270,9 @@ async function importInto(
     ),
   };
 }
+
+/** The importer's kinds of the learned files a server's pages carry besides stations. */
+const LEARNED_KINDS = ['MastCsv', 'LevelsCsv'];
 
 /** A part-file name for an export URL: its own name, plus a hash so two URLs never share one. */
 function fileNameFor(url: string): string {

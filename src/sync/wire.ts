@@ -9,8 +9,8 @@ export const SyncHeader = {
   until: 'x-sync-until',
   /** Cursor of the next page; absent on the last page. */
   next: 'x-sync-next',
-  /** Rows in this page's body: stations, or masts on a `masts` page. */
+  /** Rows in this page's body: stations, masts on a `masts` page, cells on a `levels` page. */
   stations: 'x-sync-stations',
-  /** `cells`, `wifi` or `masts`: which import format the body is in (absent when empty). */
+  /** `cells`, `wifi`, `masts` or `levels`: which import format the body is in (absent when empty). */
   kind: 'x-sync-kind',
 } as const;

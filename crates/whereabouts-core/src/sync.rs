@@ -1,6 +1,7 @@
-//! Sync pages: the stations of a database changed in a time window, and the site masts its
-//! learner fitted that changed in it, written in the formats `import` reads (the
-//! OpenCelliD/MLS cell export, the WiFi station file, the learned-mast file) and
+//! Sync pages: the stations of a database changed in a time window, the site masts its
+//! learner fitted and the learned cells' positions by level that changed in it, written in
+//! the formats `import` reads (the OpenCelliD/MLS cell export, the WiFi station file, the
+//! learned-mast and learned-level files) and
 //! gzip-compressed. A client stores each page as a `.csv.gz` file and imports them
 //! together, so the wire format needs no reader of its own. Wire rules: `docs/sync.md`.
 
@@ -9,9 +10,10 @@ use std::io::{self, Write};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-use crate::import::{CELL_HEADER, MAST_HEADER, WIFI_HEADER};
+use crate::import::{CELL_HEADER, LEVELS_HEADER, MAST_HEADER, WIFI_HEADER};
 use crate::radio::Radio;
 use crate::store::changes::{Scanned, StationKey, Window};
+use crate::store::netstats::levels_text;
 use crate::store::record::{key_cid, key_lac, Estimated};
 use crate::store::Database;
 
@@ -35,6 +37,7 @@ pub enum PageKind {
     Cells,
     Wifi,
     Masts,
+    Levels,
 }
 
 /// One page: a gzip-compressed CSV body (empty when `stations` is 0).
@@ -65,6 +68,7 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
             Scanned::Cell { .. } => PageKind::Cells,
             Scanned::Wifi(_) => PageKind::Wifi,
             Scanned::Mast(..) => PageKind::Masts,
+            Scanned::Levels { .. } => PageKind::Levels,
         };
         if out.as_ref().is_some_and(|(k, _)| *k != kind) {
             exhausted = false;
@@ -83,6 +87,7 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
                 PageKind::Cells => CELL_HEADER,
                 PageKind::Wifi => WIFI_HEADER,
                 PageKind::Masts => MAST_HEADER,
+                PageKind::Levels => LEVELS_HEADER,
             };
             // Writing into a Vec cannot fail.
             let _ = writeln!(gz, "{header}");
@@ -117,8 +122,8 @@ fn push_e7(out: &mut String, v: i32) {
 /// One row in the import format of its kind, newline included.
 fn csv_line(s: &Scanned, out: &mut String) {
     use std::fmt::Write as _;
-    match *s {
-        Scanned::Cell {
+    match s {
+        &Scanned::Cell {
             radio,
             mcc,
             mnc,
@@ -154,7 +159,7 @@ fn csv_line(s: &Scanned, out: &mut String) {
                 station.updated()
             );
         }
-        Scanned::Wifi(station) => {
+        &Scanned::Wifi(station) => {
             let b = station.key;
             let _ = write!(
                 out,
@@ -178,7 +183,7 @@ fn csv_line(s: &Scanned, out: &mut String) {
                 station.updated()
             );
         }
-        Scanned::Mast(site, m) => {
+        &Scanned::Mast(site, m) => {
             // Positions to 7 decimals (a centimetre): the mast crosses as fitted, near enough.
             let _ = writeln!(
                 out,
@@ -192,6 +197,21 @@ fn csv_line(s: &Scanned, out: &mut String) {
                 m.sightings,
                 m.updated
             );
+        }
+        Scanned::Levels {
+            cell: (radio, mcc, mnc, key),
+            points,
+            ..
+        } => {
+            let _ = write!(
+                out,
+                "{},{mcc},{mnc},{},{},",
+                export_radio(*radio),
+                key_lac(*key),
+                key_cid(*radio, *key)
+            );
+            out.push_str(&levels_text(points));
+            out.push('\n');
         }
     }
 }
@@ -213,7 +233,7 @@ mod tests {
     use super::*;
     use crate::import::{import_files, ImportOptions, SourceKind};
     use crate::sites::SiteKey;
-    use crate::store::netstats::LearnedMast;
+    use crate::store::netstats::{LearnedMast, LevelPoint};
     use crate::store::record::{cell_key, Station, StationInfo};
     use crate::store::{BuildOptions, DbBuilder};
 
@@ -257,6 +277,20 @@ mod tests {
                 updated: D0 - DAY,
             },
         );
+        // Levels of the learned cells 101 (in the windows below) and 103 (in the first only),
+        // and of cell 102, which is not learned: the builder keeps no levels for it.
+        for i in [1u64, 2, 3] {
+            let point = |dbm: i16, lat: f64| LevelPoint {
+                dbm,
+                lat,
+                lon: -8.4701234567,
+                spread_m: 35.0 + i as f32,
+            };
+            b.learned_levels().insert(
+                (Radio::Lte, 272, 1, cell_key(Radio::Lte, 3, 100 + i)),
+                vec![point(-100, -51.8981234567), point(-98, -51.8971234567)],
+            );
+        }
         for i in 0..5u64 {
             let s = station(
                 cell_key(Radio::Lte, 3, 100 + i),
@@ -320,7 +354,8 @@ mod tests {
         let pages = all_pages(&db, window, 2);
         let counts: Vec<(Option<PageKind>, u64)> =
             pages.iter().map(|p| (p.kind, p.stations)).collect();
-        // Three cells in the window (two pages), one AP, one mast: never two kinds together.
+        // Three cells in the window (two pages), one AP, one mast, one learned cell's levels
+        // (cell 101's; 103 changed before the window): never two kinds together.
         assert_eq!(
             counts,
             vec![
@@ -328,6 +363,7 @@ mod tests {
                 (Some(PageKind::Cells), 1),
                 (Some(PageKind::Wifi), 1),
                 (Some(PageKind::Masts), 1),
+                (Some(PageKind::Levels), 1),
             ]
         );
     }
@@ -379,7 +415,8 @@ mod tests {
             [
                 SourceKind::CellCsv,
                 SourceKind::WifiCsv,
-                SourceKind::MastCsv
+                SourceKind::MastCsv,
+                SourceKind::LevelsCsv
             ]
         );
         let copy = Database::open(&target).unwrap();
@@ -394,6 +431,24 @@ mod tests {
                     assert!((ma.lat - mb.lat).abs() < 1e-7 && (ma.lon - mb.lon).abs() < 1e-7);
                     assert_eq!((ma.sightings, ma.updated), (mb.sightings, mb.updated));
                 }
+                (
+                    Scanned::Levels {
+                        cell: ca,
+                        updated: ua,
+                        points: pa,
+                    },
+                    Scanned::Levels {
+                        cell: cb,
+                        updated: ub,
+                        points: pb,
+                    },
+                ) => {
+                    assert_eq!((ca, ua, pa.len()), (cb, ub, pb.len()));
+                    for (a, b) in pa.iter().zip(pb) {
+                        assert_eq!((a.dbm, a.spread_m), (b.dbm, b.spread_m));
+                        assert!((a.lat - b.lat).abs() < 1e-7 && (a.lon - b.lon).abs() < 1e-7);
+                    }
+                }
                 _ => assert_eq!(sa, sb),
             }
         }
@@ -401,6 +456,22 @@ mod tests {
             s,
             Scanned::Cell { station, .. } if station.estimated() == Estimated::Learned
         )));
-        assert!(matches!(a.last(), Some((_, Scanned::Mast(..)))));
+        // The learned cells' levels come last: 101 and 103, not 102 (not learned).
+        let levels: Vec<_> = a
+            .iter()
+            .filter_map(|(k, _)| match k {
+                StationKey::Levels(cell) => Some(cell.3),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            levels,
+            [cell_key(Radio::Lte, 3, 101), cell_key(Radio::Lte, 3, 103)]
+        );
+        assert!(matches!(a.last(), Some((_, Scanned::Levels { .. }))));
+        // Their cursor resumes after them.
+        let last = a.last().unwrap().0;
+        assert_eq!(StationKey::parse(&last.to_string()), Some(last));
+        assert_eq!(db.scan_from(Some(a[a.len() - 2].0)).count(), 1);
     }
 }

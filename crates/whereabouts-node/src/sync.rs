@@ -25,11 +25,12 @@ pub struct ChangesQuery {
 pub struct ChangesPage {
     /// Gzip-compressed CSV in an import format; empty when `stations` is 0.
     pub body: Buffer,
-    /// `cells` (OpenCelliD export header), `wifi` (WiFi station header) or `masts` (learned
-    /// site masts, `MAST_HEADER`); null when empty.
-    #[napi(ts_type = "'cells' | 'wifi' | 'masts' | null")]
+    /// `cells` (OpenCelliD export header), `wifi` (WiFi station header), `masts` (learned
+    /// site masts, `MAST_HEADER`) or `levels` (learned cells' positions by level,
+    /// `LEVELS_HEADER`); null when empty.
+    #[napi(ts_type = "'cells' | 'wifi' | 'masts' | 'levels' | null")]
     pub kind: Option<String>,
-    /// Rows in `body`: stations, or masts on a `masts` page.
+    /// Rows in `body`: stations, masts on a `masts` page, cells on a `levels` page.
     pub stations: f64,
     pub scanned: f64,
     pub next: Option<String>,
@@ -59,6 +60,7 @@ impl Task for ChangesTask {
                     PageKind::Cells => "cells",
                     PageKind::Wifi => "wifi",
                     PageKind::Masts => "masts",
+                    PageKind::Levels => "levels",
                 }
                 .to_string()
             }),

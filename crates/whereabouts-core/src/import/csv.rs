@@ -8,7 +8,8 @@ use std::io::{self, Read};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use super::masts::{is_mast_header, read_masts};
+use super::levels::{is_levels_header, read_levels};
+use super::masts::{is_mast_header, read_masts, Rows};
 use super::parse::{detect, explain_line, parse_line, Detected, Layout};
 use super::rec::Rec;
 use super::source::{accepted_formats, find_newline, push, Ctx};
@@ -178,9 +179,29 @@ pub fn read_csv(
             start += used;
             continue;
         }
-        if is_mast_header(line) {
+        // The learned files (a server's sync pages): read apart, row by row.
+        let learned = if is_mast_header(line) {
+            Some(SourceKind::MastCsv)
+        } else if is_levels_header(line) {
+            Some(SourceKind::LevelsCsv)
+        } else {
+            None
+        };
+        if let Some(kind) = learned {
             let rest = buf[start + used..].to_vec();
-            return read_masts(&rest, reader, name, line_no, counter, total, ctx);
+            let rows = Rows {
+                head: &rest,
+                name,
+                line_no,
+                counter,
+                total,
+                kind,
+            };
+            return if kind == SourceKind::MastCsv {
+                read_masts(rows, reader, ctx)
+            } else {
+                read_levels(rows, reader, ctx)
+            };
         }
         match detect(line) {
             Detected::Header(l) => {

@@ -89,57 +89,80 @@ fn parse_row(line: &str) -> Result<(SiteKey, LearnedMast), String> {
     ))
 }
 
-/// Reads the rows after the header: `head` holds the bytes already read past it, `reader`
-/// the rest; `line_no` is the header's line number. Rows go to `ctx.masts` (when importing),
-/// merged by site.
+/// Reads the rows after the header; they go to `ctx.masts` (when importing), merged by site.
 pub(crate) fn read_masts(
-    head: &[u8],
+    rows: Rows,
     reader: &mut dyn Read,
-    name: &str,
-    line_no: u64,
-    counter: &dyn Fn() -> u64,
-    total: u64,
     ctx: &mut Ctx,
 ) -> Result<FileReport, ImportError> {
-    let mut report = FileReport {
-        file: name.to_string(),
-        kind: SourceKind::MastCsv,
-        rows: 0,
-        accepted: 0,
-        rejected: 0,
-        bad_lines: Vec::new(),
-    };
-    let max_bad = ctx.opts.max_error_lines;
-    let lines = BufReader::new(head.chain(reader)).split(b'\n');
-    for (i, line) in lines.enumerate() {
-        let line = line.map_err(|e| ImportError::Io(format!("{name}: {e}")))?;
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim_end_matches('\r');
-        if text.trim().is_empty() {
-            continue;
+    rows.read(reader, ctx, |ctx, line| {
+        let (site, m) = parse_row(line)?;
+        if let Some(masts) = ctx.masts.as_deref_mut() {
+            crate::learn::masts::keep_one(masts, site, m);
         }
-        report.rows += 1;
-        match parse_row(text) {
-            Ok((site, m)) => {
-                report.accepted += 1;
-                if let Some(masts) = ctx.masts.as_deref_mut() {
-                    crate::learn::masts::keep_one(masts, site, m);
-                }
+        Ok(())
+    })
+}
+
+/// A learned file (masts, `super::levels`) after its header: few rows (one a learned site or
+/// cell), read in order, without the station files' parser threads.
+pub(crate) struct Rows<'a> {
+    /// The bytes already read past the header; the reader given to [`Rows::read`] has the rest.
+    pub head: &'a [u8],
+    pub name: &'a str,
+    /// The header's line number.
+    pub line_no: u64,
+    /// Bytes read so far, of `total`, for progress.
+    pub counter: &'a dyn Fn() -> u64,
+    pub total: u64,
+    /// [`SourceKind::MastCsv`] or [`SourceKind::LevelsCsv`].
+    pub kind: SourceKind,
+}
+
+impl Rows<'_> {
+    /// Hands each row to `row`, which takes it (into `ctx`, when importing) or says why not.
+    pub(crate) fn read(
+        self,
+        reader: &mut dyn Read,
+        ctx: &mut Ctx,
+        mut row: impl FnMut(&mut Ctx, &str) -> Result<(), String>,
+    ) -> Result<FileReport, ImportError> {
+        let name = self.name;
+        let mut report = FileReport {
+            file: name.to_string(),
+            kind: self.kind,
+            rows: 0,
+            accepted: 0,
+            rejected: 0,
+            bad_lines: Vec::new(),
+        };
+        let max_bad = ctx.opts.max_error_lines;
+        let lines = BufReader::new(self.head.chain(reader)).split(b'\n');
+        for (i, line) in lines.enumerate() {
+            let line = line.map_err(|e| ImportError::Io(format!("{name}: {e}")))?;
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches('\r');
+            if text.trim().is_empty() {
+                continue;
             }
-            Err(why) => keep_bad(&mut report, max_bad, line_no + 1 + i as u64, || why),
+            report.rows += 1;
+            match row(ctx, text) {
+                Ok(()) => report.accepted += 1,
+                Err(why) => keep_bad(&mut report, max_bad, self.line_no + 1 + i as u64, || why),
+            }
+            if report.rows.is_multiple_of(8192) {
+                let rows = report.rows;
+                ctx.reporter.report(false, || Progress {
+                    file: name.to_string(),
+                    bytes_done: (self.counter)(),
+                    bytes_total: self.total,
+                    rows,
+                    phase: Phase::Reading,
+                })?;
+            }
         }
-        if report.rows.is_multiple_of(8192) {
-            let rows = report.rows;
-            ctx.reporter.report(false, || Progress {
-                file: name.to_string(),
-                bytes_done: counter(),
-                bytes_total: total,
-                rows,
-                phase: Phase::Reading,
-            })?;
-        }
+        Ok(report)
     }
-    Ok(report)
 }
 
 /// The masts an import read, by site.

@@ -9,6 +9,7 @@
 //! Formats, validation and merge rules: `docs/import.md`.
 
 mod csv;
+mod levels;
 mod masts;
 mod merge;
 pub(crate) mod parse;
@@ -30,6 +31,7 @@ use merge::{is_wifi, reduce_runs, split_cell_key, Merger, Source};
 use rec::{full_key, wifi_full_key, Acc, Rec};
 use runs::Runs;
 
+pub use levels::LEVELS_HEADER;
 pub use masts::MAST_HEADER;
 pub use parse::{default_range_m, CELL_HEADER, WIFI_HEADER};
 pub use upgrade::{upgrade, UpgradeReport};
@@ -93,6 +95,8 @@ pub enum SourceKind {
     SqliteCells,
     /// Learned site masts (`GET /v2/sync` pages, [`MAST_HEADER`]).
     MastCsv,
+    /// Learned cells' positions by level (`GET /v2/sync` pages, [`LEVELS_HEADER`]).
+    LevelsCsv,
     /// Addresses in the OpenAddresses CSV layout (see [`crate::addresses`]).
     OpenAddressesCsv,
     /// Addresses and named roads from an OpenStreetMap `.osm.pbf` extract.
@@ -239,6 +243,7 @@ pub fn check_files(
             opts,
             runs: None,
             masts: None,
+            levels: None,
             reporter: &mut reporter,
             tmp: &tmp.0,
         };
@@ -294,11 +299,13 @@ pub fn import_files(
     let mut runs = Runs::new(&tmp.0, opts.run_rows).map_err(io_error)?;
     let mut reports = Vec::with_capacity(files.len());
     let mut read_masts = masts::ReadMasts::new();
+    let mut read_levels = levels::ReadLevels::new();
     for f in files {
         let mut ctx = source::Ctx {
             opts,
             runs: Some(&mut runs),
             masts: Some(&mut read_masts),
+            levels: Some(&mut read_levels),
             reporter: &mut reporter,
             tmp: &tmp.0,
         };
@@ -350,6 +357,8 @@ pub fn import_files(
 
     let mut builder = builder;
     crate::learn::masts::keep(builder.learned_masts(), &read_masts);
+    // Kept by the commit while their cells are written as learned.
+    builder.learned_levels().extend(read_levels);
     let mut merger = Merger::new(sources).map_err(io_error)?;
     let mut merged_duplicates = 0u64;
     let mut done = 0u64;

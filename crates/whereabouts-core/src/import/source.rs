@@ -11,6 +11,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::csv::read_csv;
+use super::levels::LEVELS_HEADER;
 use super::masts::MAST_HEADER;
 use super::parse::{
     self, explain, Field, Layout, Problem, RawCell, Reject, CELL_HEADER, WIFI_HEADER,
@@ -151,6 +152,8 @@ pub struct Ctx<'a, 'b> {
     pub runs: Option<&'a mut Runs>,
     /// Where a learned-mast file's masts go; `None` when only checking.
     pub masts: Option<&'a mut super::masts::ReadMasts>,
+    /// Where a learned-level file's levels go; `None` when only checking.
+    pub levels: Option<&'a mut super::levels::ReadLevels>,
     pub reporter: &'a mut Reporter<'b>,
     pub tmp: &'a Path,
 }
@@ -163,7 +166,8 @@ pub fn accepted_formats() -> String {
     format!(
         "accepted: an OpenCelliD/MLS cell export with the header `{CELL_HEADER}` (or the same \
          columns without a header line), a WiFi file with the header `{WIFI_HEADER}`, a \
-         learned-mast file with the header `{MAST_HEADER}` (each plain or gzip-compressed), \
+         learned-mast file with the header `{MAST_HEADER}`, a learned-level file with the \
+         header `{LEVELS_HEADER}` (each plain or gzip-compressed), \
          or a SQLite database with a `cells` table \
          (mcc, mnc, lac, cid, longitude, latitude, accuracy, samples)"
     )

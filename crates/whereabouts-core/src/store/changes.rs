@@ -1,6 +1,7 @@
 //! Stations changed in a time window, streamed in stored order from a cursor, then the site
-//! masts our learner fitted (`learn::masts`) changed in it: what a server hands to another
-//! one that syncs from it (see [`crate::sync`]).
+//! masts our learner fitted (`learn::masts`) changed in it, then the positions by level of
+//! the learned cells changed in it (`learn::estimate`): what a server hands to another one
+//! that syncs from it (see [`crate::sync`]).
 //!
 //! There is no index on `updated`: a query walks the mapped vectors in order and skips
 //! what is outside the window, so it costs a scan but no memory. The cursor is a station
@@ -11,13 +12,14 @@ use std::fmt;
 
 use super::database::Database;
 use super::layout::FORMAT_VERSION;
-use super::netstats::LearnedMast;
-use super::record::Station;
+use super::netstats::{CellId, LearnedMast, LevelPoint};
+use super::record::{key_cid, key_lac, Station};
 use crate::radio::Radio;
 use crate::sites::SiteKey;
 
 /// A place in the sync order: cells by (radio, mcc, mnc, key), then WiFi by BSSID (the
-/// stored order), then learned masts by site. The derived order is that order.
+/// stored order), then learned masts by site, then learned cells' levels by cell. The derived
+/// order is that order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum StationKey {
     Cell {
@@ -29,11 +31,12 @@ pub enum StationKey {
     },
     Wifi(u64),
     Mast(SiteKey),
+    Levels(CellId),
 }
 
 impl fmt::Display for StationKey {
-    /// The cursor text: `c<format>.<radio>.<mcc>.<mnc>.<key hex>`, `w.<bssid hex>` or
-    /// `m.<radio>.<mcc>.<mnc>.<site hex>`. A
+    /// The cursor text: `c<format>.<radio>.<mcc>.<mnc>.<key hex>`, `w.<bssid hex>`,
+    /// `m.<radio>.<mcc>.<mnc>.<site hex>` or `l<format>.<radio>.<mcc>.<mnc>.<key hex>`. A
     /// cell key's order is the store format's (format 8 ranks the ids), so the cursor names
     /// the format: one from another (a server upgraded between two pages) is no cursor,
     /// where read in this format's order it would resume at another place in its LAC.
@@ -48,6 +51,9 @@ impl fmt::Display for StationKey {
             StationKey::Wifi(b) => write!(f, "w.{b:x}"),
             StationKey::Mast(s) => {
                 write!(f, "m.{}.{}.{}.{:x}", s.radio as u8, s.mcc, s.mnc, s.site)
+            }
+            StationKey::Levels((radio, mcc, mnc, key)) => {
+                write!(f, "l{FORMAT_VERSION}.{}.{mcc}.{mnc}.{key:x}", *radio as u8)
             }
         }
     }
@@ -73,6 +79,14 @@ impl StationKey {
                 mnc: mnc.parse().ok()?,
                 site: u64::from_str_radix(site, 16).ok()?,
             })),
+            [l, radio, mcc, mnc, key] if *l == format!("l{FORMAT_VERSION}") => {
+                Some(StationKey::Levels((
+                    Radio::from_code(radio.parse().ok()?)?,
+                    mcc.parse().ok()?,
+                    mnc.parse().ok()?,
+                    u64::from_str_radix(key, 16).ok()?,
+                )))
+            }
             _ => None,
         }
     }
@@ -94,8 +108,9 @@ impl Window {
     }
 }
 
-/// What the scan meets: a station, with its network for cells, or a learned mast.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What the scan meets: a station, with its network for cells, a learned mast, or a learned
+/// cell's positions by level with the day its cell last changed (they change with it).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Scanned {
     Cell {
         radio: Radio,
@@ -105,6 +120,11 @@ pub enum Scanned {
     },
     Wifi(Station),
     Mast(SiteKey, LearnedMast),
+    Levels {
+        cell: CellId,
+        updated: i64,
+        points: Vec<LevelPoint>,
+    },
 }
 
 impl Scanned {
@@ -113,6 +133,7 @@ impl Scanned {
         match self {
             Scanned::Cell { station, .. } | Scanned::Wifi(station) => station.updated(),
             Scanned::Mast(_, m) => m.updated,
+            Scanned::Levels { updated, .. } => *updated,
         }
     }
 }
@@ -125,17 +146,27 @@ impl Database {
         &self,
         after: Option<StationKey>,
     ) -> impl Iterator<Item = (StationKey, Scanned)> + '_ {
-        let (cells_after, skip_cells, wifi_after, skip_wifi, masts_after) = match after {
-            None => (None, false, None, false, None),
-            Some(StationKey::Cell {
-                radio,
-                mcc,
-                mnc,
-                key,
-            }) => (Some(((radio, mcc, mnc), key)), false, None, false, None),
-            Some(StationKey::Wifi(b)) => (None, true, Some(b), false, None),
-            Some(StationKey::Mast(site)) => (None, true, None, true, Some(site)),
-        };
+        // Where each part resumes: None from its start, Some(None) not at all.
+        let (cells_after, skip_cells, wifi_after, skip_wifi, masts_after, levels_after) =
+            match after {
+                None => (None, false, None, false, None, None),
+                Some(StationKey::Cell {
+                    radio,
+                    mcc,
+                    mnc,
+                    key,
+                }) => (
+                    Some(((radio, mcc, mnc), key)),
+                    false,
+                    None,
+                    false,
+                    None,
+                    None,
+                ),
+                Some(StationKey::Wifi(b)) => (None, true, Some(b), false, None, None),
+                Some(StationKey::Mast(site)) => (None, true, None, true, Some(Some(site)), None),
+                Some(StationKey::Levels(cell)) => (None, true, None, true, Some(None), Some(cell)),
+            };
         let cells = self
             .shards()
             .iter()
@@ -193,12 +224,42 @@ impl Database {
             .map(|f| f.learned_masts().collect())
             .unwrap_or_default();
         masts.sort_by_key(|(site, _)| *site);
-        let from = masts_after.map_or(0, |after| masts.partition_point(|(s, _)| *s <= after));
+        let from = match masts_after {
+            None => 0,
+            Some(Some(after)) => masts.partition_point(|(s, _)| *s <= after),
+            Some(None) => masts.len(),
+        };
         let masts = masts
             .into_iter()
             .skip(from)
             .map(|(site, m)| (StationKey::Mast(site), Scanned::Mast(site, m)));
-        cells.chain(wifi).chain(masts)
+        // One a learned cell heard on repeated passes: collected and ordered when the scan
+        // gets there, each with its cell's day (a cell no longer stored has none to send).
+        let levels = std::iter::once(()).flat_map(move |()| {
+            let mut levels: Vec<(CellId, Vec<LevelPoint>)> = self
+                .network_stats()
+                .map(|f| {
+                    f.learned_levels()
+                        .filter(|(cell, _)| levels_after.is_none_or(|after| *cell > after))
+                        .map(|(cell, points)| (cell, points.to_vec()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            levels.sort_by_key(|(cell, _)| *cell);
+            levels.into_iter().filter_map(move |(cell, points)| {
+                let (radio, mcc, mnc, key) = cell;
+                let station = self.cell(radio, mcc, mnc, key_lac(key), key_cid(radio, key))?;
+                Some((
+                    StationKey::Levels(cell),
+                    Scanned::Levels {
+                        cell,
+                        updated: station.updated(),
+                        points,
+                    },
+                ))
+            })
+        });
+        cells.chain(wifi).chain(masts).chain(levels)
     }
 
     /// The stations of `window` after `after`, in stored order.

@@ -85,15 +85,18 @@ pub struct NetworkStats {
 pub struct LearnedLevels {
     /// The cell's store key (`record::cell_key`).
     pub cell: u64,
-    /// By level, ascending.
+    /// By level, ascending; in the file as one string ([`levels_text`]): a learned network
+    /// holds thousands of them.
+    #[serde(
+        serialize_with = "serialize_levels",
+        deserialize_with = "deserialize_levels"
+    )]
     pub points: Vec<LevelPoint>,
 }
 
 /// One level of a [`LearnedLevels`]: the level in whole dBm, the position, and the distance
-/// from it holding 68% of the sightings it was found from. Written as a JSON array
-/// `[dbm, lat, lon, spread]`: a learned network holds thousands of them.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(from = "(i16, f64, f64, f32)", into = "(i16, f64, f64, f32)")]
+/// from it holding 68% of the sightings it was found from.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LevelPoint {
     pub dbm: i16,
     pub lat: f64,
@@ -101,21 +104,69 @@ pub struct LevelPoint {
     pub spread_m: f32,
 }
 
-impl From<(i16, f64, f64, f32)> for LevelPoint {
-    fn from((dbm, lat, lon, spread_m): (i16, f64, f64, f32)) -> Self {
-        LevelPoint {
-            dbm,
-            lat,
-            lon,
-            spread_m,
-        }
+/// A cell's levels as text, as the statistics file and the sync pages' level file write them:
+/// ascending, each `dbm/lat/lon/spread` (positions to 7 decimals, a centimetre; spreads to
+/// the metre), separated by `;`.
+pub fn levels_text(points: &[LevelPoint]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(points.len() * 32);
+    for (i, p) in points.iter().enumerate() {
+        let sep = if i == 0 { "" } else { ";" };
+        let _ = write!(
+            out,
+            "{sep}{}/{:.7}/{:.7}/{}",
+            p.dbm,
+            p.lat,
+            p.lon,
+            p.spread_m.round()
+        );
     }
+    out
 }
 
-impl From<LevelPoint> for (i16, f64, f64, f32) {
-    fn from(p: LevelPoint) -> Self {
-        (p.dbm, p.lat, p.lon, p.spread_m)
+/// Reads [`levels_text`], or says why it is not: whole dBm from -200 to 0, strictly
+/// ascending, lat within ±90, lon within ±180, spreads of 0 or more metres; one point at least.
+pub fn parse_levels_text(text: &str) -> Result<Vec<LevelPoint>, String> {
+    let mut points: Vec<LevelPoint> = Vec::new();
+    for p in text.split(';') {
+        let v: Vec<&str> = p.split('/').map(str::trim).collect();
+        let number = |i: usize, max: f64| {
+            v.get(i)
+                .and_then(|x| x.parse::<f64>().ok())
+                .filter(|x| x.is_finite() && x.abs() <= max)
+        };
+        let (Some(dbm), Some(lat), Some(lon), Some(spread), 4) = (
+            number(0, 200.0).filter(|d| d.fract() == 0.0 && *d <= 0.0),
+            number(1, 90.0),
+            number(2, 180.0),
+            number(3, 1e7).filter(|s| *s >= 0.0),
+            v.len(),
+        ) else {
+            return Err(format!(
+                "level {p:?} is not dbm/lat/lon/spread (whole dBm -200..=0, lat ±90, lon ±180, \
+                 spread 0 or more metres)"
+            ));
+        };
+        if let Some(last) = points.last().filter(|l| f64::from(l.dbm) >= dbm) {
+            return Err(format!("level {dbm} dBm does not follow {} dBm", last.dbm));
+        }
+        points.push(LevelPoint {
+            dbm: dbm as i16,
+            lat,
+            lon,
+            spread_m: spread as f32,
+        });
     }
+    Ok(points)
+}
+
+fn serialize_levels<S: serde::Serializer>(points: &[LevelPoint], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&levels_text(points))
+}
+
+fn deserialize_levels<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LevelPoint>, D::Error> {
+    let text = String::deserialize(d)?;
+    parse_levels_text(&text).map_err(serde::de::Error::custom)
 }
 
 /// A cell of a network: (radio, mcc, mnc, store key).
