@@ -201,7 +201,8 @@ fn find_cell(
                     key,
                 }) {
                     // A learned cell's mast is the one our learner fitted from timing
-                    // advances, if any: its siblings may be learned or not.
+                    // advances, if any: its siblings may be learned or not. A station learned
+                    // live has no levels (the overlay keeps none; `learn::compact`).
                     Lookup::Learned(st) => {
                         let scale = db.network_scale(radio, mcc, mnc);
                         let tower = db.learned_mast(radio, mcc, mnc, obs.cid);

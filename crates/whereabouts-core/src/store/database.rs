@@ -96,8 +96,9 @@ pub struct Database {
     network_stats: Option<NetworkStatsFile>,
     /// The masts our learner fitted from timing advances, from the statistics file.
     learned_masts: HashMap<SiteKey, (f64, f64)>,
-    /// The learned cells' positions by level (`netstats::LearnedLevels`).
-    learned_levels: HashMap<CellId, Box<[LevelPoint]>>,
+    /// Where each learned cell's positions by level are in `network_stats` (network, entry):
+    /// they are kept once, in the file as read.
+    learned_levels: HashMap<CellId, (u32, u32)>,
     /// The manifest's radius model resolved for answering; None: the solver's radii.
     radius_model: Option<RadiusTable>,
 }
@@ -214,11 +215,18 @@ impl Database {
                 .map(|(site, m)| (site, (m.lat, m.lon)))
                 .collect()
         });
-        let learned_levels = network_stats.as_ref().map_or_else(HashMap::new, |file| {
-            file.learned_levels()
-                .map(|(cell, points)| (cell, points.into()))
-                .collect()
-        });
+        let mut learned_levels = HashMap::new();
+        for (n, net) in network_stats
+            .iter()
+            .flat_map(|f| f.networks.iter().enumerate())
+        {
+            let Some(radio) = Radio::parse(&net.radio) else {
+                continue;
+            };
+            for (l, levels) in net.levels.iter().enumerate() {
+                learned_levels.insert((radio, net.mcc, net.mnc, levels.cell), (n as u32, l as u32));
+            }
+        }
         if let Some(file) = &network_stats {
             for n in &file.networks {
                 let Some(radio) = Radio::parse(&n.radio) else {
@@ -337,9 +345,13 @@ impl Database {
         if self.learned_levels.is_empty() {
             return &[];
         }
-        self.learned_levels
-            .get(&(radio, mcc, mnc, key))
-            .map_or(&[], |p| p)
+        match (
+            self.learned_levels.get(&(radio, mcc, mnc, key)),
+            &self.network_stats,
+        ) {
+            (Some(&(n, l)), Some(file)) => &file.networks[n as usize].levels[l as usize].points,
+            _ => &[],
+        }
     }
 
     /// The mccs under which a CDMA SID is known.
