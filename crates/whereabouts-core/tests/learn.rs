@@ -488,8 +488,9 @@ fn timing_advances_fit_the_sites_mast_and_put_a_serving_cell_on_its_ring() {
 
 /// An OpenCelliD measurement CSV of LTE 272/1 cell `cid` (TAC 100) driven along one road west
 /// to east, 2 km through `origin`, on `passes` days: heard at -70 dBm at the west end, 40 dB
-/// weaker at the east end.
-fn driven_road(path: &Path, origin: (f64, f64), cid: u64, passes: u64) {
+/// weaker at the east end; with `mast` (metres east and north of `origin`), each row has the
+/// timing advance that mast gives.
+fn driven_road(path: &Path, origin: (f64, f64), cid: u64, passes: u64, mast: Option<(f64, f64)>) {
     let mut csv =
         String::from("mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid\n");
     let frame = whereabouts_core::geo::LocalFrame::new(origin.0, origin.1);
@@ -499,8 +500,11 @@ fn driven_road(path: &Path, origin: (f64, f64), cid: u64, passes: u64) {
             let (lat, lon) = frame.to_latlon(x, 0.0);
             let signal = (-70.0 - 40.0 * (x + 1_000.0) / 2_000.0).round();
             let t = 1_700_000_000_000u64 + day * 86_400_000 + i as u64 * 2_000;
+            let ta = mast.map_or(String::new(), |(mx, my)| {
+                ((x - mx).hypot(my) / 78.12).floor().to_string()
+            });
             csv.push_str(&format!(
-                "272,1,,{cid},{lat:.6},{lon:.6},{signal},{t},10,12,0,LTE,,,100,42,,,\n"
+                "272,1,,{cid},{lat:.6},{lon:.6},{signal},{t},10,12,0,LTE,{ta},,100,42,,,\n"
             ));
         }
     }
@@ -512,12 +516,20 @@ fn a_learned_cell_heard_at_a_level_answers_where_its_drives_heard_it_so() {
     use whereabouts_core::solve::Locator;
     let tmp = tempfile::tempdir().unwrap();
     let origin = (51.9, -8.47);
-    let (three, once) = (9000 * 256 + 1, 9001 * 256 + 1);
-    let (a, b) = (tmp.path().join("three.csv"), tmp.path().join("once.csv"));
-    driven_road(&a, origin, three, 3);
-    driven_road(&b, origin, once, 1);
+    // Driven on three days; on one; on three with the advances of a mast 300 m south.
+    let (three, once, masted) = (9000 * 256 + 1, 9001 * 256 + 1, 9002 * 256 + 1);
+    let files = [
+        (three, 3, None),
+        (once, 1, None),
+        (masted, 3, Some((0.0, -300.0))),
+    ]
+    .map(|(cid, passes, mast)| {
+        let f = tmp.path().join(format!("{cid}.csv"));
+        driven_road(&f, origin, cid, passes, mast);
+        f
+    });
     let dir = tmp.path().join("db");
-    learn(&dir, &[a, b], &LearnOptions::default()).unwrap();
+    learn(&dir, &files, &LearnOptions::default()).unwrap();
     let db = Database::open(&dir).unwrap();
     let key = |cid| whereabouts_core::store::record::cell_key(Radio::Lte, 100, cid);
     let levels = db.learned_levels(Radio::Lte, 272, 1, key(three)).to_vec();
@@ -532,19 +544,29 @@ fn a_learned_cell_heard_at_a_level_answers_where_its_drives_heard_it_so() {
     let frame = whereabouts_core::geo::LocalFrame::new(origin.0, origin.1);
     // Strong near the west end, weak near the east end: each answer is where the drives
     // heard the cell so, within about its level's stretch of road, and claims that stretch.
+    // An advance changes nothing without a mast to read it from.
     for (signal, x) in [(-72.0, -950.0), (-90.0, 0.0), (-108.0, 950.0)] {
-        let a = locate(Some(signal), None);
-        let (want_lat, want_lon) = frame.to_latlon(x, 0.0);
-        let off = distance_m(a.lat, a.lon, want_lat, want_lon);
-        assert!(off < 150.0, "{signal} dBm: {off} m from {x}");
-        assert!(a.accuracy_m < 300.0, "{signal} dBm: {}", a.accuracy_m);
+        for ta in [None, Some(3.0)] {
+            let a = locate(Some(signal), ta);
+            let (want_lat, want_lon) = frame.to_latlon(x, 0.0);
+            let off = distance_m(a.lat, a.lon, want_lat, want_lon);
+            assert!(off < 150.0, "{signal} dBm {ta:?}: {off} m from {x}");
+            assert!(a.accuracy_m < 300.0, "{signal} dBm: {}", a.accuracy_m);
+        }
     }
-    // No level, a level the drives never heard, or a timing advance: the cell's estimate.
-    for (signal, ta) in [(None, None), (Some(-40.0), None), (Some(-72.0), Some(3.0))] {
-        let a = locate(signal, ta);
+    // No level, or a level the drives never heard: the cell's estimate.
+    for signal in [None, Some(-40.0)] {
+        let a = locate(signal, None);
         let off = distance_m(a.lat, a.lon, estimate_lat, estimate_lon);
-        assert!(off < 1.0, "{signal:?} {ta:?}: {off} m");
+        assert!(off < 1.0, "{signal:?}: {off} m");
     }
+    // With a learned mast, an advance puts the cell on the mast's ring along its estimate's
+    // bearing whatever its level; without one, the level places it.
+    let at = |signal, ta| locate_lte(&locator, masted, Some(signal), ta);
+    let (west, east) = (at(-72.0, None), at(-108.0, None));
+    assert!(distance_m(west.lat, west.lon, east.lat, east.lon) > 1_000.0);
+    let (west, east) = (at(-72.0, Some(6.0)), at(-108.0, Some(6.0)));
+    assert!(distance_m(west.lat, west.lon, east.lat, east.lon) < 1.0);
     drop(locator);
 
     // A later run that does not hear the cell keeps its levels.
