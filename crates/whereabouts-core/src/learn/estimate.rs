@@ -64,13 +64,13 @@ const RANGE_PER_TA_CELL: f64 = 2.0;
 const RANGE_PRIOR_CELL_M: f64 = 500.0;
 const RANGE_PRIOR_PASSES: f64 = 1.0;
 /// A cell's positions by received level: at each level a multiple of `LEVEL_STEP_DB` within
-/// its sightings, the mode (`MODE_KERNEL_CELL_M`) of the kept sightings within
-/// `LEVEL_WINDOW_DB` of it, when there are at least `LEVEL_MIN_SIGHTINGS`. Along the roads a
-/// cell's devices travel its level rises and falls in the same places every time, so where
-/// the learning drives heard it at a level is where the next device at that level is:
-/// chosen on three folds of the Cork learn files (`npx tsx bench/traces.ts --set cork --cv`;
-/// windows of 3, 4 and 6 dB: 3 and 4 alike, 6 worse in two folds) and measured on the
-/// held-out files and the Dakar logs (docs/experiments.md).
+/// its sightings, the mode (`MODE_KERNEL_CELL_M`) of its sightings within `LEVEL_WINDOW_DB` of
+/// it, when there are at least `LEVEL_MIN_SIGHTINGS` from `LEVEL_MIN_PASSES` passes. Along
+/// the roads a cell's devices travel its level rises and falls in the same places every time,
+/// so where the learning drives heard it at a level is where the next device at that level
+/// is; one pass says nothing of that. The window: 3, 4 and 6 dB in a prototype on three folds
+/// of the Cork learn files (3 and 4 alike, 6 worse in every fold); the passes: the Dakar logs'
+/// direction A, whose walks' levels are one street's (docs/experiments.md).
 const LEVEL_STEP_DB: i32 = 2;
 const LEVEL_WINDOW_DB: f64 = 4.0;
 const LEVEL_MIN_SIGHTINGS: usize = 5;
@@ -130,8 +130,8 @@ pub struct Estimate {
     pub last: Option<i64>,
     /// PSC/PCI of the newest observation that knows it.
     pub psc: Option<u16>,
-    /// Cells: where the kept sightings lay by received level (`LEVEL_STEP_DB`); empty for
-    /// WiFi and for cells without enough sightings with a level.
+    /// Cells: where the sightings lay by received level (`LEVEL_STEP_DB`); empty for WiFi and
+    /// for cells without enough sightings with a level.
     pub levels: Vec<LevelPoint>,
 }
 
@@ -228,57 +228,63 @@ fn level_points(
         let l = level as f64;
         let from = heard.partition_point(|h| h.0 < l - LEVEL_WINDOW_DB);
         let to = heard.partition_point(|h| h.0 <= l + LEVEL_WINDOW_DB);
-        let near = &heard[from..to];
-        if near.len() >= LEVEL_MIN_SIGHTINGS {
-            let stride = near.len().div_ceil(LEVEL_MAX_SIGHTINGS);
-            let sample = near.iter().step_by(stride).map(|h| h.1);
-            let (mut sw, mut sx, mut sy) = (0.0, 0.0, 0.0);
-            for (x, y, w) in sample.clone() {
-                sw += w;
-                sx += w * x;
-                sy += w * y;
-            }
-            if sw > 0.0 {
-                let (cx, cy) = mode(sample.clone(), (sx / sw, sy / sw), MODE_KERNEL_CELL_M);
-                let mut d: Vec<f64> = near
-                    .iter()
-                    .map(|h| (h.1 .0 - cx).hypot(h.1 .1 - cy))
-                    .collect();
-                d.sort_by(f64::total_cmp);
-                let within = d[((d.len() - 1) as f64 * 0.68) as usize];
-                // How far apart the passes heard it at this level: each pass's centre from
-                // the mode, root mean square over the sightings. One pass says nothing of
-                // whether the next device at this level will be there.
-                let mut by_pass: HashMap<u32, (f64, f64, f64)> = HashMap::new();
-                for h in near {
-                    let e = by_pass.entry(h.2).or_default();
-                    e.0 += 1.0;
-                    e.1 += h.1 .0;
-                    e.2 += h.1 .1;
-                }
-                if by_pass.len() < LEVEL_MIN_PASSES {
-                    level += LEVEL_STEP_DB;
-                    continue;
-                }
-                let between = (by_pass
-                    .values()
-                    .map(|&(n, x, y)| n * (x / n - cx).powi(2) + n * (y / n - cy).powi(2))
-                    .sum::<f64>()
-                    / near.len() as f64)
-                    .sqrt();
-                let spread = within.hypot(between);
-                let (lat, lon) = frame.to_latlon(cx, cy);
-                out.push(LevelPoint {
-                    dbm: level as i16,
-                    lat,
-                    lon,
-                    spread_m: spread as f32,
-                });
-            }
+        if let Some((x, y, spread)) = level_position(&heard[from..to]) {
+            let (lat, lon) = frame.to_latlon(x, y);
+            out.push(LevelPoint {
+                dbm: level as i16,
+                lat,
+                lon,
+                spread_m: spread as f32,
+            });
         }
         level += LEVEL_STEP_DB;
     }
     out
+}
+
+/// The mode of the sightings `near` one level (level, local position and weight, pass) and
+/// their spread around it: the distance holding 68% of them and the root mean square distance
+/// of each pass's own centre, combined as the root of the sum of squares. None with too few
+/// sightings or passes.
+fn level_position(near: &[(f64, (f64, f64, f64), u32)]) -> Option<(f64, f64, f64)> {
+    if near.len() < LEVEL_MIN_SIGHTINGS {
+        return None;
+    }
+    let mut by_pass: HashMap<u32, (f64, f64, f64)> = HashMap::new();
+    for h in near {
+        let e = by_pass.entry(h.2).or_default();
+        e.0 += 1.0;
+        e.1 += h.1 .0;
+        e.2 += h.1 .1;
+    }
+    if by_pass.len() < LEVEL_MIN_PASSES {
+        return None;
+    }
+    let stride = near.len().div_ceil(LEVEL_MAX_SIGHTINGS);
+    let sample = near.iter().step_by(stride).map(|h| h.1);
+    let (mut sw, mut sx, mut sy) = (0.0, 0.0, 0.0);
+    for (x, y, w) in sample.clone() {
+        sw += w;
+        sx += w * x;
+        sy += w * y;
+    }
+    if sw <= 0.0 {
+        return None;
+    }
+    let (cx, cy) = mode(sample, (sx / sw, sy / sw), MODE_KERNEL_CELL_M);
+    let mut d: Vec<f64> = near
+        .iter()
+        .map(|h| (h.1 .0 - cx).hypot(h.1 .1 - cy))
+        .collect();
+    d.sort_by(f64::total_cmp);
+    let within = d[((d.len() - 1) as f64 * 0.68) as usize];
+    let between = (by_pass
+        .values()
+        .map(|&(n, x, y)| n * ((x / n - cx).powi(2) + (y / n - cy).powi(2)))
+        .sum::<f64>()
+        / near.len() as f64)
+        .sqrt();
+    Some((cx, cy, within.hypot(between)))
 }
 
 /// Each observation's pass (1-based): sightings less than [`PASS_GAP_S`] apart in time share
