@@ -36,6 +36,7 @@ mod sync;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use napi::bindgen_prelude::{AsyncTask, Float64ArraySlice, Uint32Array};
@@ -219,6 +220,9 @@ pub struct NativeEngine {
     countries: Option<LazyFile<whereabouts_core::countries::CountryIndex>>,
     /// Batches started by `locate_start`, by ticket, until `locate_join`.
     pending: Mutex<PendingBatches>,
+    /// Set by `close`: what `locate_function`'s functions check first, since a batch's pool
+    /// threads may hold the locator a moment after their batch was joined or dropped.
+    closed: Arc<AtomicBool>,
 }
 
 #[derive(Default)]
@@ -278,6 +282,7 @@ impl NativeEngine {
                 addresses,
                 countries,
                 pending: Mutex::default(),
+                closed: Arc::default(),
             })
         })
     }
@@ -361,7 +366,9 @@ impl NativeEngine {
         &self,
         env: &'env napi::Env,
     ) -> Result<napi::bindgen_prelude::Function<'env, (), u32>> {
-        guarded("locate", || locate::locate_function(env, self.locator()?))
+        guarded("locate", || {
+            locate::locate_function(env, self.locator()?, Arc::clone(&self.closed))
+        })
     }
 
     /// Starts locating the batch of encoded requests in `buffer[..length]` (the layout of
@@ -698,6 +705,7 @@ impl NativeEngine {
 
     #[napi]
     pub fn close(&mut self) {
+        self.closed.store(true, Ordering::Release);
         self.inner = None;
         // A batch never joined runs to its end on the pool and then lets the database go.
         self.pending

@@ -10,10 +10,12 @@
 //! one number back, and it reuses its observation vectors instead of allocating them per call.
 //!
 //! The function holds the engine's locator weakly: `close` still releases the database (its
-//! maps, the overlay's SQLite file) at once, and a later call fails with "the engine is
-//! closed", as the class method did.
+//! maps, the overlay's SQLite file) once no batch thread holds it, and a later call fails with
+//! "the engine is closed", as the class method did: it checks the engine's closed flag first,
+//! since a pool thread may still hold the locator a moment after its batch ended.
 
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
 use napi::bindgen_prelude::{Float64ArraySlice, Function, FunctionCallContext, Unknown};
@@ -34,12 +36,13 @@ fn usage<E>(_: E) -> Error {
 pub(crate) fn locate_function<'env>(
     env: &'env Env,
     locator: &Arc<Locator>,
+    closed: Arc<AtomicBool>,
 ) -> Result<Function<'env, (), u32>> {
     let locator: Weak<Locator> = Arc::downgrade(locator);
     // Only this function's calls use it, on the JavaScript thread, never reentrantly (a
     // locate runs no JavaScript); the RefCell states that rather than assuming it.
     let scratch = RefCell::new(wire::Scratch::default());
-    env.create_function_from_closure("locate", move |ctx| call(&ctx, &locator, &scratch))
+    env.create_function_from_closure("locate", move |ctx| call(&ctx, &locator, &closed, &scratch))
 }
 
 /// The function's body: arguments read, the batch located, errors thrown as JavaScript
@@ -47,6 +50,7 @@ pub(crate) fn locate_function<'env>(
 fn call(
     ctx: &FunctionCallContext,
     locator: &Weak<Locator>,
+    closed: &AtomicBool,
     scratch: &RefCell<wire::Scratch>,
 ) -> Result<u32> {
     let argument = |i: usize| -> Result<Option<Unknown>> {
@@ -70,8 +74,9 @@ fn call(
         Some(v) if v.get_type().map_err(usage)? == ValueType::Undefined => 1,
         Some(_) => ctx.get::<u32>(3).map_err(usage)? as usize,
     };
-    let locator = locator
-        .upgrade()
+    let locator = Some(locator)
+        .filter(|_| !closed.load(Ordering::Acquire))
+        .and_then(Weak::upgrade)
         .ok_or_else(|| Error::new(Status::GenericFailure, "the engine is closed"))?;
     // SAFETY: the view is borrowed for this synchronous call, during which no JavaScript
     // runs; no other reference to its memory is alive.
