@@ -4,7 +4,7 @@
  * the training sightings of the same cell (`CentroidBaseline`) and the same database without
  * the site masts the learner fitted from timing advances (`learn::masts`), in one process.
  *
- *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE]
+ *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE] [--level-offset DB]
  *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--scans] [--json]
  *
  * `dakar`: the three operators' G-NetTrack Pro logs (../shared/data/gnettrack-dakar), each cut
@@ -20,6 +20,8 @@
  * them as JSON lines for analysis outside (docs/experiments.md): per case, a line with the
  * learned masts of its database (`masts`, by network), then a line per located row (truth,
  * answer, the answer without masts, radio, cell id and timing advance in metres or null).
+ * `--level-offset DB` adds DB to every located row's level: a device that reads its cells
+ * stronger (or weaker, negative) than the phones the learning's logs came from.
  */
 import {
   appendFileSync,
@@ -53,8 +55,16 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     rows: { type: 'string' },
     zip: { type: 'string' },
+    'level-offset': { type: 'string', default: '0' },
   },
 });
+const levelOffset = Number(values['level-offset']);
+if (!Number.isFinite(levelOffset)) {
+  process.stderr.write(
+    `bench/traces.ts: --level-offset must be a number of dB (got ${values['level-offset']})\n`,
+  );
+  process.exit(2);
+}
 
 const root = join(import.meta.dirname, '..');
 const shared = join(root, '..', 'shared', 'data');
@@ -180,10 +190,16 @@ try {
       centroid.addRows(obs[g.file] as ObservationFile, g.first, g.end);
     }
     const located = groups.filter((g) => c.locate(g));
-    const requests = located.map((g) => ({
-      ...(g.row.request as object),
-      fallbacks: { lacf: 1, scf: 0, ipf: 0 },
-    }));
+    const requests = located.map((g) => {
+      const request = g.row.request as { cells?: { signal?: number }[] };
+      return {
+        ...request,
+        cells: request.cells?.map((c) =>
+          c.signal === undefined ? c : { ...c, signal: Math.round(c.signal + levelOffset) },
+        ),
+        fallbacks: { lacf: 1, scf: 0, ipf: 0 },
+      };
+    });
     const answersOf = async (dir: string) => {
       const engine = await Engine.open({ db: dir, land: false, ipDatabases: false });
       try {
