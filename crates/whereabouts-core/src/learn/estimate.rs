@@ -202,7 +202,7 @@ fn mode(
 }
 
 /// The positions by level of a cell's sightings ([`LEVEL_STEP_DB`]): `pts` are the local
-/// positions and weights of `obs`. All of them, not only those the estimate kept: the far
+/// positions and weights of `obs`. All of them (of the operator's own), not only those the estimate kept: the far
 /// ends of a cell's roads, which the estimate's trim drops, are where it is heard weakest,
 /// and a level's mode of five sightings or more stands off a stray fix.
 fn level_points(
@@ -211,10 +211,14 @@ fn level_points(
     pass: &[u32],
     frame: &LocalFrame,
 ) -> Vec<LevelPoint> {
+    // The operator's own sightings only, as for masts (`learn::masts`): a level's position
+    // answers every device heard at it, so one token's few submissions at a level nobody
+    // else reported would place them.
     let mut heard: Vec<(f64, (f64, f64, f64), u32)> = obs
         .iter()
         .zip(pts)
         .zip(pass)
+        .filter(|((o, _), _)| o.source.is_none())
         .filter_map(|((o, &p), &k)| Some((o.signal_dbm.filter(|s| s.is_finite())?, p, k)))
         .collect();
     if heard.len() < LEVEL_MIN_SIGHTINGS {
@@ -545,6 +549,40 @@ mod tests {
                 at(la, lo)
             })
             .collect()
+    }
+
+    #[test]
+    fn levels_come_from_repeated_passes_of_the_operators_own_sightings() {
+        // Three passes a day apart along a road east, 40 dB weaker at its end.
+        let road = |source: Option<super::super::Source>| -> Vec<Observation> {
+            (0..3)
+                .flat_map(|day| {
+                    (0..=40).map(move |i| {
+                        let (lat, lon) = destination(50.0, 8.0, 90.0, i as f64 * 50.0);
+                        Observation {
+                            time: Some(1_700_000_000 + day * 86_400 + i),
+                            signal_dbm: Some(-70.0 - i as f64),
+                            source,
+                            ..at(lat, lon)
+                        }
+                    })
+                })
+                .collect()
+        };
+        let own = estimate(&road(None), false).unwrap();
+        assert_eq!(own.levels.len(), 21, "{:?}", own.levels);
+        // Heard at -90 dBm 20 steps of 50 m out: the level's position is there (within its
+        // window of 4 dB either way, the stronger readings weighing more).
+        let p = own.levels.iter().find(|p| p.dbm == -90).unwrap();
+        let (lat, lon) = destination(50.0, 8.0, 90.0, 1_000.0);
+        assert!(distance_m(p.lat, p.lon, lat, lon) < 60.0, "{p:?}");
+        // Submitted sightings place no level; one pass neither.
+        let submitted = road(Some(super::super::Source::of("ab", None)));
+        assert!(estimate(&submitted, false).unwrap().levels.is_empty());
+        let once: Vec<Observation> = road(None).into_iter().take(41).collect();
+        assert!(estimate(&once, false).unwrap().levels.is_empty());
+        // WiFi keeps none.
+        assert!(estimate(&road(None), true).unwrap().levels.is_empty());
     }
 
     #[test]
