@@ -219,7 +219,12 @@ fn level_points(
         .zip(pts)
         .zip(pass)
         .filter(|((o, _), _)| o.source.is_none())
-        .filter_map(|((o, &p), &k)| Some((o.signal_dbm.filter(|s| s.is_finite())?, p, k)))
+        // The levels the statistics file can hold (`netstats::parse_levels_text`): a reader
+        // that let another through must not make the file unreadable.
+        .filter_map(|((o, &p), &k)| {
+            let s = o.signal_dbm.filter(|s| (-200.0..=0.0).contains(s))?;
+            Some((s, p, k))
+        })
         .collect();
     if heard.len() < LEVEL_MIN_SIGHTINGS {
         return Vec::new();
@@ -583,6 +588,19 @@ mod tests {
         assert!(estimate(&once, false).unwrap().levels.is_empty());
         // WiFi keeps none.
         assert!(estimate(&road(None), true).unwrap().levels.is_empty());
+        // Readings above 0 dBm (a reader's mistake) make no level the file could not hold.
+        let shifted: Vec<Observation> = road(None)
+            .into_iter()
+            .map(|o| Observation {
+                signal_dbm: o.signal_dbm.map(|s| s + 90.0),
+                ..o
+            })
+            .collect();
+        let levels = estimate(&shifted, false).unwrap().levels;
+        assert!(
+            !levels.is_empty() && levels.iter().all(|p| p.dbm <= 0),
+            "{levels:?}"
+        );
     }
 
     #[test]
