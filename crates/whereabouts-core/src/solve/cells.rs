@@ -203,13 +203,16 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         (1, Some(_), Some((d, _))) if on_its_mast(&frame, first) => Some(d),
         _ => None,
     };
-    let mut accuracy = if let Some(radius) = ring {
+    // Else a single learned cell placed by its level: the level's own spread, as the learner
+    // measured it (within its sightings and between its passes). On three folds of the Cork
+    // learn files the factor that held 68% was 0.68 to 0.86 of 1.3 times this spread (0.99 in
+    // the median fold), so no factor.
+    let by_level = match (ring, cells.len()) {
+        (None, 1) => first.level_spread_m,
+        _ => None,
+    };
+    let mut accuracy = if let Some(radius) = ring.or(by_level) {
         radius
-    } else if let (1, Some(spread)) = (cells.len(), first.level_spread_m) {
-        // The level's own spread, as the learner measured it (within its sightings and
-        // between its passes): on three folds of the Cork learn files the factor that held
-        // 68% was 0.68 to 0.86 of a radius 1.3 times this within spread alone, so no factor.
-        spread
     } else if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
         let radius = if first.learned {
@@ -272,7 +275,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         aged: total_samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Cells,
         ring: ring.is_some(),
-        level: ring.is_none() && cells.len() == 1 && first.level_spread_m.is_some(),
+        level: by_level.is_some(),
     })
 }
 
