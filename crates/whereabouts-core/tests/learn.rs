@@ -578,4 +578,50 @@ fn a_learned_cell_heard_at_a_level_answers_where_its_drives_heard_it_so() {
         db.learned_levels(Radio::Lte, 272, 1, key(three)),
         levels.as_slice()
     );
+    assert!(!db
+        .learned_levels(Radio::Lte, 272, 1, key(masted))
+        .is_empty());
+
+    // Live learning refines the first cell on its road and sees the masted one 20 km north:
+    // the compaction keeps the refined cell's levels and drops the moved one's.
+    use whereabouts_core::learn::{compact::compact, overlay::Overlay, Observation, StationKey};
+    let locator = Locator::new(db).with_overlay(Overlay::open(&dir).unwrap());
+    let sighting = |cid, x: f64, y: f64, i: i64| {
+        let (lat, lon) = frame.to_latlon(x, y);
+        Observation {
+            key: StationKey::Cell {
+                radio: Radio::Lte,
+                mcc: 272,
+                mnc: 1,
+                key: key(cid),
+            },
+            lat,
+            lon,
+            accuracy_m: Some(5.0),
+            time: Some(1_800_000_000 + i),
+            speed_mps: None,
+            signal_dbm: None,
+            ta_m: None,
+            psc: None,
+            source: None,
+        }
+    };
+    let mut obs: Vec<Observation> = (0..3)
+        .map(|i| sighting(three, -500.0 + 500.0 * i as f64, 0.0, i))
+        .collect();
+    obs.extend((0..4).map(|i| sighting(masted, 200.0 * i as f64, 20_000.0, 10 + i)));
+    let report = locator
+        .overlay()
+        .learn(&locator.database(), obs, &LearnOptions::default())
+        .unwrap();
+    assert_eq!((report.refined, report.moved), (1, 1), "{report:?}");
+    compact(&locator).unwrap();
+    let db = locator.database();
+    assert_eq!(
+        db.learned_levels(Radio::Lte, 272, 1, key(three)),
+        levels.as_slice()
+    );
+    assert!(db
+        .learned_levels(Radio::Lte, 272, 1, key(masted))
+        .is_empty());
 }

@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{masts, write_merged, LearnError, StationKey};
+use super::estimate::{self, Estimate};
+use super::{database_station, masts, write_merged, LearnError, StationKey};
 use crate::solve::Locator;
 use crate::store::{BuildOptions, DbBuilder, StoreError};
 
@@ -92,20 +93,29 @@ pub fn compact(locator: &Locator) -> Result<CompactReport, LearnError> {
     let fitted =
         masts::fit_masts::<LearnError>(&advances, super::wall_clock(), &mut |_, _| Ok(()))?;
     masts::keep(builder.learned_masts(), &fitted);
-    // A cell the submissions re-estimated (or moved) has no sightings by level here: the
-    // levels of its file runs may describe another place, so they go with it.
-    for key in snapshot.stations.keys() {
+    // A cell refined where it was keeps the levels its file runs heard it at (the overlay has
+    // none to add). One withdrawn, or learned again at another place after a move, loses
+    // them: they describe where it was.
+    let db = locator.database();
+    for (key, station) in &snapshot.stations {
         if let StationKey::Cell {
             radio,
             mcc,
             mnc,
-            key,
+            key: cell,
         } = *key
         {
-            builder.learned_levels().remove(&(radio, mcc, mnc, key));
+            let moved = match (station, database_station(&db, *key)) {
+                (Some(new), Some(old)) => {
+                    estimate::far_apart(&Estimate::of_station(&old), &Estimate::of_station(new))
+                }
+                _ => true,
+            };
+            if moved {
+                builder.learned_levels().remove(&(radio, mcc, mnc, cell));
+            }
         }
     }
-    let db = locator.database();
     write_merged(&mut builder, Some(&db), &snapshot.stations)?;
     drop(db);
     let (manifest, stats) = builder.commit()?;

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use super::Observation;
 use crate::geo::{distance_m, LocalFrame};
 use crate::store::netstats::LevelPoint;
+use crate::store::record::Station;
 
 /// Assumed GPS error when a row does not state one (G-NetTrack never does):
 /// a phone's typical open-sky fix.
@@ -133,6 +134,23 @@ pub struct Estimate {
     /// Cells: where the sightings lay by received level (`LEVEL_STEP_DB`); empty for WiFi and
     /// for cells without enough sightings with a level.
     pub levels: Vec<LevelPoint>,
+}
+
+impl Estimate {
+    /// A stored station's place and reach, to set beside a new estimate of it ([`far_apart`]).
+    pub fn of_station(s: &Station) -> Estimate {
+        Estimate {
+            lat: s.lat(),
+            lon: s.lon(),
+            range_m: s.range_m() as f64,
+            samples: s.samples(),
+            rejected: 0,
+            first: None,
+            last: None,
+            psc: s.psc(),
+            levels: Vec::new(),
+        }
+    }
 }
 
 fn weight(o: &Observation, newest: Option<i64>) -> f64 {

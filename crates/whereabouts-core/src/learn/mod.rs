@@ -568,17 +568,7 @@ fn decide(
         });
     report.outliers += stale.len() as u64;
     if !far.is_empty() {
-        let old = Estimate {
-            lat: s.lat(),
-            lon: s.lon(),
-            range_m: s.range_m() as f64,
-            samples: s.samples(),
-            rejected: 0,
-            first: None,
-            last: None,
-            psc: s.psc(),
-            levels: Vec::new(),
-        };
+        let old = Estimate::of_station(s);
         let first_far = far.iter().filter_map(|o| o.time).min();
         // Sightings at the old place since the far ones began still vouch for it.
         let vouching = near
