@@ -10,6 +10,7 @@ use smallvec::SmallVec;
 use super::lookup::SeenAp;
 use super::params::{
     CLUSTER_LINK_M, DEFAULT_AP_RANGE_M, MIN_WIFI_ACCURACY_M, OUTLIER_M, WIFI_ACCURACY_FACTOR,
+    WIFI_MIN_SPREAD_SHARE,
 };
 use super::query::{Answer, Fallback, Source};
 use super::weights::wifi_signal_weight;
@@ -113,10 +114,20 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     let (px, py, sw) = centroid(pts);
 
     let members = || pts.iter().zip(aps).filter(|(p, _)| p.member);
-    let var: f64 = members()
-        .map(|(p, _)| p.w * ((p.x - px).powi(2) + (p.y - py).powi(2) + (p.range * 0.5).powi(2)))
-        .sum::<f64>()
-        / sw;
+    // Two parts, in quadrature: how far the device is from the members' centroid, which
+    // their spread around it stands for (at least a share of their reach: members lying
+    // together say nothing of it), and how far their estimates lie from the APs: an estimate
+    // from n sightings spread over a reach of half its range is off by about reach / sqrt(n)
+    // (the standard error of their mean). The second part alone shrinks with samples, so a
+    // crowd whose ranges grow with its sightings (the farthest one) does not widen the radius.
+    let (mut spread, mut reach, mut estimates) = (0.0, 0.0, 0.0);
+    for (p, a) in members() {
+        let r2 = (p.range * 0.5).powi(2);
+        spread += p.w * ((p.x - px).powi(2) + (p.y - py).powi(2));
+        reach += p.w * r2;
+        estimates += p.w * r2 / f64::from(a.samples.max(1));
+    }
+    let var = (spread.max(WIFI_MIN_SPREAD_SHARE * reach) + estimates) / sw;
     let (lat, lon) = frame.to_latlon(px, py);
     let samples: u32 = members().map(|(_, a)| a.samples).sum();
     let newest = members().map(|(_, a)| a.updated).max().unwrap_or(0);
@@ -195,5 +206,42 @@ mod tests {
         // Alike, they meet halfway.
         let b = solve(&[ap(4.0, 5), ap(4.001, 5)], 0).unwrap();
         assert!((b.lon - 4.0005).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_radius_is_the_members_spread_and_their_estimates_error() {
+        let r = |aps: &[SeenAp]| solve(aps, 0).unwrap().accuracy_m;
+        let fourth_root_2 = 2f64.sqrt().sqrt();
+        // Two well-sampled APs 400 m apart (range 60 m, reach 30 m): their spread, 200 m.
+        let (a, b) = (ap(4.0, 100), ap(4.0 + 400.0 / 68_470.0, 100));
+        let spread = LocalFrame::new(52.0, 4.0).to_xy(52.0, b.lon).0 / 2.0;
+        let want = (spread.powi(2) + 30f64.powi(2) / 100.0).sqrt() * WIFI_ACCURACY_FACTOR;
+        assert!(
+            (r(&[a, b]) - want / fourth_root_2).abs() < 1e-6,
+            "{}",
+            r(&[a, b])
+        );
+        // Estimates from one sighting each are off by their whole reach.
+        let (a1, b1) = (SeenAp { samples: 1, ..a }, SeenAp { samples: 1, ..b });
+        let want = (spread.powi(2) + 30f64.powi(2)).sqrt() * WIFI_ACCURACY_FACTOR;
+        assert!((r(&[a1, b1]) - want / fourth_root_2).abs() < 1e-6);
+        // One router's two BSSIDs lie together: at least a share of their reach (range 400 m).
+        let (c, d) = (
+            SeenAp {
+                range_m: 400.0,
+                ..ap(4.0, 10_000)
+            },
+            SeenAp {
+                range_m: 400.0,
+                ..ap(4.0, 10_000)
+            },
+        );
+        let want = (WIFI_MIN_SPREAD_SHARE * 200f64.powi(2) + 200f64.powi(2) / 10_000.0).sqrt()
+            * WIFI_ACCURACY_FACTOR;
+        assert!(
+            (r(&[c, d]) - want / fourth_root_2).abs() < 1e-6,
+            "{}",
+            r(&[c, d])
+        );
     }
 }
