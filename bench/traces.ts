@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE] [--level-offset DB]
  *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--scans] [--json]
+ *   npx tsx bench/traces.ts --set walks [--seeds 201..216] [--json]
  *
  * `dakar`: the three operators' G-NetTrack Pro logs (../shared/data/gnettrack-dakar), each cut
  * into 10-minute blocks; A learns the even blocks, B the odd. `cork`: the Cork drive tests
@@ -16,7 +17,11 @@
  * two rows in three learn, the third is located; a part per world, and the median and worst
  * world beside each other. `--scans`: every cell a request heard is a sighting, and the
  * located rows are the whole multi-cell requests, beside the mean of all their cells'
- * training sightings. Only rows whose (serving) cell was learned count. `--rows FILE` writes
+ * training sightings. `walks`: the simulator's walks through the family worlds
+ * (`whereabouts-sim walks`: phones logging their serving cell along the streets, most routes
+ * walked on several days, timing advances on most walks); in each world two walks in three (in
+ * time order) learn and the third is located, as the real walking traces' check does.
+ * Only rows whose (serving) cell was learned count. `--rows FILE` writes
  * them as JSON lines for analysis outside (docs/experiments.md): per case, a line with the
  * learned masts of its database (`masts`, by network), then a line per located row (truth,
  * answer, the answer without masts, radio, cell id and timing advance in metres or null).
@@ -41,7 +46,7 @@ import { Engine } from '../src/engine.js';
 import { CentroidBaseline } from '../src/eval/baselines.js';
 import { groupObservations, type ObservationFile, readObservationFiles } from '../src/eval/inputs.js';
 import { ErrorStats, quantile } from '../src/eval/metrics.js';
-import { SIM_NOW, simWorld } from '../src/eval/sim.js';
+import { SIM_NOW, simWalks, simWorld } from '../src/eval/sim.js';
 import type { LocateRequest } from '../src/locating/request/index.js';
 import { unpackCorkTraces } from './cork-traces.js';
 
@@ -124,13 +129,30 @@ try {
       }));
     };
     part = () => 'all';
+  } else if (values.set === 'walks') {
+    const seeds = seedRange();
+    files = [];
+    /** Each file's world (its index in `seeds`) and its rank among that world's walks. */
+    const worldOf: number[] = [];
+    const rank: number[] = [];
+    seeds.forEach((seed, k) => {
+      const walks = simWalks(join(root, '.eval', `walks-${seed}`), String(seed), true);
+      walks.forEach((f, i) => {
+        files.push(f);
+        worldOf.push(k);
+        rank.push(i);
+      });
+    });
+    // A case per world: its own database, two walks in three (in time order) learned.
+    cases = () =>
+      seeds.map((seed, k) => ({
+        name: `world ${seed}`,
+        learn: (g: Group) => worldOf[g.file] === k && (rank[g.file] as number) % 3 !== 2,
+        locate: (g: Group) => worldOf[g.file] === k && (rank[g.file] as number) % 3 === 2,
+      }));
+    part = (obs, g) => (Number.isNaN(obs[g.file]?.ta[g.first] as number) ? 'no advance' : 'advance');
   } else if (values.set === 'families') {
-    const m = /^(\d+)\.\.(\d+)$/.exec(values.seeds as string);
-    if (!m || Number(m[2]) < Number(m[1])) {
-      process.stderr.write(`bench/traces.ts: --seeds must be A..B (got ${values.seeds})\n`);
-      process.exit(2);
-    }
-    const seeds = Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i);
+    const seeds = seedRange();
     files = [];
     for (const seed of seeds) {
       const w = await simWorld(
@@ -161,7 +183,9 @@ try {
     // Rows with an advance (the learned masts' part) apart from those without.
     part = (obs, g) => (Number.isNaN(obs[g.file]?.ta[g.first] as number) ? 'no advance' : 'advance');
   } else {
-    process.stderr.write(`bench/traces.ts: --set must be dakar, cork or families (got ${values.set})\n`);
+    process.stderr.write(
+      `bench/traces.ts: --set must be dakar, cork, families or walks (got ${values.set})\n`,
+    );
     process.exit(2);
   }
 
@@ -355,6 +379,16 @@ try {
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/** The seeds of `--seeds A..B`. */
+function seedRange(): number[] {
+  const m = /^(\d+)\.\.(\d+)$/.exec(values.seeds as string);
+  if (!m || Number(m[2]) < Number(m[1])) {
+    process.stderr.write(`bench/traces.ts: --seeds must be A..B (got ${values.seeds})\n`);
+    process.exit(2);
+  }
+  return Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i);
 }
 
 interface Result {

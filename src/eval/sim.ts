@@ -86,6 +86,36 @@ export async function simWorld(
   return done();
 }
 
+/**
+ * The walks through the world of `seed` (`whereabouts-sim walks`: phones logging their serving
+ * cell along the streets, one OpenCelliD measurement CSV a walk) in `work`, written afresh
+ * unless those already there were written by the same simulator sources. Returns the walk
+ * files, sorted (in time order).
+ */
+export function simWalks(work: string, seed: string, family: boolean): string[] {
+  const walks = join(work, 'walks');
+  const done = () =>
+    readdirSync(walks)
+      .filter((f) => f.endsWith('.csv'))
+      .sort()
+      .map((f) => join(walks, f));
+  const stamp = join(work, 'simulator.sha256');
+  const version = simulatorVersion();
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === version && existsSync(walks)) return done();
+  if (!existsSync(join(packageRoot, 'crates', 'whereabouts-sim')))
+    throw new Error(
+      'the simulator needs a checkout of the whereabouts repository (crates/whereabouts-sim) and cargo',
+    );
+  rmSync(work, { recursive: true, force: true });
+  const args = ['walks', '--seed', seed, ...(family ? ['--family'] : []), '--out', work];
+  execFileSync('cargo', ['run', '-q', '--release', '-p', 'whereabouts-sim', '--', ...args], {
+    cwd: packageRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  writeFileSync(stamp, version);
+  return done();
+}
+
 /** A hash of the simulator's sources: a world written by other sources is written again. */
 function simulatorVersion(): string {
   const crate = join(packageRoot, 'crates', 'whereabouts-sim');

@@ -12,4 +12,5 @@ pub mod output;
 pub mod rng;
 pub mod scale;
 pub mod scenarios;
+pub mod walks;
 pub mod world;

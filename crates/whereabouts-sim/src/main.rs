@@ -7,6 +7,7 @@ whereabouts-sim: deterministic radio-environment simulator (SIMULATED DATA, mcc 
 
 USAGE:
   whereabouts-sim world --out DIR [--seed N] [--requests N] [--now UNIX] [--separate-masts SHARE | --family]
+  whereabouts-sim walks --out DIR [--seed N] [--family]
   whereabouts-sim scale --rows N --out FILE [--gz] [--seed N]
   whereabouts-sim --help
 
@@ -32,6 +33,15 @@ world   Builds a simulated world of towers and WiFi APs around The Hague (NL) an
                         defects, WiFi density and bands) drawn from the seed, written to
                         DIR/params.json; adds mnc 3, whose rows are its true tower positions,
                         and the scenario cells-known-towers. Without it: the reference world
+
+walks   Builds the same world (no scenarios) and writes phones' walks through it:
+          DIR/walks/walk-dDD-rRR-pP.csv  one walk (day DD, route RR, pass P), OpenCelliD
+                                         measurement CSV: the serving cell every few seconds
+                                         with its level and (on most walks) timing advance,
+                                         at the GPS position
+          DIR/walks.json                 how this world's walkers walk (drawn from the seed)
+        Routes follow the streets; most are walked on several days. --seed and --family as
+        for world.
 
 scale   Streams an N-row OpenCelliD export of synthetic cells worldwide (constant memory),
         with a small share of duplicate keys and a few deliberately bad rows, which are
@@ -72,10 +82,14 @@ fn parse_num<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, S
 fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
     let mut it = argv.into_iter();
     let cmd = match it.next() {
-        None => return Err("missing command (world or scale)".into()),
+        None => return Err("missing command (world, walks or scale)".into()),
         Some(c) if c == "--help" || c == "-h" || c == "help" => return Ok(None),
-        Some(c) if c == "world" || c == "scale" => c,
-        Some(c) => return Err(format!("unknown command `{c}` (expected world or scale)")),
+        Some(c) if c == "world" || c == "scale" || c == "walks" => c,
+        Some(c) => {
+            return Err(format!(
+                "unknown command `{c}` (expected world, walks or scale)"
+            ))
+        }
     };
     let mut a = Args {
         cmd,
@@ -108,7 +122,7 @@ fn parse(argv: Vec<String>) -> Result<Option<Args>, String> {
                     .filter(|s| (0.0..=1.0).contains(s))
                     .ok_or_else(|| format!("--separate-masts: `{v}` is not a share from 0 to 1"))?;
             }
-            ("world", "--family") => a.family = true,
+            ("world" | "walks", "--family") => a.family = true,
             ("scale", "--rows") => a.rows = Some(parse_num("--rows", val())?),
             ("scale", "--gz") => a.gz = true,
             (cmd, f) => return Err(format!("unknown option `{f}` for `{cmd}`")),
@@ -156,6 +170,29 @@ fn run_world(a: &Args) -> Result<(), String> {
     Ok(())
 }
 
+fn run_walks(a: &Args) -> Result<(), String> {
+    let dir = PathBuf::from(a.out.as_ref().unwrap());
+    let params = if a.family {
+        whereabouts_sim::family::Params::draw(a.seed)
+    } else {
+        whereabouts_sim::family::Params::reference(0.0)
+    };
+    let w = whereabouts_sim::world::World::generate(a.seed, a.now, &params);
+    let walks = whereabouts_sim::walks::WalkParams::draw(a.seed);
+    let mut files = whereabouts_sim::walks::walk_files(&w, &walks);
+    files.push(("walks.json".into(), walks.to_json()));
+    for (name, text) in &files {
+        let p = dir.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    }
+    eprintln!("wrote {} walks to {}", files.len() - 1, dir.display());
+    Ok(())
+}
+
 fn run_scale(a: &Args) -> Result<(), String> {
     let out = a.out.as_ref().unwrap();
     let gz = a.gz || Path::new(out).extension().is_some_and(|e| e == "gz");
@@ -171,10 +208,10 @@ fn main() -> ExitCode {
         }
         Err(e) => return usage_error(&e),
     };
-    let r = if args.cmd == "world" {
-        run_world(&args)
-    } else {
-        run_scale(&args)
+    let r = match args.cmd.as_str() {
+        "world" => run_world(&args),
+        "walks" => run_walks(&args),
+        _ => run_scale(&args),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

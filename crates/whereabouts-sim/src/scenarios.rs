@@ -189,8 +189,14 @@ fn timing_advance(rng: &mut Rng, radio: Radio, d: f64) -> Option<u32> {
     if !rng.chance(0.6) {
         return None;
     }
+    Some(advance_at(rng, step, d))
+}
+
+/// The timing advance a phone `d` metres from its mast reports, in steps of `step` metres:
+/// the nearest step, or one either side of it (each a third of the time).
+pub fn advance_at(rng: &mut Rng, step: f64, d: f64) -> u32 {
     let ta = (d / step).round() as i64 + rng.int(-1, 1);
-    Some(ta.clamp(0, 63) as u32)
+    ta.clamp(0, 63) as u32
 }
 
 fn req_cell(w: &World, o: &CellObs, ta: Option<u32>) -> ReqCell {

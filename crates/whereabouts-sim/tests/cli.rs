@@ -1,5 +1,5 @@
-//! The command line: argument errors exit with 2, help documents both commands,
-//! and scale output is reproducible.
+//! The command line: argument errors exit with 2, help documents every command, and
+//! scale and walks output is reproducible.
 
 use std::process::Command;
 
@@ -49,6 +49,7 @@ fn help_documents_everything() {
     let h = String::from_utf8_lossy(&o.stdout);
     for flag in [
         "world",
+        "walks",
         "scale",
         "--out",
         "--seed",
@@ -72,4 +73,54 @@ fn scale_to_stdout_is_reproducible_and_reports_bad_rows() {
     let err = String::from_utf8_lossy(&a.stderr);
     assert!(err.contains("2 bad rows"), "{err}");
     assert!(err.contains("line numbers"), "{err}");
+}
+
+#[test]
+fn walks_are_reproducible_and_routes_are_walked_again() {
+    let tmp = std::env::temp_dir().join(format!("whereabouts-sim-walks-{}", std::process::id()));
+    let (a, b) = (tmp.join("a"), tmp.join("b"));
+    for dir in [&a, &b] {
+        let o = sim(&["walks", "--seed", "3", "--out", dir.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(a.join("walks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    let first_fix = |name: &str| -> (f64, f64) {
+        let text = std::fs::read_to_string(a.join("walks").join(name)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(b.join("walks").join(name)).unwrap(),
+            text
+        );
+        let mut lines = text.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("mcc,mnc,lac,cellid,lat,lon,signal"));
+        let row: Vec<&str> = lines.next().expect("a walk logs rows").split(',').collect();
+        (row[4].parse().unwrap(), row[5].parse().unwrap())
+    };
+    // Walks of one route (`-rRR-`) start where it starts, on other days.
+    let route = |n: &str| n.split('-').nth(2).unwrap().to_string();
+    let mut again = 0;
+    for (i, n) in names.iter().enumerate() {
+        for m in &names[i + 1..] {
+            if route(n) == route(m) {
+                let (p, q) = (first_fix(n), first_fix(m));
+                let d = ((p.0 - q.0) * 111_195.0).hypot((p.1 - q.1) * 68_400.0);
+                assert!(d < 100.0, "{n} and {m} start {d} m apart");
+                again += 1;
+            }
+        }
+    }
+    assert!(again > 0, "no route walked twice: {names:?}");
+    std::fs::remove_dir_all(&tmp).unwrap();
 }
