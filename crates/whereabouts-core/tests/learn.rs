@@ -560,13 +560,35 @@ fn a_learned_cell_heard_at_a_level_answers_where_its_drives_heard_it_so() {
         let off = distance_m(a.lat, a.lon, estimate_lat, estimate_lon);
         assert!(off < 1.0, "{signal:?}: {off} m");
     }
-    // With a learned mast, an advance puts the cell on the mast's ring along its estimate's
-    // bearing whatever its level; without one, the level places it.
+    // With a learned mast, an advance puts the cell on the mast's ring along its level's
+    // bearing (without one, the level alone places it), and it claims the level's spread.
+    // An advance of 6: 6.5 steps of 78.12 m.
     let at = |signal, ta| locate_lte(&locator, masted, Some(signal), ta);
     let (west, east) = (at(-72.0, None), at(-108.0, None));
     assert!(distance_m(west.lat, west.lon, east.lat, east.lon) > 1_000.0);
-    let (west, east) = (at(-72.0, Some(6.0)), at(-108.0, Some(6.0)));
-    assert!(distance_m(west.lat, west.lon, east.lat, east.lon) < 1.0);
+    let mast = locator
+        .database()
+        .learned_mast(Radio::Lte, 272, 1, masted)
+        .expect("a mast fitted from the advances");
+    let ring_m = 6.5 * 78.12;
+    for (signal, x) in [(-72.0, -950.0), (-108.0, 950.0)] {
+        let a = at(signal, Some(6.0));
+        let from_mast = distance_m(a.lat, a.lon, mast.lat, mast.lon);
+        // Within the advance's interval (a step and a half either side of its middle).
+        assert!(
+            (from_mast - ring_m).abs() <= 1.5 * 78.12 + 1.0,
+            "{signal} dBm: {from_mast} m from the mast"
+        );
+        // The level's bearing from the mast (300 m south of the road): towards x on the road.
+        let (lat, lon) = frame.to_latlon(x, 0.0);
+        let around = whereabouts_core::geo::LocalFrame::new(mast.lat, mast.lon);
+        let (dx, dy) = around.to_xy(lat, lon);
+        let k = from_mast / dx.hypot(dy);
+        let want = around.to_latlon(k * dx, k * dy);
+        let off = distance_m(a.lat, a.lon, want.0, want.1);
+        assert!(off < 40.0, "{signal} dBm: {off} m off the level's bearing");
+        assert!(a.accuracy_m < 300.0, "{signal} dBm: {}", a.accuracy_m);
+    }
     drop(locator);
 
     // A later run that does not hear the cell keeps its levels.

@@ -187,12 +187,22 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // The frame's origin is the first cell, so the coordinates are a few kilometres at most
     // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
     let spread = (a2 / sw - (mx * mx + my * my)).max(0.0).sqrt();
-    // A single cell on its mast's ring by its advance: the ring's radius, not the range's.
-    // Placed on its axis (a learned cell moves only so), (px, py) is its anchor on the ring;
-    // a published tower's cell (its estimate on its mast) answers at the mast, with the
-    // device somewhere on the ring.
-    let ring = match (cells.len(), first.tower, first.ta_m) {
-        (1, Some(tower), Some((_, step))) if moved => {
+    // A single learned cell placed by its level: the level's own spread, as the learner
+    // measured it (within its sightings and between its passes), also when its advance puts
+    // it on its mast's ring (the level said where along it). On three folds of the Cork learn
+    // files the factor that held 68% was 0.68 to 0.86 of 1.3 times this spread (0.99 in the
+    // median fold), so no factor.
+    let by_level = match cells.len() {
+        1 => first.level_spread_m,
+        _ => None,
+    };
+    // Else a single cell on its mast's ring by its advance: the ring's radius, not the
+    // range's. Placed on its axis (a learned cell moves only so), (px, py) is its anchor on
+    // the ring; a published tower's cell (its estimate on its mast) answers at the mast, with
+    // the device somewhere on the ring.
+    let ring = match (by_level, cells.len(), first.tower, first.ta_m) {
+        (Some(_), ..) => None,
+        (None, 1, Some(tower), Some((_, step))) if moved => {
             Some(ring_accuracy(&frame, first.learned, tower, step, px, py))
         }
         // The error is the device's distance from the mast, which the advance reports (its
@@ -200,18 +210,10 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         // requests cut to their serving cell it holds 69.0% in the median held-out world
         // (60.5-73.0%), where the range's radius held 77.0% (62.2-93.3%)
         // (`npx tsx bench/lone-tower.ts .eval/family-{201..216}-1000`).
-        (1, Some(_), Some((d, _))) if on_its_mast(&frame, first) => Some(d),
+        (None, 1, Some(_), Some((d, _))) if on_its_mast(&frame, first) => Some(d),
         _ => None,
     };
-    // Else a single learned cell placed by its level: the level's own spread, as the learner
-    // measured it (within its sightings and between its passes). On three folds of the Cork
-    // learn files the factor that held 68% was 0.68 to 0.86 of 1.3 times this spread (0.99 in
-    // the median fold), so no factor.
-    let by_level = match (ring, cells.len()) {
-        (None, 1) => first.level_spread_m,
-        _ => None,
-    };
-    let mut accuracy = if let Some(radius) = ring.or(by_level) {
+    let mut accuracy = if let Some(radius) = by_level.or(ring) {
         radius
     } else if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
