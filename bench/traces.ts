@@ -4,7 +4,7 @@
  * the training sightings of the same cell (`CentroidBaseline`) and the same database without
  * the site masts the learner fitted from timing advances (`learn::masts`), in one process.
  *
- *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE] [--level-offset DB]
+ *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE] [--level-offset DB] [--calibrate]
  *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--scans] [--json]
  *   npx tsx bench/traces.ts --set walks [--seeds 201..216] [--json]
  *
@@ -26,7 +26,9 @@
  * learned masts of its database (`masts`, by network), then a line per located row (truth,
  * answer, the answer without masts, radio, cell id and timing advance in metres or null).
  * `--level-offset DB` adds DB to every located row's level: a device that reads its cells
- * stronger (or weaker, negative) than the phones the learning's logs came from.
+ * stronger (or weaker, negative) than the phones the learning's logs came from. `--calibrate`
+ * learns as `whereabouts learn` does by default: the radius calibrated on a held-out third of
+ * the learn part's own requests (docs/positioning.md, "Calibration").
  */
 import {
   appendFileSync,
@@ -41,6 +43,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { calibrationPlan, learnCalibrated } from '../src/calibration/radius.js';
 import { nativeLearn } from '../src/cli/learn.js';
 import { Engine } from '../src/engine.js';
 import { CentroidBaseline } from '../src/eval/baselines.js';
@@ -61,6 +64,7 @@ const { values } = parseArgs({
     rows: { type: 'string' },
     zip: { type: 'string' },
     'level-offset': { type: 'string', default: '0' },
+    calibrate: { type: 'boolean', default: false },
   },
 });
 const levelOffset = Number(values['level-offset']);
@@ -202,12 +206,17 @@ try {
       else for (let r = g.first; r < g.end; r++) held[g.file]?.push(obs[g.file]?.line[r] as number);
     }
     const fileIdx = [...learnedFiles].sort((a, b) => a - b);
-    await nativeLearn()(
-      db,
-      fileIdx.map((f) => files[f] as string),
-      { ...net, heldOut: fileIdx.map((f) => held[f] as number[]) },
-      () => {},
-    );
+    const learnFiles = fileIdx.map((f) => files[f] as string);
+    const learnOptions = { ...net, heldOut: fileIdx.map((f) => held[f] as number[]) };
+    if (values.calibrate) {
+      // As `whereabouts learn` calibrates by itself, over the learn part's requests.
+      const position = new Map(fileIdx.map((f, i) => [f, i]));
+      const plan = calibrationPlan(
+        groups.filter((g) => c.learn(g)).map((g) => ({ ...g, file: position.get(g.file) as number })),
+        fileIdx.map((f) => (obs[f] as ObservationFile).line),
+      );
+      await learnCalibrated(db, learnFiles, learnOptions, plan, () => {});
+    } else await nativeLearn()(db, learnFiles, learnOptions, () => {});
     const centroid = new CentroidBaseline();
     for (const g of groups) {
       if (!c.learn(g)) continue;

@@ -4,10 +4,12 @@
  * that factor, --dry-run stores nothing, --show prints the model, --reset removes it; bad
  * inputs give clear errors.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { calibrationPlan, PLAN_BLOCK_S } from '../src/calibration/radius.js';
 import { Engine } from '../src/engine.js';
+import type { EvalRow } from '../src/eval/inputs.js';
 import { cli } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 
@@ -269,7 +271,7 @@ function measurements(file: string, n: number, next: () => number): string {
 }
 
 describe('whereabouts learn calibrates by itself', () => {
-  it('on a held-out third when the files give 600 requests or more, and learns that third too', () => {
+  it('on a held-out third when the files give 600 requests or more, and learns that third too', async () => {
     const dir = tempDir('wb-learn-calibrate-');
     const file = measurements(join(dir, 'm.csv'), 900, rng(5));
     const db = join(dir, 'db');
@@ -290,6 +292,26 @@ describe('whereabouts learn calibrates by itself', () => {
     const cells = (text: string) => /database .*: ([\d,]+) cells/.exec(text)?.[1];
     expect(cells(r.stderr)).toBe(cells(p.stderr));
     expect(cells(p.stderr)).toBe('30');
+    // The calibration's first run went into a scratch copy, since removed: --db holds one
+    // whole run, whose cells answer where those learned without calibration do.
+    const positions = async (d: string) => {
+      const engine = await Engine.open({ db: d, ipDatabases: false });
+      try {
+        return Array.from({ length: 30 }, (_, c) =>
+          [-75, -95, -110].map((signal) => {
+            const cell = { radio: 'lte', mcc: 1, mnc: 1, lac: 100, cid: 5000 + c, signal };
+            const a = engine.process({ cells: [cell] }) as { lat?: number; lon?: number };
+            return [a.lat, a.lon];
+          }),
+        );
+      } finally {
+        engine.close();
+      }
+    };
+    const ours = await positions(db);
+    expect(ours.flat(2).every((x) => typeof x === 'number')).toBe(true);
+    expect(ours).toEqual(await positions(plain));
+    expect(readdirSync(dir).filter((f) => f.startsWith('.whereabouts-calibrate-'))).toEqual([]);
   });
 
   it('says why it did not with fewer requests', () => {
@@ -298,5 +320,28 @@ describe('whereabouts learn calibrates by itself', () => {
     const r = cli(['learn', '--quiet', '--db', join(dir, 'db'), file]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/radius not calibrated: 100 requests, fewer than 600/);
+  });
+});
+
+describe('learn holds out for its calibration', () => {
+  it('every third block of ten minutes of each file, and of 100 requests where rows have no time', () => {
+    const row = {} as EvalRow;
+    // File 0: a request a second for an hour; file 1: 350 requests without a time. Lines are
+    // numbered from 2 (after a header), one a request.
+    const groups = [
+      ...Array.from({ length: 3_600 }, (_, i) => ({ file: 0, first: i, end: i + 1, time: 5_000 + i, row })),
+      ...Array.from({ length: 350 }, (_, i) => ({ file: 1, first: i, end: i + 1, time: Number.NaN, row })),
+    ];
+    const lines = [
+      Array.from({ length: 3_600 }, (_, i) => i + 2),
+      Array.from({ length: 350 }, (_, i) => i + 2),
+    ];
+    const plan = calibrationPlan(groups, lines);
+    expect(PLAN_BLOCK_S).toBe(600);
+    // Blocks in order of appearance: file 0's six, then file 1's four; every third held out.
+    const block = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i + 2);
+    expect(plan.heldOut[0]).toEqual([...block(1_200, 600), ...block(3_000, 600)]);
+    expect(plan.heldOut[1]).toEqual(block(200, 100));
+    expect(plan.rows.length).toBe(1_300);
   });
 });

@@ -5,6 +5,9 @@
  * `calibration`) on one part of the rows and reports the inside shares on the rest, before and
  * after, and stores it with the database. The model is applied by the core at answer time.
  */
+import { copyFileSync, existsSync, linkSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { Engine } from '../engine.js';
 import {
   type BadLine,
@@ -15,7 +18,12 @@ import {
   readLabelled,
   readObservationFiles,
 } from '../eval/inputs.js';
-import { native } from '../native/binding.js';
+import {
+  type NativeImportProgress,
+  type NativeLearnOptions,
+  type NativeLearnSummary,
+  native,
+} from '../native/binding.js';
 
 /** Rows located per call into the core. */
 const BATCH = 16_384;
@@ -174,6 +182,20 @@ export async function calibrate(
   rows: readonly EvalRow[],
   o: { dryRun?: boolean; now?: number; progress?: (done: number, total: number) => void } = {},
 ): Promise<Calibration> {
+  return fitRadius(db, rows, await radiusSamples(db, rows, o), o);
+}
+
+/** Each row's class and error over radius with the database in `db` (without its radius model; NaN: not located). */
+interface RadiusSamples {
+  classes: string[];
+  ratios: number[];
+}
+
+async function radiusSamples(
+  db: string,
+  rows: readonly EvalRow[],
+  o: { now?: number; progress?: (done: number, total: number) => void },
+): Promise<RadiusSamples> {
   if (rows.length === 0) throw new Error('no usable rows: the inputs hold no request with a GPS truth');
   const engine = await Engine.open({ db, now: o.now, ipDatabases: false });
   const classes: string[] = [];
@@ -192,6 +214,16 @@ export async function calibrate(
   } finally {
     engine.close();
   }
+  return { classes, ratios };
+}
+
+/** Fits the model on `samples` of `rows` (split as {@link heldOutRows}) and stores it with `db` unless `dryRun`. */
+function fitRadius(
+  db: string,
+  rows: readonly EvalRow[],
+  { classes, ratios }: RadiusSamples,
+  o: { dryRun?: boolean },
+): Calibration {
   // Rows the database could not locate say nothing of its radii: the split is over the rest.
   const located: number[] = [];
   ratios.forEach((r, i) => {
@@ -291,15 +323,14 @@ export const LEARN_CALIBRATE_MIN_ROWS = 600;
 export const LEARN_CALIBRATE_MAX_BYTES = 1 << 30;
 
 /**
- * How `learn` calibrates by itself: its files' requests are cut into blocks
- * ({@link heldOutRows}); the held-out third is not learned at first, the database learned from
- * the rest is calibrated on it, then the held-out third is learned too. `heldOut` and
- * `learned`: per file, the sorted line numbers of each part (the learner's `heldOut` option).
+ * How `learn` calibrates by itself: a third of its files' requests (`rows`; blocks of time,
+ * {@link calibrationPlan}) is held out of a first run into a scratch copy of the database
+ * ({@link learnCalibrated}). `heldOut`: per file, the sorted line
+ * numbers of those rows (the learner's `heldOut` option).
  */
 export interface LearnCalibrationPlan {
   rows: EvalRow[];
   heldOut: number[][];
-  learned: number[][];
 }
 
 /** The plan for `files`, or why there is none. */
@@ -315,16 +346,122 @@ export async function learnCalibrationPlan(
   const groups = groupObservations(observed);
   if (groups.length < LEARN_CALIBRATE_MIN_ROWS)
     return `${groups.length.toLocaleString('en')} requests, fewer than ${LEARN_CALIBRATE_MIN_ROWS}`;
-  const { heldOut } = heldOutRows(groups.length);
-  const held: number[][] = files.map(() => []);
-  const learned: number[][] = files.map(() => []);
+  return calibrationPlan(
+    groups,
+    observed.map((o) => o.line),
+  );
+}
+
+/**
+ * `learn` holds out every third block of this many seconds of each file for its calibration:
+ * a walk or drive passes through a cell's coverage in a few minutes, so rows ten minutes
+ * apart are mostly on other streets, as other trips' devices would be. Rows held out next to
+ * learned ones of the same trip are answered from their own neighbours' sightings: on the Dakar
+ * walks, held-out blocks of 100 rows fitted radii that held 40% and 59% on other blocks
+ * (docs/experiments.md).
+ */
+export const PLAN_BLOCK_S = 600;
+
+/**
+ * The plan over `groups` (requests of the files whose line numbers by row are `lines`, one
+ * array a file): every third block of {@link PLAN_BLOCK_S} seconds of each file held out (of
+ * 100 requests where rows have no time).
+ */
+export function calibrationPlan(
+  groups: readonly { file: number; first: number; end: number; time: number; row: EvalRow }[],
+  lines: readonly ArrayLike<number>[],
+): LearnCalibrationPlan {
+  const start = lines.map(() => Number.POSITIVE_INFINITY);
+  for (const g of groups) if (g.time < (start[g.file] as number)) start[g.file] = g.time;
+  const untimed = lines.map(() => 0);
+  const unit = (g: (typeof groups)[number]): string => {
+    if (Number.isNaN(g.time)) {
+      const k = untimed[g.file] as number;
+      untimed[g.file] = k + 1;
+      return `${g.file}/n${Math.floor(k / 100)}`;
+    }
+    return `${g.file}/t${Math.floor((g.time - (start[g.file] as number)) / PLAN_BLOCK_S)}`;
+  };
+  const order = new Map<string, number>();
+  const held: number[][] = lines.map(() => []);
   const rows: EvalRow[] = [];
-  groups.forEach((g, k) => {
-    const lines = (observed[g.file] as (typeof observed)[number]).line;
-    const into = (heldOut[k] ? held : learned)[g.file] as number[];
-    for (let i = g.first; i < g.end; i++) into.push(lines[i] as number);
-    if (heldOut[k]) rows.push(g.row);
-  });
-  const sort = (v: number[][]) => v.map((l) => l.sort((a, b) => a - b));
-  return { rows, heldOut: sort(held), learned: sort(learned) };
+  for (const g of groups) {
+    const u = unit(g);
+    if (!order.has(u)) order.set(u, order.size);
+    if ((order.get(u) as number) % 3 !== 2) continue;
+    for (let i = g.first; i < g.end; i++)
+      held[g.file]?.push((lines[g.file] as ArrayLike<number>)[i] as number);
+    rows.push(g.row);
+  }
+  return { rows, heldOut: held.map((l) => l.sort((a, b) => a - b)) };
+}
+
+/**
+ * Learns `files` into `db` as `learn` without calibration does, and calibrates its radius on
+ * the held-out rows of `plan`: a first run without them goes into a scratch copy of `db`
+ * (stations files linked, not copied, where the file system allows), which locates them; then
+ * `files` are learned into `db` whole, and the model fitted on those rows is stored with it.
+ * A first run into `db` itself, then the held-out rows learned on top, would leave `db` other
+ * than one whole run: a refined cell's levels would be those of the held-out third alone.
+ */
+export async function learnCalibrated(
+  db: string,
+  files: string[],
+  options: NativeLearnOptions,
+  plan: LearnCalibrationPlan,
+  onProgress: (p: NativeImportProgress) => void,
+): Promise<{ report: NativeLearnSummary; calibration: Calibration | string }> {
+  const scratch = scratchCopy(db);
+  let samples: RadiusSamples | string;
+  try {
+    const held = files.map((_, f) => {
+      const base = options.heldOut?.[f] ?? [];
+      return [...base, ...(plan.heldOut[f] ?? [])].sort((a, b) => a - b);
+    });
+    await native().learnFiles(scratch, files, { ...options, heldOut: held }, onProgress);
+    samples = await radiusSamples(scratch, plan.rows, {});
+  } catch (e) {
+    samples = (e as Error).message;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  const report = await native().learnFiles(db, files, options, onProgress);
+  let calibration: Calibration | string;
+  try {
+    calibration = typeof samples === 'string' ? samples : fitRadius(db, plan.rows, samples, {});
+  } catch (e) {
+    calibration = (e as Error).message;
+  }
+  return { report, calibration };
+}
+
+/**
+ * An empty directory beside `db`, or a copy of the database in `db` there: its stations files
+ * (never changed once written) hard-linked where possible, its small files copied; the live
+ * overlay and lock files left out (a file run does not read them).
+ */
+function scratchCopy(db: string): string {
+  const parent = dirname(resolve(db));
+  let scratch: string;
+  try {
+    scratch = mkdtempSync(join(parent, '.whereabouts-calibrate-'));
+  } catch {
+    scratch = mkdtempSync(join(tmpdir(), 'whereabouts-calibrate-'));
+  }
+  if (!existsSync(join(db, 'manifest.json'))) return scratch;
+  for (const e of readdirSync(db, { withFileTypes: true })) {
+    if (!e.isFile() || /\.sqlite|\.lock$|^\./.test(e.name)) continue;
+    const from = join(db, e.name);
+    const to = join(scratch, e.name);
+    if (e.name.endsWith('.fb')) {
+      try {
+        linkSync(from, to);
+        continue;
+      } catch {
+        // Another file system: copied below.
+      }
+    }
+    copyFileSync(from, to);
+  }
+  return scratch;
 }

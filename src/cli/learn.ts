@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
   type Calibration,
-  calibrate,
   formatShares,
   type LearnCalibrationPlan,
+  learnCalibrated,
   learnCalibrationPlan,
 } from '../calibration/radius.js';
 import { Engine } from '../engine.js';
@@ -288,7 +288,8 @@ export async function runLearn(argv: string[]): Promise<number> {
     throw new UsageError('learn FILE... --store takes a postgres:// URL (the shared store)');
   const toShared = shared !== undefined && isPostgresUrl(shared);
   // learn's own calibration (docs/positioning.md, "Calibration"): a third of the requests
-  // held out of a first pass, the radius model fitted on them, then they are learned too.
+  // held out of a first run into a scratch copy, the radius model fitted on them, and the
+  // files learned whole into --db.
   // Not into the shared store: a publication carries stations, and each server's radius
   // model stays its operator's (calibrate its --db).
   let plan: LearnCalibrationPlan | string = '--no-calibrate';
@@ -307,26 +308,14 @@ export async function runLearn(argv: string[]): Promise<number> {
     report = await nativeLearn()(values.db, positionals, learnOptions, progress.onProgress);
     progress.done();
   } else {
-    const first = await nativeLearn()(
+    ({ report, calibration } = await learnCalibrated(
       values.db,
       positionals,
-      { ...learnOptions, heldOut: plan.heldOut },
+      learnOptions,
+      plan,
       progress.onProgress,
-    );
+    ));
     progress.done();
-    try {
-      calibration = await calibrate(values.db, plan.rows);
-    } catch (e) {
-      calibration = (e as Error).message;
-    }
-    const second = await nativeLearn()(
-      values.db,
-      positionals,
-      { ...learnOptions, heldOut: plan.learned },
-      progress.onProgress,
-    );
-    progress.done();
-    report = { ...second, files: first.files, counts: addCounts(first.counts, second.counts) };
   }
   const learned = report.counts;
   const n = (x: number) => x.toLocaleString('en');
@@ -351,20 +340,10 @@ export async function runLearn(argv: string[]): Promise<number> {
   } else if (typeof calibration === 'string') process.stderr.write(`radius not calibrated: ${calibration}\n`);
   else if (calibration !== undefined) {
     process.stderr.write(
-      `radius calibrated on a held-out third of the requests (${n(calibration.rowsLocated)} located; learned ` +
-        `after the fit), inside shares on its own held-out part before and after:\n${formatShares(calibration)}\n` +
+      `radius calibrated on a held-out third of the requests (${n(calibration.rowsLocated)} located by a first ` +
+        `run without them, into a scratch copy), inside shares on its own held-out part before and after:\n${formatShares(calibration)}\n` +
         `radius model stored in ${join(values.db, calibration.file ?? '')} (--no-calibrate: leave the radii alone)\n`,
     );
   }
   return 0;
-}
-
-/** The counts of two learning passes over the same files. */
-function addCounts(
-  a: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'],
-  b: Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'],
-): Awaited<ReturnType<ReturnType<typeof nativeLearn>>>['counts'] {
-  const sum = { ...a };
-  for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] = a[k] + b[k];
-  return sum;
 }

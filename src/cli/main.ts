@@ -28,8 +28,9 @@ Usage:
       logs (tab-separated, with Operator, Node/CellID and TA) and WiGLE CSVs
       (WiFi rows only; "_nomap" networks never stored), and merges them into DIR.
       Moved stations are withdrawn for --block-days (default 30). With 600+ requests in
-      the files, a third is held out of a first pass to calibrate the radius (as
-      calibrate does), then learned too; --no-calibrate skips that. See docs/learning.md.
+      the files, a third (every third 10-minute block) is held out of a first run into a
+      scratch copy to calibrate the radius (as calibrate does); DIR gets the whole run;
+      --no-calibrate skips that. See docs/learning.md.
       FILE - is standard input, and a pipe is read as a file (CSV formats, plain or gzip).
       With --store postgres://... (or WHEREABOUTS_STORE_URL): learned into the newest
       generation of the shared store and published there (servers switch within a

@@ -33,6 +33,10 @@ export type NativeChangesPage = Generated.ChangesPage;
 export type TimezoneCells = Generated.TimezoneCells;
 /** Progress of a running import, as reported by the core. */
 export type NativeImportProgress = Generated.FileProgress;
+/** Options of a file learning run (`learnFiles`). */
+export type NativeLearnOptions = Generated.LearnFileOptions;
+/** What a file learning run reports. */
+export type NativeLearnSummary = Generated.LearnSummary;
 /** See {@link NativeEngine.locateFunction}. */
 export type LocateFunction = ReturnType<NativeEngine['locateFunction']>;
 /** The accepted rows of an observation file as columns, for `whereabouts eval`. */
