@@ -386,8 +386,7 @@ fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> 
     (tx + dist * bx, ty + dist * by)
 }
 
-/// The 68% radius of a single cell's answer at (x, y) on the ring of `step`s around `tower`
-/// ([`RING_SPREAD`]).
+/// The 68% radius of a single cell's answer at (x, y) on the ring of `step`s around `tower`.
 fn ring_accuracy(
     frame: &LocalFrame,
     learned: bool,
@@ -397,12 +396,18 @@ fn ring_accuracy(
     y: f64,
 ) -> f64 {
     let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
+    ring_radius(learned, (x - tx).hypot(y - ty), step)
+}
+
+/// The 68% radius of a single cell's answer `d` metres from its mast on the ring of `step`s
+/// ([`RING_SPREAD`]): how far along the ring the bearing may be off, and the step.
+pub(super) fn ring_radius(learned: bool, d: f64, step: f64) -> f64 {
     let spread = if learned {
         RING_SPREAD
     } else {
         CROWD_RING_SPREAD
     };
-    spread * (x - tx).hypot(y - ty).hypot(step)
+    spread * d.hypot(step)
 }
 
 /// The 68% radius of a single learned cell's answer: its coverage spread and the standard
