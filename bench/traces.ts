@@ -4,7 +4,7 @@
  * the training sightings of the same cell (`CentroidBaseline`) and the same database without
  * the site masts the learner fitted from timing advances (`learn::masts`), in one process.
  *
- *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE] [--level-offset DB] [--calibrate]
+ *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE] [--level-offset DB] [--calibrate] [--classes]
  *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--scans] [--json]
  *   npx tsx bench/traces.ts --set walks [--seeds 201..216] [--json]
  *
@@ -28,7 +28,11 @@
  * `--level-offset DB` adds DB to every located row's level: a device that reads its cells
  * stronger (or weaker, negative) than the phones the learning's logs came from. `--calibrate`
  * learns as `whereabouts learn` does by default: the radius calibrated on a held-out third of
- * the learn part's own requests (docs/positioning.md, "Calibration").
+ * the learn part's own requests (docs/positioning.md, "Calibration"). `--classes` adds, over
+ * every case, each class of answer of the radius model (`whereabouts calibrate`'s classes:
+ * what answered, radio, cells, station quality) with its rows, inside share and the 68%
+ * quantile of error over radius (the factor a calibration would fit there); with `--rows`,
+ * each row's class and that ratio.
  */
 import {
   appendFileSync,
@@ -65,6 +69,7 @@ const { values } = parseArgs({
     zip: { type: 'string' },
     'level-offset': { type: 'string', default: '0' },
     calibrate: { type: 'boolean', default: false },
+    classes: { type: 'boolean', default: false },
   },
 });
 const levelOffset = Number(values['level-offset']);
@@ -88,6 +93,8 @@ interface Case {
 type Group = ReturnType<typeof groupObservations>[number];
 
 if (values.rows) writeFileSync(values.rows, '');
+/** Per class of the radius model, each located row's error over its radius (`--classes`). */
+const byClass = new Map<string, number[]>();
 const work = mkdtempSync(join(tmpdir(), 'whereabouts-traces-'));
 try {
   let files: string[];
@@ -233,15 +240,21 @@ try {
         fallbacks: { lacf: 1, scf: 0, ipf: 0 },
       };
     });
-    const answersOf = async (dir: string) => {
+    let samples: { classes: string[]; ratios: number[] } | undefined;
+    const answersOf = async (dir: string, classes = false) => {
       const engine = await Engine.open({ db: dir, land: false, ipDatabases: false });
       try {
+        if (classes)
+          samples = engine.radiusSamples(
+            requests,
+            located.map((g) => g.row.truth),
+          );
         return engine.processBatch(requests);
       } finally {
         engine.close();
       }
     };
-    const answers = await answersOf(db);
+    const answers = await answersOf(db, values.classes || values.rows !== undefined);
     if (values.rows) appendFileSync(values.rows, `${JSON.stringify({ case: c.name, masts: mastsOf(db) })}\n`);
     const plain = await answersOf(withoutMasts(db, `${db}-no-masts`));
     const byPart = new Map<string, Result>();
@@ -277,6 +290,12 @@ try {
       } as unknown as LocateRequest;
       const base = centroid.answer(req);
       const targets = [get(part(obs, g)), ...(part(obs, g) === 'all' ? [] : [get('all')])];
+      if (base && samples && values.classes) {
+        const k = samples.classes[i] as string;
+        const v = byClass.get(k) ?? [];
+        byClass.set(k, v);
+        v.push(samples.ratios[i] as number);
+      }
       for (const t of targets) {
         if (!base) {
           t.unseen++;
@@ -300,6 +319,8 @@ try {
           mnc: f.mnc[g.first],
           cid: f.id[g.first],
           ta: Number.isNaN(ta) ? null : ta,
+          class: samples?.classes[i],
+          errorOverRadius: samples?.ratios[i],
         };
         appendFileSync(values.rows, `${JSON.stringify(row)}\n`);
       }
@@ -367,9 +388,22 @@ try {
   ].map((x) =>
     Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'number' ? v.toFixed(3) : v])),
   );
+  // Every case's rows by class of answer, the largest first (`--classes`).
+  const classes = [...byClass]
+    .map(([name, v]) => {
+      const r = v.filter(Number.isFinite).sort((a, b) => a - b);
+      return {
+        class: name || '(unanswered)',
+        rows: r.length,
+        inside: `${((100 * r.filter((x) => x <= 1).length) / r.length).toFixed(1)}%`,
+        'error / radius at 68%': quantile(r, 0.68).toFixed(2),
+      };
+    })
+    .filter((c) => c.rows >= 30)
+    .sort((a, b) => b.rows - a.rows);
   if (values.json)
     process.stdout.write(
-      `${JSON.stringify({ set: values.set, cv: values.cv, table, worst, summary }, null, 2)}\n`,
+      `${JSON.stringify({ set: values.set, cv: values.cv, table, worst, summary, ...(values.classes ? { classes } : {}) }, null, 2)}\n`,
     );
   else {
     console.log(
@@ -384,6 +418,10 @@ try {
         `Over the ${cases_.length} cases, the median one beside the worst (inside: farthest from 68%):`,
       );
       console.table(summary);
+    }
+    if (values.classes) {
+      console.log('Every case by class of answer (30 rows or more; radius without a calibration model):');
+      console.table(classes);
     }
   }
 } finally {
