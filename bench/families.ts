@@ -4,7 +4,7 @@
  * the engine's constants were not fitted on, with the worst world beside the median one.
  *
  *   npx tsx bench/families.ts --fit-seeds 1..8 --report-seeds 101..116 [--requests N] [--json]
- *                             [--worlds] [--show-fit]
+ *                             [--worlds] [--show-fit] [--svg FILE]
  *
  * `--fit-seeds` names the seeds a fit may use, `--report-seeds` those it must not: the ranges
  * must be disjoint. Each world is written and imported once into `.eval/family-SEED-N/` and
@@ -21,12 +21,15 @@
  * and whether the issue's targets hold, and flags a world's scenario drawn in fewer than five
  * LAC/TAC areas (a few places, not a world). `--worlds` adds a line per world and scenario;
  * `--show-fit` evaluates the fit worlds too and prints their median world beside (a fit that
- * only holds on its own worlds shows there); `--json` writes everything as JSON instead.
+ * only holds on its own worlds shows there); `--json` writes everything as JSON instead;
+ * `--svg FILE` draws every report world's inside share and ratio per scenario against the
+ * targets (the README's picture).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { quantile } from '../src/eval/metrics.js';
+import { worldsSvg } from '../src/eval/report.js';
 import { runEval } from '../src/eval/run.js';
 import { renderColumns } from '../src/eval/table.js';
 
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     worlds: { type: 'boolean', default: false },
     'show-fit': { type: 'boolean', default: false },
+    svg: { type: 'string' },
   },
 });
 
@@ -305,6 +309,18 @@ const fit = values['show-fit'] ? await evaluateAll(fitSeeds) : undefined;
 const reportSums = summarise(report.lines);
 const fitSums = fit ? summarise(fit.lines) : undefined;
 const seconds = (performance.now() - t0) / 1000;
+
+if (values.svg) {
+  // Ratios only where the issue sets a target: wifi-fake's baseline wins by design.
+  const points = report.lines.map((l) => ({
+    scenario: l.scenario,
+    seed: l.seed,
+    inside: l.inside,
+    ratio: RATIO_TARGET[l.scenario] === undefined ? Number.NaN : l.ratio,
+  }));
+  const title = `World families: ${reportSeeds.length} report worlds (seeds ${reportSeeds[0]}..${reportSeeds.at(-1)}), ${requests} requests a scenario`;
+  writeFileSync(values.svg, `${worldsSvg(title, points, INSIDE, RATIO_TARGET)}\n`);
+}
 
 if (values.json) {
   process.stdout.write(

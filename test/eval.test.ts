@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ObservationGroup } from '../src/eval/inputs.js';
 import { distanceM, pairedRatio, summarise } from '../src/eval/metrics.js';
+import { worldsSvg } from '../src/eval/report.js';
 import { assignFolds, learnPlan, parseSplit } from '../src/eval/split.js';
 import type { EvalJson } from '../src/eval/table.js';
 import { cli, fixtureDb } from './helpers.js';
@@ -208,6 +209,29 @@ describe('whereabouts eval', () => {
     expect(all?.ours.count).toBe(7);
     expect(all?.baselines.centroid?.answeredShare).toBeCloseTo(1 / 7, 6);
     expect(json.table.some((l) => l.scenario === 'a')).toBe(false);
+  });
+});
+
+describe('the world families picture', () => {
+  it('marks the worlds outside the band and below 1x, and the median world of each scenario', () => {
+    const points = [
+      { scenario: 'cells-rural', seed: 1, inside: 0.68, ratio: 1.2 },
+      { scenario: 'cells-rural', seed: 2, inside: 0.5, ratio: 0.9 },
+      { scenario: 'cells-rural', seed: 3, inside: 0.7, ratio: 1.1 },
+      { scenario: 'lacf', seed: 1, inside: 0.8, ratio: Number.NaN },
+      { scenario: 'moved-ap', seed: 1, inside: 0.66, ratio: 12 },
+    ];
+    const svg = worldsSvg('worlds <&>', points, [0.6, 0.76], { 'cells-rural': 1.15, 'moved-ap': 1.15 });
+    expect(wellFormed(svg)).toBe('');
+    expect(svg).toContain('worlds &lt;&amp;&gt;');
+    const red = [...svg.matchAll(/fill="#d7301f"[^>]*><title>([^<]*)</g)].map((m) => m[1]);
+    // Rural world 2 is outside the band and below 1x; lacf's 80% is above it.
+    expect(red.sort()).toEqual(['world 1: 80.0%', 'world 2: 0.900', 'world 2: 50.0%']);
+    // A ratio beyond the axis is written out; lacf has no ratio dot.
+    expect(svg).toContain('>12x</text>');
+    expect(svg.match(/<title>world \d+: [\d.]+<\/title>/g)?.length).toBe(4);
+    // Two median bars per scenario with ratios, one for lacf.
+    expect(svg.match(/stroke="#3366cc"/g)?.length).toBe(5);
   });
 });
 

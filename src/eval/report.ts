@@ -249,6 +249,102 @@ export function mapSvg(title: string, r: Results, land: string | false = landFil
   );
 }
 
+/** One world's figures in one scenario, for {@link worldsSvg}. */
+export interface WorldPoint {
+  scenario: string;
+  seed: number;
+  /** Share of truths within the stated 68% radius. */
+  inside: number;
+  /** The baseline's median error over ours (NaN where there is none). */
+  ratio: number;
+}
+
+/**
+ * Every world of every scenario in two panels: its share of truths inside the 68% radius
+ * against the target band, and its median-error ratio to the baseline against the target
+ * ratio and 1 (log scale; a ratio beyond the axis sits at its edge with its value). Each world
+ * is a dot, red where it misses; the median world is a bar.
+ */
+export function worldsSvg(
+  title: string,
+  points: readonly WorldPoint[],
+  band: readonly [number, number],
+  ratioTarget: Readonly<Record<string, number>>,
+): string {
+  const scenarios = [...new Set(points.map((p) => p.scenario))];
+  const rowH = 22;
+  const top = 48;
+  const labelW = 150;
+  const panelW = 300;
+  const gap = 44;
+  const h = top + scenarios.length * rowH + 40;
+  const w = labelW + 2 * panelW + gap + 56;
+  const ix = (v: number) => labelW + Math.min(Math.max(v, 0), 1) * panelW;
+  const [rLo, rHi] = [0.8, 2];
+  const x0 = labelW + panelW + gap;
+  const rx = (v: number) =>
+    x0 +
+    ((Math.log(Math.min(Math.max(v, rLo), rHi)) - Math.log(rLo)) / (Math.log(rHi) - Math.log(rLo))) * panelW;
+  const yOf = (i: number) => top + i * rowH + rowH / 2;
+  const bottom = top + scenarios.length * rowH;
+  let body =
+    `<rect x="${f1(ix(band[0]))}" y="${top}" width="${f1(ix(band[1]) - ix(band[0]))}" height="${bottom - top}" fill="#e3f2e3"/>` +
+    `<text x="${labelW + panelW / 2}" y="${top - 8}" text-anchor="middle">inside the 68% radius (target ${Math.round(band[0] * 100)}-${Math.round(band[1] * 100)}% in every world)</text>` +
+    `<text x="${x0 + panelW / 2}" y="${top - 8}" text-anchor="middle">baseline median / ours (log; target dashed)</text>`;
+  for (const t of [0, 0.2, 0.4, 0.6, 0.8, 1]) {
+    const px = f1(ix(t));
+    body += `<line x1="${px}" y1="${top}" x2="${px}" y2="${bottom}" stroke="#ddd"/><text x="${px}" y="${bottom + 14}" text-anchor="middle">${Math.round(t * 100)}%</text>`;
+  }
+  body += `<line x1="${f1(ix(0.68))}" y1="${top}" x2="${f1(ix(0.68))}" y2="${bottom}" stroke="#1b9e77" stroke-dasharray="3 2"/>`;
+  for (const t of [0.8, 1, 1.15, 1.5, 2]) {
+    const px = f1(rx(t));
+    body += `<line x1="${px}" y1="${top}" x2="${px}" y2="${bottom}" stroke="${t === 1 ? '#888' : '#ddd'}"/><text x="${px}" y="${bottom + 14}" text-anchor="middle">${t}x</text>`;
+  }
+  scenarios.forEach((scenario, i) => {
+    const y = yOf(i);
+    const ps = points.filter((p) => p.scenario === scenario);
+    body += `<text x="${labelW - 8}" y="${y}" text-anchor="end" dominant-baseline="middle">${esc(scenario)}</text>`;
+    if (i % 2 === 1)
+      body += `<rect x="${labelW}" y="${y - rowH / 2}" width="${w - labelW - 20}" height="${rowH}" fill="#000" fill-opacity="0.03"/>`;
+    const target = ratioTarget[scenario];
+    if (target !== undefined) {
+      const px = f1(rx(target));
+      body += `<line x1="${px}" y1="${y - rowH / 2 + 2}" x2="${px}" y2="${y + rowH / 2 - 2}" stroke="#1b9e77" stroke-width="2" stroke-dasharray="3 2"/>`;
+    }
+    const inside = sortedFinite(ps.map((p) => p.inside));
+    const ratios = sortedFinite(ps.map((p) => p.ratio));
+    for (const p of ps) {
+      const miss = p.inside < band[0] || p.inside > band[1];
+      body += `<circle cx="${f1(ix(p.inside))}" cy="${y}" r="3" fill="${miss ? '#d7301f' : '#1b1b1b'}" fill-opacity="0.7"><title>world ${p.seed}: ${(100 * p.inside).toFixed(1)}%</title></circle>`;
+      if (!Number.isNaN(p.ratio)) {
+        const low = target !== undefined && p.ratio < 1;
+        body += `<circle cx="${f1(rx(p.ratio))}" cy="${y}" r="3" fill="${low ? '#d7301f' : '#1b1b1b'}" fill-opacity="0.7"><title>world ${p.seed}: ${p.ratio.toFixed(3)}</title></circle>`;
+      }
+    }
+    if (inside.length) {
+      const m = f1(ix(quantileSorted(inside, 0.5)));
+      body += `<line x1="${m}" y1="${y - 8}" x2="${m}" y2="${y + 8}" stroke="#3366cc" stroke-width="2"/>`;
+    }
+    if (ratios.length) {
+      const med = quantileSorted(ratios, 0.5);
+      const m = f1(rx(med));
+      body += `<line x1="${m}" y1="${y - 8}" x2="${m}" y2="${y + 8}" stroke="#3366cc" stroke-width="2"/>`;
+      const lo = ratios[0] as number;
+      const hi = ratios[ratios.length - 1] as number;
+      if (hi > rHi)
+        body += `<text x="${f1(rx(rHi) + 6)}" y="${y}" dominant-baseline="middle">${lo > rHi && lo.toFixed(0) !== hi.toFixed(0) ? `${lo.toFixed(0)}-` : ''}${hi.toFixed(0)}x</text>`;
+    }
+  });
+  body +=
+    `<rect x="${labelW}" y="${top}" width="${panelW}" height="${bottom - top}" fill="none" stroke="#888"/>` +
+    `<rect x="${x0}" y="${top}" width="${panelW}" height="${bottom - top}" fill="none" stroke="#888"/>` +
+    `<text x="${labelW}" y="${h - 8}">dots: worlds (red: outside the band, or below 1x); blue bar: the median world; dashed: 68% and the target ratio</text>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="11">` +
+    `<rect width="${w}" height="${h}" fill="#fff"/><text x="10" y="16" font-size="13" font-weight="bold">${esc(title)}</text>${body}</svg>`
+  );
+}
+
 /** Every picture of a run, by scenario, and the whole file. */
 export function reportHtml(json: EvalJson, r: Results, land: string | false = landFile): string {
   const parts: string[] = [];
