@@ -31,8 +31,8 @@
  * the learn part's own requests (docs/positioning.md, "Calibration"). `--classes` adds, over
  * every case, each class of answer of the radius model (`whereabouts calibrate`'s classes:
  * what answered, radio, cells, station quality) with its rows, inside share and the 68%
- * quantile of error over radius (the factor a calibration would fit there); with `--rows`,
- * each row's class and that ratio.
+ * quantile of error over radius (the factor a calibration would fit there), and with
+ * `--calibrate` its share inside as answered; with `--rows`, each row's class and that ratio.
  */
 import {
   appendFileSync,
@@ -52,7 +52,7 @@ import { nativeLearn } from '../src/cli/learn.js';
 import { Engine } from '../src/engine.js';
 import { CentroidBaseline } from '../src/eval/baselines.js';
 import { groupObservations, type ObservationFile, readObservationFiles } from '../src/eval/inputs.js';
-import { ErrorStats, quantile } from '../src/eval/metrics.js';
+import { distanceM, ErrorStats, quantile } from '../src/eval/metrics.js';
 import { SIM_NOW, simWalks, simWorld } from '../src/eval/sim.js';
 import type { LocateRequest } from '../src/locating/request/index.js';
 import { unpackCorkTraces } from './cork-traces.js';
@@ -93,8 +93,11 @@ interface Case {
 type Group = ReturnType<typeof groupObservations>[number];
 
 if (values.rows) writeFileSync(values.rows, '');
-/** Per class of the radius model, each located row's error over its radius (`--classes`). */
-const byClass = new Map<string, number[]>();
+/**
+ * Per class of the radius model, each located row's error over its radius without the
+ * database's model and as answered (with it, under `--calibrate`) (`--classes`).
+ */
+const byClass = new Map<string, { raw: number[]; answered: number[] }>();
 const work = mkdtempSync(join(tmpdir(), 'whereabouts-traces-'));
 try {
   let files: string[];
@@ -292,9 +295,13 @@ try {
       const targets = [get(part(obs, g)), ...(part(obs, g) === 'all' ? [] : [get('all')])];
       if (base && samples && values.classes) {
         const k = samples.classes[i] as string;
-        const v = byClass.get(k) ?? [];
+        const v = byClass.get(k) ?? { raw: [], answered: [] };
         byClass.set(k, v);
-        v.push(samples.ratios[i] as number);
+        v.raw.push(samples.ratios[i] as number);
+        const a = located_(answers[i]);
+        v.answered.push(
+          a ? distanceM(g.row.truth.lat, g.row.truth.lon, a.lat, a.lon) / a.accuracy : Number.NaN,
+        );
       }
       for (const t of targets) {
         if (!base) {
@@ -391,12 +398,15 @@ try {
   // Every case's rows by class of answer, the largest first (`--classes`).
   const classes = [...byClass]
     .map(([name, v]) => {
-      const r = v.filter(Number.isFinite).sort((a, b) => a - b);
+      const r = v.raw.filter(Number.isFinite);
+      const answered = v.answered.filter(Number.isFinite);
+      const share = (x: number[]) => `${((100 * x.filter((e) => e <= 1).length) / x.length).toFixed(1)}%`;
       return {
         class: name || '(unanswered)',
         rows: r.length,
-        inside: `${((100 * r.filter((x) => x <= 1).length) / r.length).toFixed(1)}%`,
+        inside: share(r),
         'error / radius at 68%': quantile(r, 0.68).toFixed(2),
+        ...(values.calibrate ? { 'inside as answered (calibrated)': share(answered) } : {}),
       };
     })
     .filter((c) => c.rows >= 30)
@@ -420,7 +430,9 @@ try {
       console.table(summary);
     }
     if (values.classes) {
-      console.log('Every case by class of answer (30 rows or more; radius without a calibration model):');
+      console.log(
+        'Every case by class of answer (30 rows or more; inside and the quantile: the radius without a calibration model):',
+      );
       console.table(classes);
     }
   }
