@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Basemap } from '../src/maps/basemap.js';
-import { fixtureDb, root, startServe, startTestServer, type TestServer } from './helpers.js';
+import { cli, fixtureDb, root, startServe, startTestServer, type TestServer } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 
 let server: TestServer;
@@ -84,4 +84,16 @@ describe('serve without --db', () => {
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
   }, 60_000);
+});
+
+describe("the README's quick start", () => {
+  it('shows the first answer `locate --jsonl data/demo-requests.jsonl` prints', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+    const at = readme.findIndex((l) => l.includes('whereabouts locate --jsonl data/demo-requests.jsonl'));
+    expect(at, 'the quick start runs locate on the demo requests').toBeGreaterThanOrEqual(0);
+    const r = cli(['locate', '--jsonl', join(root, 'data', 'demo-requests.jsonl')]);
+    expect(r.code, r.stderr).toBe(0);
+    const first = r.stdout.split('\n')[0] as string;
+    expect(JSON.parse(readme[at + 1] as string)).toEqual(JSON.parse(first));
+  });
 });
