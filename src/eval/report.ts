@@ -56,6 +56,14 @@ function frame(title: string, body: string, xTitle: string, yTitle: string): str
   );
 }
 
+/** A picture of its own size: white, `title` at its top left, then `body`. */
+function page(w: number, h: number, title: string, body: string): string {
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="11">` +
+    `<rect width="${w}" height="${h}" fill="#fff"/><text x="10" y="16" font-size="13" font-weight="bold">${esc(title)}</text>${body}</svg>`
+  );
+}
+
 function axes(
   x: { at: (v: number) => number; ticks: number[] },
   y: { at: (v: number) => number; ticks: number[] },
@@ -243,10 +251,7 @@ export function mapSvg(title: string, r: Results, land: string | false = landFil
     body += `<circle cx="${f1(cx)}" cy="${f1(cy)}" r="${rad}" fill="${color}" fill-opacity="0.8"/>`;
   }
   body += `<text x="10" y="32">green: error up to the median (${Math.round(med)} m); orange: up to p90 (${Math.round(p90)} m); red: above</text>`;
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="11">` +
-    `<rect width="${w}" height="${h}" fill="#fff"/><text x="10" y="16" font-size="13" font-weight="bold">${esc(title)}</text>${body}</svg>`
-  );
+  return page(w, h, title, body);
 }
 
 /** One world's figures in one scenario, for {@link worldsSvg}. */
@@ -339,10 +344,7 @@ export function worldsSvg(
     `<rect x="${labelW}" y="${top}" width="${panelW}" height="${bottom - top}" fill="none" stroke="#888"/>` +
     `<rect x="${x0}" y="${top}" width="${panelW}" height="${bottom - top}" fill="none" stroke="#888"/>` +
     `<text x="${labelW}" y="${h - 8}">dots: worlds (red: outside the band, or below 1x); blue bar: the median world; dashed: 68% and the target ratio</text>`;
-  return (
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" font-family="sans-serif" font-size="11">` +
-    `<rect width="${w}" height="${h}" fill="#fff"/><text x="10" y="16" font-size="13" font-weight="bold">${esc(title)}</text>${body}</svg>`
-  );
+  return page(w, h, title, body);
 }
 
 /** Every picture of a run, by scenario, and the whole file. */

@@ -47,10 +47,6 @@ export async function simWorld(
       .sort()
       .map((f) => join(w.world, 'scenarios', f)),
   });
-  if (!existsSync(join(packageRoot, 'crates', 'whereabouts-sim')))
-    throw new Error(
-      'the simulator needs a checkout of the whereabouts repository (crates/whereabouts-sim) and cargo',
-    );
   const stamp = join(work, 'simulator.sha256');
   const version = simulatorVersion();
   if (
@@ -65,14 +61,7 @@ export async function simWorld(
   const world = ['world', '--seed', seed, '--requests', requests];
   if (Number(separateMasts) > 0) world.push('--separate-masts', separateMasts);
   if (family) world.push('--family');
-  execFileSync(
-    'cargo',
-    ['run', '-q', '--release', '-p', 'whereabouts-sim', '--', ...world, '--out', w.world],
-    {
-      cwd: packageRoot,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
-  );
+  runSimulator([...world, '--out', w.world]);
   const importFiles = native().importFiles;
   if (!importFiles)
     throw new Error('this build of the native addon has no importer; run `npm run build:native`');
@@ -102,23 +91,34 @@ export function simWalks(work: string, seed: string, family: boolean): string[] 
   const stamp = join(work, 'simulator.sha256');
   const version = simulatorVersion();
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === version && existsSync(walks)) return done();
-  if (!existsSync(join(packageRoot, 'crates', 'whereabouts-sim')))
-    throw new Error(
-      'the simulator needs a checkout of the whereabouts repository (crates/whereabouts-sim) and cargo',
-    );
   rmSync(work, { recursive: true, force: true });
-  const args = ['walks', '--seed', seed, ...(family ? ['--family'] : []), '--out', work];
-  execFileSync('cargo', ['run', '-q', '--release', '-p', 'whereabouts-sim', '--', ...args], {
-    cwd: packageRoot,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  runSimulator(['walks', '--seed', seed, ...(family ? ['--family'] : []), '--out', work]);
   writeFileSync(stamp, version);
   return done();
 }
 
+/** The simulator's crate, or the error that says a checkout is needed. */
+function simulatorCrate(): string {
+  const crate = join(packageRoot, 'crates', 'whereabouts-sim');
+  if (!existsSync(crate))
+    throw new Error(
+      'the simulator needs a checkout of the whereabouts repository (crates/whereabouts-sim) and cargo',
+    );
+  return crate;
+}
+
+/** Runs `whereabouts-sim ARGS` from the checkout: its output discarded, its errors shown. */
+function runSimulator(args: string[]): void {
+  simulatorCrate();
+  execFileSync('cargo', ['run', '-q', '--release', '-p', 'whereabouts-sim', '--', ...args], {
+    cwd: packageRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
 /** A hash of the simulator's sources: a world written by other sources is written again. */
 function simulatorVersion(): string {
-  const crate = join(packageRoot, 'crates', 'whereabouts-sim');
+  const crate = simulatorCrate();
   const h = createHash('sha256');
   const files = [
     join(crate, 'Cargo.toml'),
