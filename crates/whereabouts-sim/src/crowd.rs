@@ -67,7 +67,7 @@ pub fn build_database(w: &mut World) {
         let (tx, ty) = (t.x, t.y);
         let heard_above = |thr: f64| {
             move |w: &World, x: f64, y: f64, rng: &mut Rng| {
-                let level = w.cell_level(ci, x, y) + rng.gauss() * model::CELL_FAST_FADING_DB;
+                let level = w.cell_level(ci, x, y) + rng.gauss() * w.params.cell_level_noise_db;
                 (level >= thr).then_some(level)
             }
         };
@@ -127,7 +127,7 @@ pub fn build_database(w: &mut World) {
             libm::pow(10.0, budget / (10.0 * p.wifi_exponent[a.env as usize])).clamp(30.0, 300.0);
         let (ox, oy) = (a.old_x, a.old_y);
         let pts = sightings(w, &mut rng, ox, oy, reach, 10.0, n, |w, x, y, rng| {
-            let level = w.ap_level(ai, x, y, true) + rng.gauss() * model::WIFI_FAST_FADING_DB;
+            let level = w.ap_level(ai, x, y, true) + rng.gauss() * w.params.wifi_level_noise_db;
             (level >= thr).then_some(level)
         });
         let mut rec = record(w.now, &mut rng, &pts, 10.0, &p, p.ap_estimate, p.ap_range);

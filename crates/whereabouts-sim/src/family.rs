@@ -90,6 +90,11 @@ pub struct Params {
     pub family: bool,
     /// Path-loss exponent by radio and the tower's zone.
     pub pl_exponent: [[f64; 3]; 4],
+    /// Standard deviation of a cell level's own noise in each measurement (fast fading and the
+    /// phone's measurement error), independent per cell and sighting, dB.
+    pub cell_level_noise_db: f64,
+    /// The same for an AP's level, dB.
+    pub wifi_level_noise_db: f64,
     /// Shadowing standard deviation by the tower's zone, dB.
     pub shadow_sigma_db: [f64; 3],
     /// Grid of the shadowing value noise: its correlation length, metres.
@@ -155,6 +160,8 @@ impl Params {
         Params {
             family: false,
             pl_exponent: [pl; 4],
+            cell_level_noise_db: model::CELL_FAST_FADING_DB,
+            wifi_level_noise_db: model::WIFI_FAST_FADING_DB,
             shadow_sigma_db: [8.0, 7.0, 6.0],
             shadow_grid_m: 75.0,
             eirp_spread_db: 0.0,
@@ -318,6 +325,12 @@ impl Params {
             wifi_5ghz_share: r.range(0.1, 0.8),
             wifi_exponent: [r.range(2.7, 3.3), r.range(2.6, 3.2), r.range(2.5, 3.1)],
             known_towers: true,
+            // Drawn last, so that every draw above is that of worlds built before it. Phones
+            // report a cell's level to within a few dB of each other (3GPP TS 36.133 allows
+            // several dB of error, more between frequencies than within one), on top of the
+            // fading a short average leaves.
+            cell_level_noise_db: r.range(2.0, 6.0),
+            wifi_level_noise_db: r.range(2.0, 6.0),
         }
     }
 
@@ -464,6 +477,8 @@ impl Params {
         ] {
             let _ = writeln!(s, "  \"{k}\": {},", f(v));
         }
+        let _ = writeln!(s, "  \"cell_level_noise_db\": {},", f(self.cell_level_noise_db));
+        let _ = writeln!(s, "  \"wifi_level_noise_db\": {},", f(self.wifi_level_noise_db));
         let _ = writeln!(s, "  \"wifi_exponent\": {},", zones(&self.wifi_exponent));
         let _ = writeln!(s, "  \"known_towers\": {}\n}}", self.known_towers);
         s

@@ -107,6 +107,8 @@ pub fn clutter_loss_db(env: Env) -> f64 {
 
 pub const WIFI_SHADOW_GRID_M: f64 = 20.0;
 pub const WIFI_SHADOW_SIGMA_DB: f64 = 5.0;
+/// The reference world's level noise per measurement, cells and APs (`Params::cell_level_noise_db`,
+/// `Params::wifi_level_noise_db`), dB.
 pub const CELL_FAST_FADING_DB: f64 = 2.0;
 pub const WIFI_FAST_FADING_DB: f64 = 3.0;
 

@@ -142,7 +142,7 @@ pub fn observe_cells(
             if w.cells[ci].radio != radio {
                 continue;
             }
-            let level = w.cell_level(ci, x, y) + rng.gauss() * model::CELL_FAST_FADING_DB;
+            let level = w.cell_level(ci, x, y) + rng.gauss() * w.params.cell_level_noise_db;
             if level >= sens {
                 out.push(CellObs {
                     cell: ci,
@@ -162,7 +162,7 @@ pub fn observe_wifi(w: &World, x: f64, y: f64, rng: &mut Rng) -> Vec<(usize, i32
     w.aps_near(x, y, World::WIFI_SCAN_RADIUS_M, &mut near);
     let mut out = Vec::new();
     for &i in &near {
-        let level = w.ap_level(i as usize, x, y, false) + rng.gauss() * model::WIFI_FAST_FADING_DB;
+        let level = w.ap_level(i as usize, x, y, false) + rng.gauss() * w.params.wifi_level_noise_db;
         if level >= model::WIFI_SENSITIVITY_DBM {
             out.push((i as usize, model::quantize(level, model::WIFI_RANGE)));
         }

@@ -245,7 +245,7 @@ impl World {
             - model::fspl_1m(radio.freq_mhz())
             - radio.sensitivity_dbm()
             + 3.0 * p.shadow_sigma(tower_env)
-            + 4.0 * model::CELL_FAST_FADING_DB
+            + 4.0 * p.cell_level_noise_db
             - model::clutter_loss_db(Env::Rural);
         libm::pow(10.0, budget / (10.0 * p.exponent(radio, tower_env)))
     }
