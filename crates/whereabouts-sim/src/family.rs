@@ -477,8 +477,16 @@ impl Params {
         ] {
             let _ = writeln!(s, "  \"{k}\": {},", f(v));
         }
-        let _ = writeln!(s, "  \"cell_level_noise_db\": {},", f(self.cell_level_noise_db));
-        let _ = writeln!(s, "  \"wifi_level_noise_db\": {},", f(self.wifi_level_noise_db));
+        let _ = writeln!(
+            s,
+            "  \"cell_level_noise_db\": {},",
+            f(self.cell_level_noise_db)
+        );
+        let _ = writeln!(
+            s,
+            "  \"wifi_level_noise_db\": {},",
+            f(self.wifi_level_noise_db)
+        );
         let _ = writeln!(s, "  \"wifi_exponent\": {},", zones(&self.wifi_exponent));
         let _ = writeln!(s, "  \"known_towers\": {}\n}}", self.known_towers);
         s

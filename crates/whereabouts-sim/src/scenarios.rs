@@ -162,7 +162,8 @@ pub fn observe_wifi(w: &World, x: f64, y: f64, rng: &mut Rng) -> Vec<(usize, i32
     w.aps_near(x, y, World::WIFI_SCAN_RADIUS_M, &mut near);
     let mut out = Vec::new();
     for &i in &near {
-        let level = w.ap_level(i as usize, x, y, false) + rng.gauss() * w.params.wifi_level_noise_db;
+        let level =
+            w.ap_level(i as usize, x, y, false) + rng.gauss() * w.params.wifi_level_noise_db;
         if level >= model::WIFI_SENSITIVITY_DBM {
             out.push((i as usize, model::quantize(level, model::WIFI_RANGE)));
         }

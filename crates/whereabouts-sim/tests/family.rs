@@ -89,7 +89,10 @@ fn family_draws_are_deterministic_distinct_and_in_range() {
         assert!(p.omni_share.iter().all(|s| (0.0..=0.6).contains(s)));
         assert!((0.5..=1.5).contains(&p.ap_gap_factor));
         for noise in [p.cell_level_noise_db, p.wifi_level_noise_db] {
-            assert!((2.0..=6.0).contains(&noise), "seed {seed}: level noise {noise}");
+            assert!(
+                (2.0..=6.0).contains(&noise),
+                "seed {seed}: level noise {noise}"
+            );
         }
         seen.insert(p.to_json(0), seed);
     }

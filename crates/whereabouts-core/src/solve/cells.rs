@@ -9,10 +9,10 @@ use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
     DEFAULT_RANGE_M, ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE,
-    RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST,
-    RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
-    SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
-    SPREAD_RANGE_EXP, SPREAD_SCALE,
+    PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
+    RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
+    SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
+    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -41,8 +41,28 @@ fn range_of(c: &SeenCell) -> f64 {
 fn stored_range_of(c: &SeenCell) -> f64 {
     if c.range_m > 0.0 {
         c.range_m
+    } else if let Some(spacing) = published_spacing_of(c) {
+        PUBLISHED_REACH_SPACINGS * spacing
     } else {
         prior_range_of(c)
+    }
+}
+
+/// The site spacing of `c`'s network when it is published at its masts (`NetworkScale`).
+fn published_spacing_of(c: &SeenCell) -> Option<f64> {
+    match c.scale.published_spacing_m {
+        Some(s) if !c.learned && s > 0.0 => Some(s as f64),
+        _ => None,
+    }
+}
+
+/// How many sightings back `c`'s estimate: a published mast's position is exact, whatever
+/// count its publisher wrote (often none), so as many as count at all.
+fn samples_of(c: &SeenCell) -> u32 {
+    if published_spacing_of(c).is_some() {
+        u32::MAX
+    } else {
+        c.samples.max(1)
     }
 }
 
@@ -87,12 +107,15 @@ fn prior_range_of(c: &SeenCell) -> f64 {
 /// positions, but the radius weighted by it is too wide in the country (more than 68%
 /// inside) for answers no better: hence two (docs/positioning.md).
 fn weights(c: &SeenCell) -> (f64, f64) {
-    let samples = c.samples.max(1) as f64;
+    let samples = samples_of(c) as f64;
     let mut w = cell_signal_weight(c.radio, c.signal) * samples / (samples + SAMPLES_HALF_WEIGHT);
     if c.serving && c.signal.is_none() {
         w *= 2.0;
     }
-    let root = range_of(c).max(100.0).sqrt();
+    // A published mast's stored range is its publisher's: its network's spacing instead.
+    let range =
+        published_spacing_of(c).map_or_else(|| range_of(c), |s| PUBLISHED_REACH_SPACINGS * s);
+    let root = range.max(100.0).sqrt();
     (w / root, w / (root * root))
 }
 
@@ -176,10 +199,15 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         pw += wp;
         px += wp * x;
         py += wp * y;
+        // A published mast is where it is: no distance from the others makes it an outlier.
+        let range = if published_spacing_of(c).is_some() {
+            f64::INFINITY
+        } else {
+            range
+        };
         anchors.push(Anchor { x, y, w: wp, range });
     }
-    let mut samples: smallvec::SmallVec<[u32; 8]> =
-        cells.iter().map(|c| c.samples.max(1)).collect();
+    let mut samples: smallvec::SmallVec<[u32; 8]> = cells.iter().map(samples_of).collect();
     samples.sort_unstable();
     let median_samples = samples[samples.len() / 2];
     let (mx, my) = (ax / sw, ay / sw);
@@ -209,10 +237,10 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         }
         // The error is the device's distance from the mast, which the advance reports (its
         // step's middle): a prior, not fitted. On the world families' published-tower
-        // requests cut to their serving cell it holds 69.0% in the median held-out world
-        // (60.5-73.0%), where the range's radius held 77.0% (62.2-93.3%)
+        // requests cut to their serving cell it holds 68.1% in the median held-out world
+        // (60.4-71.8%), where the range's radius held 77.0% (62.2-93.3%)
         // (`npx tsx bench/lone-tower.ts .eval/family-{201..216}-1000`).
-        (None, 1, Some(_), Some((d, _))) if on_its_mast(&frame, first) => Some(d),
+        (None, 1, _, Some((d, _))) if on_its_mast(&frame, first) => Some(d),
         _ => None,
     };
     let mut accuracy = if let Some(radius) = by_level.or(ring) {
@@ -237,10 +265,14 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         } else {
             OFF_AXIS_SCALE
         };
-        cells_accuracy(spread, sr / sw, median_samples)
-            * count_factor(cells.len())
-            * scale
-            * offset_factor(first)
+        // Masts for anchors: their spread is the geometry itself, whatever ranges and
+        // sightings their publisher wrote.
+        let between = if on_its_mast(&frame, first) {
+            SPREAD_SCALE * spread
+        } else {
+            cells_accuracy(spread, sr / sw, median_samples)
+        };
+        between * count_factor(cells.len()) * scale * offset_factor(first)
     };
     // The radius models were fitted on the spread around the plain weighted mean, so the
     // robust refinement moves only the position.
@@ -283,13 +315,23 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     })
 }
 
+/// Where `c`'s mast stands: the one its sibling sectors give (or our learner fitted), or, for
+/// a network published at its masts, the cell's own position, also when no sibling names it
+/// (an omni site).
+fn mast_of(c: &SeenCell) -> Option<(f64, f64)> {
+    match c.tower {
+        Some(t) => Some((t.lat, t.lon)),
+        None => published_spacing_of(c).map(|_| (c.lat, c.lon)),
+    }
+}
+
 /// Whether a cell's estimate is its mast's position (published tower positions, every sector
 /// of a site on its mast): no axis, and the anchors are the masts themselves ([`ON_MAST_SCALE`]).
 fn on_its_mast(frame: &LocalFrame, c: &SeenCell) -> bool {
-    let Some(tower) = c.tower else {
+    let Some((lat, lon)) = mast_of(c) else {
         return false;
     };
-    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
+    let (tx, ty) = frame.to_xy(lat, lon);
     let (x, y) = frame.to_xy(c.lat, c.lon);
     (x - tx).hypot(y - ty) < 1.0
 }
@@ -317,10 +359,10 @@ fn robust_mean(anchors: &[Anchor], mut px: f64, mut py: f64) -> (f64, f64) {
 /// How far the cells' mean (px, py) lies from the ring the serving cell's timing advance
 /// draws around its mast (the middle of the advance's step), when there are both.
 fn ring_miss(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> Option<f64> {
-    let (Some(tower), Some((d, _)), true) = (c.tower, c.ta_m, c.serving) else {
+    let (Some((lat, lon)), Some((d, _)), true) = (mast_of(c), c.ta_m, c.serving) else {
         return None;
     };
-    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
+    let (tx, ty) = frame.to_xy(lat, lon);
     Some(((px - tx).hypot(py - ty) - d).abs())
 }
 
@@ -344,10 +386,10 @@ fn within_serving_sector(frame: &LocalFrame, c: &SeenCell, px: f64, py: f64) -> 
     if !c.serving || (c.signal.is_none() && c.ta_m.is_none()) {
         return (px, py);
     }
-    let Some(tower) = c.tower else {
+    let Some((lat, lon)) = mast_of(c) else {
         return (px, py);
     };
-    let (tx, ty) = frame.to_xy(tower.lat, tower.lon);
+    let (tx, ty) = frame.to_xy(lat, lon);
     let (x, y) = frame.to_xy(c.lat, c.lon);
     let len = ((x - tx).powi(2) + (y - ty).powi(2)).sqrt();
     let (dx, dy) = (px - tx, py - ty);
@@ -815,15 +857,92 @@ mod tests {
             0,
         )
         .unwrap();
-        // The same anchors either way (no axis from an estimate on its mast, no bound): only
-        // the scale differs.
+        // The same anchors either way (no axis from an estimate on its mast, no bound): on
+        // its mast, the radius is the anchors' spread alone (their weights are equal: half
+        // their distance), with no range or sightings term.
         assert!((mast.lat - no_mast.lat).abs() < 1e-12 && (mast.lon - no_mast.lon).abs() < 1e-12);
-        let ratio = mast.accuracy_m / no_mast.accuracy_m;
+        let spread = 500f64.hypot(300.0) / 2.0;
+        let want = ON_MAST_SCALE * SPREAD_SCALE * spread * count_factor(2);
         assert!(
-            (ratio - ON_MAST_SCALE / OFF_AXIS_SCALE).abs() < 1e-9,
-            "{ratio}"
+            (mast.accuracy_m - want).abs() < 1e-6,
+            "{} vs {want}",
+            mast.accuracy_m
         );
-        assert!(mast.accuracy_m > no_mast.accuracy_m);
+        let crowd = cells_accuracy(spread, 1_000.0, 50) * count_factor(2) * OFF_AXIS_SCALE;
+        assert!(
+            (no_mast.accuracy_m - crowd).abs() < 1e-6,
+            "{} vs {crowd}",
+            no_mast.accuracy_m
+        );
+    }
+
+    #[test]
+    fn a_published_network_answers_the_same_whatever_ranges_and_sightings_it_wrote() {
+        let (frame, serving) = serving_east(None);
+        let published = NetworkScale {
+            published_spacing_m: Some(400.0),
+            ..NetworkScale::UNKNOWN
+        };
+        let (lat, lon) = frame.to_latlon(-500.0, 300.0);
+        let (far_lat, far_lon) = frame.to_latlon(3_000.0, -2_000.0);
+        let answer = |range_m: f64, samples: u32| {
+            let cell = |lat: f64, lon: f64, serving: bool| SeenCell {
+                lat,
+                lon,
+                range_m,
+                samples,
+                serving,
+                scale: published,
+                ..serving_east(None).1
+            };
+            // Each cell on its mast (the serving cell's at the frame's origin).
+            let mut on_mast = cell(52.0, 4.0, true);
+            on_mast.signal = Some(-90.0);
+            let mut near = cell(lat, lon, false);
+            near.tower = Some(SiteMast {
+                lat,
+                lon,
+                ..serving.tower.unwrap()
+            });
+            let mut far = cell(far_lat, far_lon, false);
+            far.tower = Some(SiteMast {
+                lat: far_lat,
+                lon: far_lon,
+                ..serving.tower.unwrap()
+            });
+            solve(&[on_mast, near, far], 0).unwrap()
+        };
+        let base = answer(1_000.0, 100);
+        for (range_m, samples) in [(100.0, 100), (20_000.0, 100), (1_000.0, 0), (0.0, 1)] {
+            let other = answer(range_m, samples);
+            assert!(
+                (other.lat - base.lat).abs() < 1e-12
+                    && (other.lon - base.lon).abs() < 1e-12
+                    && (other.accuracy_m - base.accuracy_m).abs() < 1e-9,
+                "range {range_m}, samples {samples}: {other:?} against {base:?}"
+            );
+        }
+        // A crowd's cells, by contrast, weigh and claim by their ranges and sightings.
+        let crowd = |range_m: f64| {
+            let cell = |lat: f64, lon: f64, serving: bool| SeenCell {
+                lat,
+                lon,
+                range_m,
+                serving,
+                tower: None,
+                ..serving_east(None).1
+            };
+            solve(
+                &[
+                    cell(52.0, 4.0, true),
+                    cell(lat, lon, false),
+                    cell(far_lat, far_lon, false),
+                ],
+                0,
+            )
+            .unwrap()
+        };
+        assert!(crowd(100.0).accuracy_m != crowd(20_000.0).accuracy_m);
     }
 
     #[test]
@@ -840,6 +959,7 @@ mod tests {
             median_range_m: Some(600.0),
             spacing_per_range: Some((2.0 * reference) as f32),
             sector_offset: Some(0.35),
+            published_spacing_m: None,
         };
         assert!(
             (range_of(&cell) - 1_200.0).abs() < 1e-3,

@@ -507,6 +507,10 @@ pub struct NetworkScale {
     /// The median sector offset (a sector estimate's distance from its mast over its range),
     /// for the same networks: how far out from their masts the crowd placed the sectors.
     pub sector_offset: Option<f32>,
+    /// The median site spacing of a network published at its masts (every sector estimate
+    /// on its mast): its stored ranges and samples are what the publisher wrote, not
+    /// measurements, and the spacing of its masts is the geometry the solver reads instead.
+    pub published_spacing_m: Option<f32>,
 }
 
 impl NetworkScale {
@@ -514,6 +518,7 @@ impl NetworkScale {
         median_range_m: None,
         spacing_per_range: None,
         sector_offset: None,
+        published_spacing_m: None,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
@@ -538,6 +543,12 @@ impl NetworkScale {
                 _ => None,
             },
             sector_offset: offset.map(|q| q.p50 as f32),
+            published_spacing_m: match (s.sector_offset, s.site_spacing_m) {
+                (Some(q), Some(d)) if s.sites >= MIN_SITES && q.p50 < MIN_SECTOR_OFFSET => {
+                    Some(d.p50 as f32)
+                }
+                _ => None,
+            },
         }
     }
 }
@@ -583,6 +594,48 @@ mod tests {
         assert_eq!(d.len(), 20);
         assert!(d.iter().all(|d| (d - 700.0).abs() < 1.0), "{d:?}");
         assert!(nearest_neighbour_m(&masts[..1]).is_empty());
+    }
+
+    #[test]
+    fn a_network_whose_sectors_sit_on_their_masts_is_read_as_published() {
+        let q = |p50: f64| {
+            Some(Quantiles {
+                p10: p50,
+                p50,
+                p90: p50,
+            })
+        };
+        let stats = |offset: f64| NetworkStats {
+            radio: "lte".into(),
+            mcc: 208,
+            mnc: 1,
+            cells: 60,
+            learned: 0,
+            range_m: q(1_000.0),
+            samples: q(100.0),
+            sites: 20,
+            site_spacing_m: q(400.0),
+            sector_offset: q(offset),
+            masts: Vec::new(),
+            levels: Vec::new(),
+        };
+        // Sectors on their masts: the masts' spacing, and no range units or offset to read.
+        let published = NetworkScale::of(&stats(0.004));
+        assert_eq!(published.published_spacing_m, Some(400.0));
+        assert_eq!(
+            (published.spacing_per_range, published.sector_offset),
+            (None, None)
+        );
+        // A crowd's sectors out from their masts: ranges in the spacing's units.
+        let crowd = NetworkScale::of(&stats(0.3));
+        assert_eq!(crowd.published_spacing_m, None);
+        assert_eq!(crowd.spacing_per_range, Some(0.4));
+        // Too few sites to tell.
+        let few = NetworkScale::of(&NetworkStats {
+            sites: 5,
+            ..stats(0.004)
+        });
+        assert_eq!(few.published_spacing_m, None);
     }
 
     #[test]
