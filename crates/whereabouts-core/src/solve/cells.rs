@@ -12,7 +12,7 @@ use super::params::{
     PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
     RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
     SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
-    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE,
+    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -57,10 +57,13 @@ fn published_spacing_of(c: &SeenCell) -> Option<f64> {
 }
 
 /// How many sightings back `c`'s estimate: a published mast's position is exact, whatever
-/// count its publisher wrote (often none), so as many as count at all.
+/// count its publisher wrote (often none), so as many as count at all; a crowd network
+/// exported without counts, the prior [`UNCOUNTED_SAMPLES`].
 fn samples_of(c: &SeenCell) -> u32 {
     if published_spacing_of(c).is_some() {
         u32::MAX
+    } else if c.scale.uncounted && !c.learned {
+        UNCOUNTED_SAMPLES
     } else {
         c.samples.max(1)
     }
@@ -86,6 +89,25 @@ fn range_units(c: &SeenCell) -> f64 {
     }
 }
 
+/// The range a cell's anchor weighs and tolerates by in the position (its weight, the robust
+/// mean's scale): for a crowd cell, the geometric mean of its own range and its network's
+/// median range (both in the network's units), since one crowd's range is noisy and the
+/// network's typical one steadies it; a learned cell's own (our learner's); a published
+/// mast's, its network's spacing ([`PUBLISHED_REACH_SPACINGS`]). The share of the own range
+/// (the exponent, here a half) fitted on the world families (fit seeds 101..130, the position
+/// constants' objective of `params.rs`): 1 (the own range alone) 0.033, 0 (the network's
+/// alone) 0.042, 0.25 0.045, 0.5 0.051, 0.75 0.052; the root kept of the two that tie.
+fn position_range_of(c: &SeenCell) -> f64 {
+    if let Some(spacing) = published_spacing_of(c) {
+        return PUBLISHED_REACH_SPACINGS * spacing;
+    }
+    let own = range_of(c);
+    match c.scale.median_range_m {
+        Some(median) if !c.learned && median > 0.0 => (own * median as f64 * range_units(c)).sqrt(),
+        _ => own,
+    }
+}
+
 /// What a cell of `c`'s network is taken to reach when its own range says little: the
 /// network's median stored range, or [`DEFAULT_RANGE_M`] without statistics.
 fn prior_range_of(c: &SeenCell) -> f64 {
@@ -102,8 +124,9 @@ fn prior_range_of(c: &SeenCell) -> f64 {
 /// range: the radius models ([`cells_accuracy`], [`count_factor`]) were fitted on the spread
 /// and range weighted so.
 ///
-/// The second weighs the anchors for the position, with the whole range: a cell heard with a
-/// tight coverage puts the device near its anchor whatever its level. It gives the better
+/// The second weighs the anchors for the position, with the whole of the position's range
+/// ([`position_range_of`]): a cell heard with a tight coverage puts the device near its anchor
+/// whatever its level. It gives the better
 /// positions, but the radius weighted by it is too wide in the country (more than 68%
 /// inside) for answers no better: hence two (docs/positioning.md).
 fn weights(c: &SeenCell) -> (f64, f64) {
@@ -113,10 +136,12 @@ fn weights(c: &SeenCell) -> (f64, f64) {
         w *= 2.0;
     }
     // A published mast's stored range is its publisher's: its network's spacing instead.
-    let range =
-        published_spacing_of(c).map_or_else(|| range_of(c), |s| PUBLISHED_REACH_SPACINGS * s);
+    let range = match published_spacing_of(c) {
+        Some(_) => position_range_of(c),
+        None => range_of(c),
+    };
     let root = range.max(100.0).sqrt();
-    (w / root, w / (root * root))
+    (w / root, w / position_range_of(c).max(100.0))
 }
 
 /// Where a device hearing `c` is likely to be: the crowd estimate is where the devices that
@@ -185,7 +210,6 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
             weights(c)
         };
         let stored = stored_range_of(c);
-        let range = stored * range_units(c);
         sw += w;
         // The multi-cell radius in stored ranges: read in the network's units, its range
         // terms widen and narrow it the wrong way in the world families (docs/experiments.md).
@@ -203,7 +227,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let range = if published_spacing_of(c).is_some() {
             f64::INFINITY
         } else {
-            range
+            position_range_of(c)
         };
         anchors.push(Anchor { x, y, w: wp, range });
     }
@@ -946,6 +970,40 @@ mod tests {
     }
 
     #[test]
+    fn a_network_without_sample_counts_is_read_at_the_prior_count() {
+        let (_, cell) = serving_east(None);
+        let alone = |samples: u32, uncounted: bool| {
+            let c = SeenCell {
+                samples,
+                tower: None,
+                scale: NetworkScale {
+                    uncounted,
+                    ..NetworkScale::UNKNOWN
+                },
+                ..cell
+            };
+            solve(&[c], 0).unwrap().accuracy_m
+        };
+        // An export without counts: neither its 0 nor its 1 reads as one sighting.
+        let prior = alone(UNCOUNTED_SAMPLES, false);
+        assert_eq!(alone(0, true), prior);
+        assert_eq!(alone(1, true), prior);
+        assert!(alone(1, false) > prior);
+        // A learned cell's count is our learner's own.
+        let learned = SeenCell {
+            learned: true,
+            samples: 1,
+            tower: None,
+            scale: NetworkScale {
+                uncounted: true,
+                ..NetworkScale::UNKNOWN
+            },
+            ..cell
+        };
+        assert_eq!(samples_of(&learned), 1);
+    }
+
+    #[test]
     fn a_range_is_read_in_its_networks_units() {
         let (_, mut cell) = serving_east(None);
         let reference = reference_spacing_per_range(cell.radio).unwrap();
@@ -960,6 +1018,7 @@ mod tests {
             spacing_per_range: Some((2.0 * reference) as f32),
             sector_offset: Some(0.35),
             published_spacing_m: None,
+            uncounted: false,
         };
         assert!(
             (range_of(&cell) - 1_200.0).abs() < 1e-3,

@@ -90,6 +90,10 @@ pub(super) const DEFAULT_RANGE_M: f64 = 1_000.0;
 /// from 3 to 4).
 pub(super) const PUBLISHED_REACH_SPACINGS: f64 = 3.0;
 
+/// A crowd network whose rows carry no sample counts (`NetworkScale::uncounted`) has each
+/// estimate taken to rest on this many sightings.
+pub(super) const UNCOUNTED_SAMPLES: u32 = 10;
+
 /// A cell's weight grows with the sightings behind its crowd estimate, as
 /// samples / (samples + this): few sightings make a noisy estimate. Fitted on the world
 /// families (10 on the reference world).

@@ -511,6 +511,9 @@ pub struct NetworkScale {
     /// on its mast): its stored ranges and samples are what the publisher wrote, not
     /// measurements, and the spacing of its masts is the geometry the solver reads instead.
     pub published_spacing_m: Option<f32>,
+    /// The network's rows carry no sample counts (every cell's 0 or 1: an export without
+    /// them): a count says nothing of how well a cell is known.
+    pub uncounted: bool,
 }
 
 impl NetworkScale {
@@ -519,6 +522,7 @@ impl NetworkScale {
         spacing_per_range: None,
         sector_offset: None,
         published_spacing_m: None,
+        uncounted: false,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
@@ -530,6 +534,8 @@ impl NetworkScale {
         // Sector estimates on their masts (a network published at its towers' positions)
         // say nothing of how its ranges were measured.
         const MIN_SECTOR_OFFSET: f64 = 0.05;
+        // Every cell 0 or 1 sightings (within the histogram's bin): no counts at all.
+        const MAX_UNCOUNTED_SAMPLES: f64 = 1.5;
         let ranged = s.range_m.filter(|_| s.cells >= MIN_CELLS);
         let offset = s
             .sector_offset
@@ -549,6 +555,9 @@ impl NetworkScale {
                 }
                 _ => None,
             },
+            uncounted: s.cells >= MIN_CELLS
+                && s.learned == 0
+                && s.samples.is_none_or(|q| q.p90 <= MAX_UNCOUNTED_SAMPLES),
         }
     }
 }
@@ -636,6 +645,49 @@ mod tests {
             ..stats(0.004)
         });
         assert_eq!(few.published_spacing_m, None);
+    }
+
+    #[test]
+    fn a_network_whose_cells_all_have_one_sighting_or_none_is_uncounted() {
+        let q = |p: f64| {
+            Some(Quantiles {
+                p10: p,
+                p50: p,
+                p90: p,
+            })
+        };
+        let stats = |samples: Option<Quantiles>, learned: u64| NetworkStats {
+            radio: "gsm".into(),
+            mcc: 208,
+            mnc: 1,
+            cells: 60,
+            learned,
+            range_m: q(1_000.0),
+            samples,
+            sites: 0,
+            site_spacing_m: None,
+            sector_offset: None,
+            masts: Vec::new(),
+            levels: Vec::new(),
+        };
+        assert!(NetworkScale::of(&stats(None, 0)).uncounted);
+        assert!(NetworkScale::of(&stats(q(1.02), 0)).uncounted);
+        let spread = Quantiles {
+            p10: 1.0,
+            p50: 1.0,
+            p90: 3.0,
+        };
+        assert!(!NetworkScale::of(&stats(Some(spread), 0)).uncounted);
+        // Our learner's cells count their sightings.
+        assert!(!NetworkScale::of(&stats(q(1.0), 5)).uncounted);
+        // Too few cells to tell.
+        assert!(
+            !NetworkScale::of(&NetworkStats {
+                cells: 5,
+                ..stats(None, 0)
+            })
+            .uncounted
+        );
     }
 
     #[test]
