@@ -48,6 +48,24 @@ fn stored_range_of(c: &SeenCell) -> f64 {
     }
 }
 
+/// Whether `c`'s network stated one range for every cell (`NetworkScale::unranged`).
+fn unranged(c: &SeenCell) -> bool {
+    c.scale.unranged && !c.learned
+}
+
+/// The range a single crowd cell's radius reads: the stored one, which a crowd measured from
+/// the very sightings whose spread the device is in; for a network without ranges of its own,
+/// the network's units ([`range_of`]: its site spacing), the geometry being all there is.
+/// (The multi-cell radius keeps the stored ones: in the network's units it widens, 74-78% ->
+/// 78-80% inside in the families' median worlds without ranges, `experiments.md`.)
+fn radius_range_of(c: &SeenCell) -> f64 {
+    if unranged(c) {
+        range_of(c)
+    } else {
+        stored_range_of(c)
+    }
+}
+
 /// The site spacing of `c`'s network when it is published at its masts (`NetworkScale`).
 fn published_spacing_of(c: &SeenCell) -> Option<f64> {
     match c.scale.published_spacing_m {
@@ -274,11 +292,12 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let radius = if first.learned {
             single_cell_accuracy(range_of(first), median_samples)
         } else {
-            crowd_cell_accuracy(
-                stored_range_of(first),
-                prior_range_of(first),
-                median_samples,
-            )
+            let prior = if unranged(first) {
+                prior_range_of(first) * range_units(first)
+            } else {
+                prior_range_of(first)
+            };
+            crowd_cell_accuracy(radius_range_of(first), prior, median_samples)
         };
         radius * scale
     } else {
@@ -1004,6 +1023,32 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_cell_of_a_network_without_ranges_claims_by_its_networks_spacing() {
+        let (_, cell) = serving_east(None);
+        let reference = reference_spacing_per_range(cell.radio).unwrap();
+        let alone = |range_m: f64, unranged: bool| {
+            let c = SeenCell {
+                range_m,
+                tower: None,
+                scale: NetworkScale {
+                    median_range_m: Some(1_500.0),
+                    spacing_per_range: Some((0.5 * reference) as f32),
+                    unranged,
+                    ..NetworkScale::UNKNOWN
+                },
+                ..cell
+            };
+            solve(&[c], 0).unwrap().accuracy_m
+        };
+        // Every cell at the import's default: the range read in the network's units (half the
+        // default here), as a stored range of that size would claim.
+        let spacing = alone(750.0, false);
+        // (The units are stored as f32.)
+        assert!((alone(1_500.0, true) / spacing - 1.0).abs() < 1e-6);
+        assert!(alone(1_500.0, false) > spacing);
+    }
+
+    #[test]
     fn a_range_is_read_in_its_networks_units() {
         let (_, mut cell) = serving_east(None);
         let reference = reference_spacing_per_range(cell.radio).unwrap();
@@ -1019,6 +1064,7 @@ mod tests {
             sector_offset: Some(0.35),
             published_spacing_m: None,
             uncounted: false,
+            unranged: false,
         };
         assert!(
             (range_of(&cell) - 1_200.0).abs() < 1e-3,

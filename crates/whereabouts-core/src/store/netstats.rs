@@ -514,6 +514,9 @@ pub struct NetworkScale {
     /// The network's rows carry no sample counts (every cell's 0 or 1: an export without
     /// them): a count says nothing of how well a cell is known.
     pub uncounted: bool,
+    /// The network's rows state one range for every cell (an export without ranges, each
+    /// given its radio's default at import): a range says nothing of a cell's coverage.
+    pub unranged: bool,
 }
 
 impl NetworkScale {
@@ -523,6 +526,7 @@ impl NetworkScale {
         sector_offset: None,
         published_spacing_m: None,
         uncounted: false,
+        unranged: false,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
@@ -536,6 +540,8 @@ impl NetworkScale {
         const MIN_SECTOR_OFFSET: f64 = 0.05;
         // Every cell 0 or 1 sightings (within the histogram's bin): no counts at all.
         const MAX_UNCOUNTED_SAMPLES: f64 = 1.5;
+        // Every cell one range (within the histogram's bins): no ranges of their own.
+        const MAX_UNRANGED_SPREAD: f64 = 1.1;
         let ranged = s.range_m.filter(|_| s.cells >= MIN_CELLS);
         let offset = s
             .sector_offset
@@ -558,6 +564,9 @@ impl NetworkScale {
             uncounted: s.cells >= MIN_CELLS
                 && s.learned == 0
                 && s.samples.is_none_or(|q| q.p90 <= MAX_UNCOUNTED_SAMPLES),
+            unranged: s.cells >= MIN_CELLS
+                && s.learned == 0
+                && ranged.is_some_and(|q| q.p90 <= MAX_UNRANGED_SPREAD * q.p10),
         }
     }
 }
@@ -688,6 +697,31 @@ mod tests {
             })
             .uncounted
         );
+    }
+
+    #[test]
+    fn a_network_whose_cells_all_state_one_range_is_unranged() {
+        let stats = |p10: f64, p90: f64| NetworkStats {
+            radio: "lte".into(),
+            mcc: 208,
+            mnc: 1,
+            cells: 60,
+            learned: 0,
+            range_m: Some(Quantiles { p10, p50: p10, p90 }),
+            samples: None,
+            sites: 0,
+            site_spacing_m: None,
+            sector_offset: None,
+            masts: Vec::new(),
+            levels: Vec::new(),
+        };
+        assert!(NetworkScale::of(&stats(1_500.0, 1_520.0)).unranged);
+        assert!(!NetworkScale::of(&stats(300.0, 2_500.0)).unranged);
+        let learned = NetworkStats {
+            learned: 3,
+            ..stats(1_500.0, 1_500.0)
+        };
+        assert!(!NetworkScale::of(&learned).unranged);
     }
 
     #[test]
