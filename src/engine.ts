@@ -81,6 +81,24 @@ export interface NetworkStats {
   masts?: LearnedMast[];
   /** Learned cells' positions by received level (absent when none). */
   levels?: LearnedLevels[];
+  /** How the solver reads the network from these statistics (docs/positioning.md). */
+  read_as: NetworkReading;
+}
+
+/** How the solver reads a network from its statistics (`NetworkScale` in the core). */
+export interface NetworkReading {
+  /** The median range that stands in for a cell without one. */
+  median_range_m: number | null;
+  /** The median site spacing over the median range: the unit a crowd's ranges are read in. */
+  spacing_per_range: number | null;
+  /** The median sector offset the multi-cell radius reads. */
+  sector_offset: number | null;
+  /** Published at its masts: the masts' median spacing, which stands for its ranges. */
+  published_spacing_m: number | null;
+  /** An export without sample counts: each cell read at a prior count. */
+  uncounted: boolean;
+  /** An export with one range for every cell: a lone cell's radius from the spacing. */
+  unranged: boolean;
 }
 
 /** Where a learned cell's sightings lay by received level (docs/learning.md). */

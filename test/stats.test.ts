@@ -6,36 +6,39 @@ import { cli, MAST_WALK, mastWalkCsv, metresNearMastWalk } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 
 /**
- * One LTE network (mcc 208, mnc 10) of three three-sector sites in a row 2 km apart, each
- * sector's estimate 300 m out from its mast, every range 600 m and 40 sightings.
+ * One LTE network (mcc 208, mnc 10) of three-sector sites in a row 2 km apart (three unless
+ * said), each sector's estimate `offset` metres out from its mast (300 unless said), every
+ * range 600 m and `samples` sightings (40 unless said; '' for none).
  */
-function siteRowCsv(): string {
+function siteRowCsv({ sites = 3, offset = 300, samples = '40' } = {}): string {
   const rows = [
     'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
   ];
   const lat0 = 48.85;
   const mPerDegLat = 111_195;
   const mPerDegLon = mPerDegLat * Math.cos((lat0 * Math.PI) / 180);
-  for (let site = 0; site < 3; site++) {
+  for (let site = 0; site < sites; site++) {
     const x0 = site * 2_000;
     for (let s = 0; s < 3; s++) {
       const az = (s * 2 * Math.PI) / 3;
-      const x = x0 + 300 * Math.sin(az);
-      const y = 300 * Math.cos(az);
+      const x = x0 + offset * Math.sin(az);
+      const y = offset * Math.cos(az);
       const lon = 2.35 + x / mPerDegLon;
       const lat = lat0 + y / mPerDegLat;
       const cid = ((100 + site) << 8) | (s + 1);
-      rows.push(`LTE,208,10,7,${cid},0,${lon.toFixed(7)},${lat.toFixed(7)},600,40,1,1700000000,1700000000,0`);
+      rows.push(
+        `LTE,208,10,7,${cid},0,${lon.toFixed(7)},${lat.toFixed(7)},600,${samples},1,1700000000,1700000000,0`,
+      );
     }
   }
   return `${rows.join('\n')}\n`;
 }
 
 /** A database imported from {@link siteRowCsv} in a fresh directory. */
-function importedSites(): { dir: string; db: string } {
+function importedSites(options?: Parameters<typeof siteRowCsv>[0]): { dir: string; db: string } {
   const dir = tempDir('wb-stats-');
   const csv = join(dir, 'cells.csv');
-  writeFileSync(csv, siteRowCsv());
+  writeFileSync(csv, siteRowCsv(options));
   const db = join(dir, 'db');
   expect(cli(['import', '--quiet', '--db', db, csv]).code).toBe(0);
   return { dir, db };
@@ -63,13 +66,35 @@ describe('whereabouts stats', () => {
     expect(lte.samples.p50 / 40).toBeCloseTo(1, 1);
     expect(lte.site_spacing_m.p50 / 2_000).toBeCloseTo(1, 1);
     expect(lte.sector_offset.p50 / 0.5).toBeCloseTo(1, 1);
+    // Too few cells and sites for the solver to read anything of the network's own.
+    expect(lte.read_as).toEqual({
+      median_range_m: null,
+      spacing_per_range: null,
+      sector_offset: null,
+      published_spacing_m: null,
+      uncounted: false,
+      unranged: false,
+    });
 
     const text = cli(['stats', '--db', db]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('network statistics (version 1), 1 networks');
     expect(text.stdout).toMatch(/lte 208 10 +9 +0 /);
+    expect(text.stdout).toContain('read as');
     expect(stats.calibration).toBeNull();
     expect(text.stdout).toContain('no radius model (whereabouts calibrate)');
+  });
+
+  it('shows how the solver reads a network published at its masts, exported without sample counts', () => {
+    const { db } = importedSites({ sites: 12, offset: 0, samples: '' });
+    const stats = JSON.parse(cli(['stats', '--db', db, '--json']).stdout);
+    const [lte] = stats.networks;
+    expect(lte.cells).toBe(36);
+    // Every sector on its mast: the masts' spacing stands for the ranges; no counts at all.
+    expect(lte.read_as.published_spacing_m / 2_000).toBeCloseTo(1, 1);
+    expect(lte.read_as).toMatchObject({ spacing_per_range: null, uncounted: true, unranged: true });
+    const text = cli(['stats', '--db', db]).stdout;
+    expect(text).toMatch(/published masts, \d+ m apart; no sample counts; no ranges/);
   });
 
   it('shows the site masts learn fitted from timing advances, and locate puts a serving cell on its ring', () => {
@@ -87,7 +112,7 @@ describe('whereabouts stats', () => {
     expect(mast).toMatchObject({ site: MAST_WALK.site, sightings: 40, updated: 1_699_920_000 });
     expect(metresNearMastWalk(mast, MAST_WALK.lat, MAST_WALK.lon)).toBeLessThan(40);
     expect(cli(['stats', '--db', db]).stdout).toMatch(
-      /learned masts {2}cells by level\n.*lte 208 10 .* 1 +\d+\n/s,
+      /learned masts {2}cells by level {2}read as\n.*lte 208 10 .* 1 +\d+ +as stored\n/s,
     );
 
     // Sector 1 serving with advance 10 (781-859 m; a step either way, 703-937 m): on the

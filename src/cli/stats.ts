@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { formatModel, storedRadiusModel } from '../calibration/radius.js';
-import { Engine, type NetworkStats, type Quantiles } from '../engine.js';
+import { Engine, type NetworkReading, type NetworkStats, type Quantiles } from '../engine.js';
 import { STATIONS_ONLY } from '../engine-options.js';
 import { parseFlags, UsageError } from './usage.js';
 
@@ -64,6 +64,7 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     'sector offset / range (p10/p50/p90)',
     'learned masts',
     'cells by level',
+    'read as',
   ];
   const rows = networks.map((n) => [
     `${n.radio} ${n.mcc} ${n.mnc}`,
@@ -76,8 +77,21 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     q(n.sector_offset, 2),
     String(n.masts?.length ?? 0),
     String(n.levels?.length ?? 0),
+    readAs(n.read_as),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (cells: string[]) => `${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ')}`.trimEnd();
   return `${[`network statistics (version ${version}), ${networks.length} networks`, line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+/** The solver's reading of a network in a few words (docs/positioning.md). */
+function readAs(r: NetworkReading | undefined): string {
+  if (!r) return '-';
+  const parts: string[] = [];
+  if (r.published_spacing_m !== null)
+    parts.push(`published masts, ${Math.round(r.published_spacing_m)} m apart`);
+  if (r.spacing_per_range !== null) parts.push(`ranges in spacing units (${r.spacing_per_range.toFixed(2)})`);
+  if (r.uncounted) parts.push('no sample counts');
+  if (r.unranged) parts.push('no ranges');
+  return parts.length > 0 ? parts.join('; ') : 'as stored';
 }

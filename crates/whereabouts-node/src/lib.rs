@@ -425,14 +425,15 @@ impl NativeEngine {
         })
     }
 
-    /// The database's per-network statistics (`store::netstats`) as the JSON of their file;
-    /// None for a database written before they existed.
+    /// The database's per-network statistics (`store::netstats`) as the JSON of their file,
+    /// each network with the solver's reading of it (`read_as`); None for a database written
+    /// before they existed.
     #[napi]
     pub fn network_stats(&self) -> Result<Option<String>> {
         guarded("networkStats", || {
             let db = self.locator()?.database();
             db.network_stats()
-                .map(serde_json::to_string)
+                .map(|f| f.to_json_read())
                 .transpose()
                 .map_err(|e| err(e.to_string()))
         })

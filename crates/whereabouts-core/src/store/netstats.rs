@@ -282,6 +282,18 @@ impl NetworkStatsFile {
     }
 
     /// Writes the file `name` in `dir` (synced; the manifest that names it comes after).
+    /// The file as JSON with each network's reading by the solver ([`NetworkScale`]) beside
+    /// its statistics, under `read_as`: what `whereabouts stats` shows.
+    pub fn to_json_read(&self) -> Result<String, serde_json::Error> {
+        let mut v = serde_json::to_value(self)?;
+        if let Some(networks) = v.get_mut("networks").and_then(|n| n.as_array_mut()) {
+            for (json, n) in networks.iter_mut().zip(&self.networks) {
+                json["read_as"] = serde_json::to_value(NetworkScale::of(n))?;
+            }
+        }
+        serde_json::to_string(&v)
+    }
+
     pub fn write(&self, dir: &Path, name: &str) -> Result<(), StoreError> {
         let path = dir.join(name);
         let text = serde_json::to_string_pretty(self).expect("network statistics serialise");
@@ -423,7 +435,9 @@ impl NetworkStatsBuilder {
         a.sites += masts.len() as u64;
         for (m, range) in masts {
             if *range > 0.0 {
-                a.offset.add(m.spread_m / range);
+                // A site whose sectors sit exactly on their mast (published tower positions)
+                // counts in the lowest bin, not as nothing.
+                a.offset.add((m.spread_m / range).max(f64::MIN_POSITIVE));
             }
         }
         for d in nearest_neighbour_m(masts) {
@@ -497,7 +511,7 @@ fn nearest_neighbour_m(masts: &[(SiteMast, f64)]) -> Vec<f64> {
 }
 
 /// What the solver reads of one network: the figures it scales by, or its priors.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct NetworkScale {
     /// The median stored range of the network's cells, metres; None: unknown.
     pub median_range_m: Option<f32>,
