@@ -56,8 +56,9 @@ fn unranged(c: &SeenCell) -> bool {
 /// The range a single crowd cell's radius reads: the stored one, which a crowd measured from
 /// the very sightings whose spread the device is in; for a network without ranges of its own,
 /// the network's units ([`range_of`]: its site spacing), the geometry being all there is.
-/// (The multi-cell radius keeps the stored ones: in the network's units it widens, 74-78% ->
-/// 78-80% inside in the families' median worlds without ranges, `experiments.md`.)
+/// (The multi-cell radius keeps the stored ones: in the network's units it widened in the
+/// families' median worlds without ranges, suburban 74% -> 78% and rural 77% -> 80% inside,
+/// `experiments.md`.)
 fn radius_range_of(c: &SeenCell) -> f64 {
     if unranged(c) {
         range_of(c)
