@@ -17,13 +17,14 @@
  * signal-weighted mean of the known cells), and of the share inside the 68% radius (the worst:
  * the farthest from 68%).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Engine } from '../src/engine.js';
 import { SIM_NOW } from '../src/eval/sim.js';
 import { native } from '../src/native/binding.js';
 import { MapBaseline } from './baseline.js';
 import { scoreScenario } from './scenario-score.js';
+import { cellRowsRewritten } from './sim-world.js';
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) {
@@ -65,20 +66,6 @@ const variants: Variant[] = [
   crowd('no ranges', (_, s) => ['', s]),
 ];
 
-/** The world's cells.csv with the chosen operators' rows rewritten by `v.row`. */
-function rewritten(world: string, v: Variant): string {
-  const [header, ...rows] = readFileSync(join(world, 'cells.csv'), 'utf8').split('\n');
-  const cols = (header ?? '').split(',');
-  const [net, r, s] = [cols.indexOf('net'), cols.indexOf('range'), cols.indexOf('samples')];
-  const out = rows.map((line) => {
-    const f = line.split(',');
-    if (line.trim() === '' || (f[net] === PUBLISHED_MNC) !== v.published) return line;
-    [f[r], f[s]] = v.row(Number(f[r]), Number(f[s])).map(String) as [string, string];
-    return f.join(',');
-  });
-  return [header, ...out].join('\n');
-}
-
 const importFiles = native().importFiles;
 if (!importFiles)
   throw new Error('this build of the native addon has no importer; run `npm run build:native`');
@@ -92,7 +79,12 @@ for (const dir of dirs) {
     rmSync(out, { recursive: true, force: true });
     mkdirSync(out, { recursive: true });
     const cells = join(out, 'cells.csv');
-    writeFileSync(cells, rewritten(world, v));
+    writeFileSync(
+      cells,
+      cellRowsRewritten(world, ({ net, range, samples }) =>
+        (net === PUBLISHED_MNC) === v.published ? v.row(range, samples) : undefined,
+      ),
+    );
     await importFiles(join(out, 'db'), [cells], { replace: true, simulated: true }, () => {});
     const engine = await Engine.open({ db: join(out, 'db'), now: SIM_NOW, ipDatabases: false });
     try {

@@ -2,6 +2,7 @@
  * The simulator worlds the benches evaluate on: `.eval/sim-SEED-REQUESTS/` holds the world the
  * simulator wrote (`world/`) and its stations imported (`db/`); src/eval/sim.ts makes them.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simWorld as make, type SimWorld } from '../src/eval/sim.js';
 
@@ -29,4 +30,27 @@ export async function simWorld(
     reuse,
     separateMasts,
   );
+}
+
+/**
+ * The world's `cells.csv` (in directory `world`) with each row's range and sample count as
+ * `rewrite` states them from the row's operator (`net`) and its simulated ones; a row it
+ * returns nothing for is kept as written ('' writes an empty field: none stated).
+ */
+export function cellRowsRewritten(
+  world: string,
+  rewrite: (row: { net: string; range: number; samples: number }) => [number | '', number | ''] | undefined,
+): string {
+  const [header, ...rows] = readFileSync(join(world, 'cells.csv'), 'utf8').split('\n');
+  const cols = (header ?? '').split(',');
+  const [net, r, s] = [cols.indexOf('net'), cols.indexOf('range'), cols.indexOf('samples')];
+  const out = rows.map((line) => {
+    if (line.trim() === '') return line;
+    const f = line.split(',');
+    const stated = rewrite({ net: f[net] ?? '', range: Number(f[r]), samples: Number(f[s]) });
+    if (!stated) return line;
+    [f[r], f[s]] = stated.map(String) as [string, string];
+    return f.join(',');
+  });
+  return [header, ...out].join('\n');
 }

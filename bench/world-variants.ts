@@ -17,10 +17,11 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Engine } from '../src/engine.js';
+import { SIM_NOW } from '../src/eval/sim.js';
 import { native } from '../src/native/binding.js';
 import { MapBaseline } from './baseline.js';
 import { scoreScenario } from './scenario-score.js';
-import { simWorld } from './sim-world.js';
+import { cellRowsRewritten, simWorld } from './sim-world.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,7 +39,6 @@ const factors = (s: string) =>
   });
 
 const { world } = await simWorld(values.seed as string, values.requests as string, true);
-const SIM_NOW = Date.UTC(2026, 5, 1) / 1000;
 const scenarios = readdirSync(join(world, 'scenarios'))
   .filter((f) => f.endsWith('.jsonl') && !/wifi|moved|lacf/.test(f))
   .sort();
@@ -46,18 +46,10 @@ const root = join(world, '..', 'variants');
 
 /** cells.csv with every range and sample count scaled (at least 1 sample, ranges kept whole). */
 function scaledCells(rangeBy: number, samplesBy: number): string {
-  const [header, ...rows] = readFileSync(join(world, 'cells.csv'), 'utf8').split('\n');
-  const cols = (header ?? '').split(',');
-  const r = cols.indexOf('range');
-  const s = cols.indexOf('samples');
-  const out = rows.map((line) => {
-    if (line.trim() === '') return line;
-    const f = line.split(',');
-    f[r] = String(Math.round(Number(f[r]) * rangeBy));
-    f[s] = String(Math.max(1, Math.round(Number(f[s]) * samplesBy)));
-    return f.join(',');
-  });
-  return [header, ...out].join('\n');
+  return cellRowsRewritten(world, ({ range, samples }) => [
+    Math.round(range * rangeBy),
+    Math.max(1, Math.round(samples * samplesBy)),
+  ]);
 }
 
 interface Row {

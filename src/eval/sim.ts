@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../data-files.js';
 import { Engine } from '../engine.js';
@@ -27,7 +27,9 @@ export interface SimWorld {
  * The world of `seed` with `requests` requests a scenario in `work`, written and imported
  * afresh, or, with `reuse`, the one already there while this build still opens its database (a
  * station format change makes it rebuild rather than fail) and the simulator's sources are those
- * it was written by (`DIR/simulator.sha256`). `separateMasts`: the simulator's
+ * it was written by (`DIR/simulator.sha256`); the same world is imported again when the core's
+ * sources differ from those that imported it (`DIR/importer.sha256`: the import's statistics
+ * are the core's). `separateMasts`: the simulator's
  * `--separate-masts` share; `family`: a member of the world family (`--family`, every model
  * parameter drawn from the seed; docs/simulator.md).
  */
@@ -49,19 +51,27 @@ export async function simWorld(
   });
   const stamp = join(work, 'simulator.sha256');
   const version = simulatorVersion();
+  const dbStamp = join(work, 'importer.sha256');
+  const importer = sourcesVersion(join(packageRoot, 'crates', 'whereabouts-core'));
+  const worldKept = reuse && existsSync(stamp) && readFileSync(stamp, 'utf8') === version;
   if (
-    reuse &&
+    worldKept &&
     existsSync(join(w.db, 'manifest.json')) &&
-    existsSync(stamp) &&
-    readFileSync(stamp, 'utf8') === version &&
+    existsSync(dbStamp) &&
+    readFileSync(dbStamp, 'utf8') === importer &&
     (await opensInThisBuild(w.db))
   )
     return done();
-  rmSync(work, { recursive: true, force: true });
-  const world = ['world', '--seed', seed, '--requests', requests];
-  if (Number(separateMasts) > 0) world.push('--separate-masts', separateMasts);
-  if (family) world.push('--family');
-  runSimulator([...world, '--out', w.world]);
+  if (worldKept) {
+    // The same world, imported by other core sources (the statistics it writes may differ).
+    rmSync(w.db, { recursive: true, force: true });
+  } else {
+    rmSync(work, { recursive: true, force: true });
+    const world = ['world', '--seed', seed, '--requests', requests];
+    if (Number(separateMasts) > 0) world.push('--separate-masts', separateMasts);
+    if (family) world.push('--family');
+    runSimulator([...world, '--out', w.world]);
+  }
   const importFiles = native().importFiles;
   if (!importFiles)
     throw new Error('this build of the native addon has no importer; run `npm run build:native`');
@@ -72,6 +82,7 @@ export async function simWorld(
     () => {},
   );
   writeFileSync(stamp, version);
+  writeFileSync(dbStamp, importer);
   return done();
 }
 
@@ -118,13 +129,18 @@ function runSimulator(args: string[]): void {
 
 /** A hash of the simulator's sources: a world written by other sources is written again. */
 function simulatorVersion(): string {
-  const crate = simulatorCrate();
+  return sourcesVersion(simulatorCrate());
+}
+
+/** A hash of a crate's `Cargo.toml` and every file under its `src/`, by path and content. */
+function sourcesVersion(crate: string): string {
   const h = createHash('sha256');
   const files = [
     join(crate, 'Cargo.toml'),
-    ...readdirSync(join(crate, 'src'))
-      .sort()
-      .map((f) => join(crate, 'src', f)),
+    ...(readdirSync(join(crate, 'src'), { recursive: true }) as string[])
+      .map((f) => join(crate, 'src', f))
+      .filter((f) => statSync(f).isFile())
+      .sort(),
   ];
   for (const f of files) h.update(f.slice(crate.length)).update(readFileSync(f));
   return h.digest('hex');

@@ -148,7 +148,7 @@ fn prior_range_of(c: &SeenCell) -> f64 {
 /// whatever its level. It gives the better
 /// positions, but the radius weighted by it is too wide in the country (more than 68%
 /// inside) for answers no better: hence two (docs/positioning.md).
-fn weights(c: &SeenCell) -> (f64, f64) {
+fn weights(c: &SeenCell, position_range: f64) -> (f64, f64) {
     let samples = samples_of(c) as f64;
     let mut w = cell_signal_weight(c.radio, c.signal) * samples / (samples + SAMPLES_HALF_WEIGHT);
     if c.serving && c.signal.is_none() {
@@ -156,11 +156,11 @@ fn weights(c: &SeenCell) -> (f64, f64) {
     }
     // A published mast's stored range is its publisher's: its network's spacing instead.
     let range = match published_spacing_of(c) {
-        Some(_) => position_range_of(c),
+        Some(_) => position_range,
         None => range_of(c),
     };
     let root = range.max(100.0).sqrt();
-    (w / root, w / position_range_of(c).max(100.0))
+    (w / root, w / position_range.max(100.0))
 }
 
 /// Where a device hearing `c` is likely to be: the crowd estimate is where the devices that
@@ -222,11 +222,12 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let mut first_on_axis = false;
     let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
     for (i, c) in cells.iter().enumerate() {
+        let position_range = position_range_of(c);
         // One cell's weights would divide out: their exponential is saved.
         let (w, wp) = if cells.len() == 1 {
             (1.0, 1.0)
         } else {
-            weights(c)
+            weights(c, position_range)
         };
         let stored = stored_range_of(c);
         sw += w;
@@ -246,7 +247,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let range = if published_spacing_of(c).is_some() {
             f64::INFINITY
         } else {
-            position_range_of(c)
+            position_range
         };
         anchors.push(Anchor { x, y, w: wp, range });
     }

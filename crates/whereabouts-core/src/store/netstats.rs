@@ -628,112 +628,95 @@ mod tests {
         assert!(nearest_neighbour_m(&masts[..1]).is_empty());
     }
 
-    #[test]
-    fn a_network_whose_sectors_sit_on_their_masts_is_read_as_published() {
-        let q = |p50: f64| {
-            Some(Quantiles {
-                p10: p50,
-                p50,
-                p90: p50,
-            })
-        };
-        let stats = |offset: f64| NetworkStats {
+    /// Three equal quantiles: every value `p`.
+    fn all(p: f64) -> Option<Quantiles> {
+        Some(Quantiles {
+            p10: p,
+            p50: p,
+            p90: p,
+        })
+    }
+
+    /// A crowd LTE network of 60 cells on 20 sites 400 m apart, its sectors 0.3 of their
+    /// 1 km ranges out from their masts, 100 sightings each: what the tests below vary.
+    fn crowd_network() -> NetworkStats {
+        NetworkStats {
             radio: "lte".into(),
             mcc: 208,
             mnc: 1,
             cells: 60,
             learned: 0,
-            range_m: q(1_000.0),
-            samples: q(100.0),
+            range_m: all(1_000.0),
+            samples: all(100.0),
             sites: 20,
-            site_spacing_m: q(400.0),
-            sector_offset: q(offset),
+            site_spacing_m: all(400.0),
+            sector_offset: all(0.3),
             masts: Vec::new(),
             levels: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_network_whose_sectors_sit_on_their_masts_is_read_as_published() {
+        let on_masts = NetworkStats {
+            sector_offset: all(0.004),
+            ..crowd_network()
         };
         // Sectors on their masts: the masts' spacing, and no range units or offset to read.
-        let published = NetworkScale::of(&stats(0.004));
+        let published = NetworkScale::of(&on_masts);
         assert_eq!(published.published_spacing_m, Some(400.0));
         assert_eq!(
             (published.spacing_per_range, published.sector_offset),
             (None, None)
         );
         // A crowd's sectors out from their masts: ranges in the spacing's units.
-        let crowd = NetworkScale::of(&stats(0.3));
+        let crowd = NetworkScale::of(&crowd_network());
         assert_eq!(crowd.published_spacing_m, None);
         assert_eq!(crowd.spacing_per_range, Some(0.4));
         // Too few sites to tell.
         let few = NetworkScale::of(&NetworkStats {
             sites: 5,
-            ..stats(0.004)
+            ..on_masts
         });
         assert_eq!(few.published_spacing_m, None);
     }
 
     #[test]
     fn a_network_whose_cells_all_have_one_sighting_or_none_is_uncounted() {
-        let q = |p: f64| {
-            Some(Quantiles {
-                p10: p,
-                p50: p,
-                p90: p,
-            })
-        };
-        let stats = |samples: Option<Quantiles>, learned: u64| NetworkStats {
-            radio: "gsm".into(),
-            mcc: 208,
-            mnc: 1,
-            cells: 60,
-            learned,
-            range_m: q(1_000.0),
+        let counted = |samples: Option<Quantiles>, learned: u64| NetworkStats {
             samples,
-            sites: 0,
-            site_spacing_m: None,
-            sector_offset: None,
-            masts: Vec::new(),
-            levels: Vec::new(),
+            learned,
+            ..crowd_network()
         };
-        assert!(NetworkScale::of(&stats(None, 0)).uncounted);
-        assert!(NetworkScale::of(&stats(q(1.02), 0)).uncounted);
+        assert!(NetworkScale::of(&counted(None, 0)).uncounted);
+        assert!(NetworkScale::of(&counted(all(1.02), 0)).uncounted);
         let spread = Quantiles {
             p10: 1.0,
             p50: 1.0,
             p90: 3.0,
         };
-        assert!(!NetworkScale::of(&stats(Some(spread), 0)).uncounted);
+        assert!(!NetworkScale::of(&counted(Some(spread), 0)).uncounted);
         // Our learner's cells count their sightings.
-        assert!(!NetworkScale::of(&stats(q(1.0), 5)).uncounted);
+        assert!(!NetworkScale::of(&counted(all(1.0), 5)).uncounted);
         // Too few cells to tell.
-        assert!(
-            !NetworkScale::of(&NetworkStats {
-                cells: 5,
-                ..stats(None, 0)
-            })
-            .uncounted
-        );
+        let few = NetworkStats {
+            cells: 5,
+            ..counted(None, 0)
+        };
+        assert!(!NetworkScale::of(&few).uncounted);
     }
 
     #[test]
     fn a_network_whose_cells_all_state_one_range_is_unranged() {
-        let stats = |p10: f64, p90: f64| NetworkStats {
-            radio: "lte".into(),
-            mcc: 208,
-            mnc: 1,
-            cells: 60,
-            learned: 0,
+        let ranged = |p10: f64, p90: f64| NetworkStats {
             range_m: Some(Quantiles { p10, p50: p10, p90 }),
-            samples: None,
-            sites: 0,
-            site_spacing_m: None,
-            sector_offset: None,
-            masts: Vec::new(),
-            levels: Vec::new(),
+            ..crowd_network()
         };
-        assert!(NetworkScale::of(&stats(1_500.0, 1_520.0)).unranged);
-        assert!(!NetworkScale::of(&stats(300.0, 2_500.0)).unranged);
+        assert!(NetworkScale::of(&ranged(1_500.0, 1_520.0)).unranged);
+        assert!(!NetworkScale::of(&ranged(300.0, 2_500.0)).unranged);
         let learned = NetworkStats {
             learned: 3,
-            ..stats(1_500.0, 1_500.0)
+            ..ranged(1_500.0, 1_500.0)
         };
         assert!(!NetworkScale::of(&learned).unranged);
     }
