@@ -53,6 +53,8 @@ export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env)
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('serve did not start in 20 s')), 20_000);
     const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
+    // what serve logged before it was listening: the reason, when it exits instead
+    const early: string[] = [];
     lines.on('line', (line) => {
       let entry: { msg?: string; port?: number };
       try {
@@ -60,12 +62,13 @@ export function startServe(args: string[], env: NodeJS.ProcessEnv = process.env)
       } catch {
         return;
       }
+      early.push(line);
       if (entry.msg === 'listening' && typeof entry.port === 'number') {
         clearTimeout(timer);
         resolve({ child: proc, port: entry.port, exited });
       }
     });
-    proc.on('exit', (code) => reject(new Error(`serve exited early with ${code}`)));
+    proc.on('close', (code) => reject(new Error(`serve exited early with ${code}:\n${early.join('\n')}`)));
   });
 }
 
