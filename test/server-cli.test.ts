@@ -52,6 +52,20 @@ it('serves with 2 workers, then shuts down cleanly on SIGTERM, charging exactly 
   }
 });
 
+it('gives up after three workers in a row fail to start, naming the reason, and exits 1', () => {
+  const db = fixtureDb();
+  writeFileSync(join(db, 'manifest.json'), '{broken');
+  const r = cli(['serve', '--db', db, '--workers', '2', '--port', '0', '--log-level', 'warn']);
+  expect(r.code).toBe(1);
+  const failed = r.stdout
+    .split('\n')
+    .filter((l) => l.includes('"worker failed to start"'))
+    .map((l) => JSON.parse(l) as { error: string; attempt: number });
+  expect(failed.map((f) => f.attempt)).toEqual([1, 2, 3]);
+  for (const f of failed) expect(f.error).toMatch(/corrupt station database: .*manifest\.json/);
+  expect(r.stderr).toMatch(/whereabouts: corrupt station database/);
+});
+
 it('refuses to start on a missing or damaged tileset, naming it', () => {
   const db = fixtureDb();
   const missing = cli([

@@ -47,6 +47,13 @@ export const REMOTE_TOKEN_ENV = 'WHEREABOUTS_REMOTE_TOKEN';
 const SHUTDOWN_GRACE_MS = 30_000;
 /** How often a server looks for a new database generation and other workers' learned stations. */
 const RELOAD_INTERVAL_MS = 1_000;
+/**
+ * Workers that may fail to start, one after another, before any listens, and the primary gives
+ * up: a database that cannot be opened fails every time, while a start that met a passing
+ * condition (a fork refused under memory pressure, a file another process held) succeeds on
+ * the next try.
+ */
+const START_ATTEMPTS = 3;
 
 interface ServeConfig {
   /** Station database directory; absent: the embedded demo database (demo mode). */
@@ -397,6 +404,7 @@ function runPrimary(config: ServeConfig): Promise<number> {
     const listening = new Set<number>();
     const startedAt = new Map<number, number>();
     let recentCrashes = 0;
+    let failedStarts = 0;
 
     const fork = (): Worker => {
       const worker = cluster.fork();
@@ -404,12 +412,22 @@ function runPrimary(config: ServeConfig): Promise<number> {
       if (ledger) serveLedger(ledger, worker as unknown as Channel);
       worker.on('message', (message: WorkerMessage) => {
         if (message?.type === 'fatal' && !everListened) {
+          failedStarts += 1;
+          log('error', 'worker failed to start', {
+            error: message.message,
+            attempt: failedStarts,
+            of: START_ATTEMPTS,
+          });
           // A worker that cannot open the database will never work: stop instead of looping.
-          log('error', 'worker failed to start', { error: message.message });
-          exitCode = 1;
-          stop();
+          if (failedStarts >= START_ATTEMPTS) {
+            exitCode = 1;
+            stop();
+          }
         }
       });
+      // A process that could not be created (or signalled): without a listener the primary
+      // would die of it; the 'exit' that follows starts another.
+      worker.on('error', (err: Error) => log('error', 'worker process error', { error: err.message }));
       return worker;
     };
 
@@ -623,6 +641,9 @@ async function runWorker(config: ServeConfig): Promise<number> {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     process.send?.({ type: 'fatal', message } satisfies WorkerMessage);
+    // Leave the cluster so that the process ends (with the error printed), and the primary
+    // starts another or gives up.
+    if (cluster.worker?.isConnected()) cluster.worker.disconnect();
     throw err;
   }
   const code = await untilStopped(running);
