@@ -3,7 +3,9 @@
  * copies of each world's database whose rows state their ranges and sample counts otherwise.
  * The published operator (mnc 3, its rows at its towers' true positions; the
  * `cells-known-towers` requests): ranges as the simulator wrote them (the zone's site spacing,
- * 100 sightings), divided or multiplied by 4, none, all 300 m, every sample count 1. The crowd
+ * 100 sightings), divided or multiplied by 4, none, all 300 m, every sample count 1, and its GSM
+ * and UMTS cells numbered 1, 2, 3... in each LAC (and RNC) in their order, so that a cell id's
+ * last digit no longer groups a site's sectors (the requests renumbered alike). The crowd
  * operators (mnc 1 and 2; the `cells-*` and `single-cell` requests): no sample counts (an export
  * without them), no ranges. A solver that reads a published mast's range or samples as a
  * measurement, or an uncounted export as one sighting a cell, moves with them.
@@ -17,7 +19,7 @@
  * signal-weighted mean of the known cells), and of the share inside the 68% radius (the worst:
  * the farthest from 68%).
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Engine } from '../src/engine.js';
 import { SIM_NOW } from '../src/eval/sim.js';
@@ -41,6 +43,8 @@ interface Variant {
   published: boolean;
   row: (range: number, samples: number) => [number | '', number | ''];
   scenarios: string[];
+  /** The published GSM and UMTS cells renumbered ({@link renumbered}). */
+  renumber?: boolean;
 }
 const published = (name: string, row: Variant['row']): Variant => ({
   name: `published: ${name}`,
@@ -61,10 +65,75 @@ const variants: Variant[] = [
   published('no ranges', (_, s) => ['', s]),
   published('ranges 300 m', (_, s) => [300, s]),
   published('samples 1', (r) => [r, 1]),
+  { ...published('GSM and UMTS ids 1, 2, 3...', (r, s) => [r, s]), renumber: true },
   crowd('as simulated', (r, s) => [r, s]),
   crowd('no sample counts', (r) => [r, '']),
   crowd('no ranges', (_, s) => ['', s]),
 ];
+
+/** A cell's key in a renumbering: radio as in the CSV (upper case), LAC, cell id. */
+const idKey = (radio: string, lac: number | string, cid: number | string) =>
+  `${radio.toUpperCase()}/${lac}/${cid}`;
+
+/**
+ * `csv` (a world's cells.csv) with the published operator's GSM and UMTS cells numbered 1, 2,
+ * 3... within each LAC (UMTS: each RNC, the id's upper 16 bits) in their order, and the new id
+ * of each renumbered cell by {@link idKey}.
+ */
+function renumbered(csv: string): { csv: string; ids: Map<string, number> } {
+  const [header, ...rows] = csv.split('\n');
+  const cols = (header ?? '').split(',');
+  const [radio, net, area, cell] = ['radio', 'net', 'area', 'cell'].map((c) => cols.indexOf(c)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const groups = new Map<string, number[]>();
+  for (const line of rows) {
+    const f = line.split(',');
+    const r = f[radio] ?? '';
+    if (f[net] !== PUBLISHED_MNC || (r !== 'GSM' && r !== 'UMTS')) continue;
+    const cid = Number(f[cell]);
+    const group = `${r}/${f[area]}/${r === 'UMTS' ? Math.floor(cid / 65_536) : 0}`;
+    groups.set(group, [...(groups.get(group) ?? []), cid]);
+  }
+  const ids = new Map<string, number>();
+  for (const [group, cids] of groups) {
+    const [r, lac, rnc] = group.split('/') as [string, string, string];
+    const sorted = [...cids].sort((a, b) => a - b);
+    for (const [i, cid] of sorted.entries()) ids.set(idKey(r, lac, cid), Number(rnc) * 65_536 + i + 1);
+  }
+  const out = rows.map((line) => {
+    const f = line.split(',');
+    const id = ids.get(idKey(f[radio] ?? '', f[area] ?? '', f[cell] ?? ''));
+    if (id === undefined || f[net] !== PUBLISHED_MNC) return line;
+    f[cell] = String(id);
+    return f.join(',');
+  });
+  return { csv: [header, ...out].join('\n'), ids };
+}
+
+/** A scenario file's requests with their published cells' ids as `ids` renumbers them. */
+function requestsRenumbered(file: string, ids: Map<string, number>): string {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .map((line) => {
+      if (line.trim() === '') return line;
+      const l = JSON.parse(line) as {
+        request: { cells?: { radio?: string; mnc?: number; lac?: number; cid?: number }[] };
+      };
+      for (const c of l.request.cells ?? []) {
+        const id =
+          String(c.mnc) === PUBLISHED_MNC
+            ? ids.get(idKey(c.radio ?? '', c.lac ?? '', c.cid ?? ''))
+            : undefined;
+        if (id !== undefined) c.cid = id;
+      }
+      return JSON.stringify(l);
+    })
+    .join('\n');
+}
 
 const importFiles = native().importFiles;
 if (!importFiles)
@@ -79,18 +148,24 @@ for (const dir of dirs) {
     rmSync(out, { recursive: true, force: true });
     mkdirSync(out, { recursive: true });
     const cells = join(out, 'cells.csv');
-    writeFileSync(
-      cells,
-      cellRowsRewritten(world, ({ net, range, samples }) =>
-        (net === PUBLISHED_MNC) === v.published ? v.row(range, samples) : undefined,
-      ),
+    const stated = cellRowsRewritten(world, ({ net, range, samples }) =>
+      (net === PUBLISHED_MNC) === v.published ? v.row(range, samples) : undefined,
     );
+    const ids = v.renumber ? renumbered(stated) : undefined;
+    writeFileSync(cells, ids?.csv ?? stated);
+    const scenarioFile = (scenario: string) => {
+      const file = join(world, 'scenarios', `${scenario}.jsonl`);
+      if (!ids) return file;
+      const copy = join(out, `${scenario}.jsonl`);
+      writeFileSync(copy, requestsRenumbered(file, ids.ids));
+      return copy;
+    };
     await importFiles(join(out, 'db'), [cells], { replace: true, simulated: true }, () => {});
     const engine = await Engine.open({ db: join(out, 'db'), now: SIM_NOW, ipDatabases: false });
     try {
       const baseline = MapBaseline.fromCsv(cells, join(world, 'wifi.csv'));
       for (const scenario of v.scenarios) {
-        const s = scoreScenario(engine, join(world, 'scenarios', `${scenario}.jsonl`), baseline);
+        const s = scoreScenario(engine, scenarioFile(scenario), baseline);
         const key = `${v.name}\t${scenario}`;
         results.set(key, [
           ...(results.get(key) ?? []),
@@ -110,7 +185,7 @@ const median = (xs: number[]) => {
 };
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 console.log(
-  `${dirs.length} worlds, each export's ranges and sample counts rewritten: the baseline's median error over ours, and inside the 68% radius`,
+  `${dirs.length} worlds, each export's ranges, sample counts or ids rewritten: the baseline's median error over ours, and inside the 68% radius`,
 );
 console.table(
   [...results].map(([key, list]) => {

@@ -77,6 +77,13 @@ export interface NetworkStats {
   site_spacing_m: Quantiles | null;
   /** A site's sector estimates' mean distance from their mast over their mean range. */
   sector_offset: Quantiles | null;
+  /**
+   * Cells (not learned ones) at exactly the position of another cell of their LAC/TAC: a
+   * publisher's sectors on their towers. 0 for statistics written before it was kept.
+   */
+  colocated: number;
+  /** Metres from each distinct cell position to the nearest other of its LAC/TAC. */
+  position_spacing_m: Quantiles | null;
   /** Site masts the learner fitted from timing advances (absent when none). */
   masts?: LearnedMast[];
   /** Learned cells' positions by received level (absent when none). */

@@ -467,6 +467,14 @@ impl DbBuilder {
             }
             self.network_stats
                 .sites(radio, net.mcc, net.mnc, &group_masts);
+            let mut at: Vec<(i32, i32)> = self
+                .group
+                .iter()
+                .filter(|s| s.estimated() != Estimated::Learned)
+                .map(|s| (s.lat_e7, s.lon_e7))
+                .collect();
+            self.network_stats
+                .positions(radio, net.mcc, net.mnc, &mut at);
         }
         self.group.clear();
         Ok(())

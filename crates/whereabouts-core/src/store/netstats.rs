@@ -10,6 +10,10 @@
 //! - its sites: how many masts its sibling sectors give ([`SiteMast::of`]), the distance from
 //!   each mast to the nearest other mast of its LAC/TAC (the site spacing), and how far a
 //!   site's sector estimates lie from their mast relative to their range (the sector offset);
+//! - how many of its cells stand at exactly the position of another of their LAC/TAC (a
+//!   publisher's sectors on their tower; crowd estimates never coincide), and the distance
+//!   from each distinct position to the nearest other: a published network's masts and
+//!   their spacing, whatever its cell ids say of sites;
 //! - how many of its cells were placed by our learner from GPS-tagged sightings;
 //! - where our learner found its sites' masts from the timing advances of their sightings
 //!   (`learn::masts`): positions rather than a statistic, kept here because they too are
@@ -69,6 +73,14 @@ pub struct NetworkStats {
     /// How far a site's sector estimates lie from their mast, on average, divided by the
     /// sectors' mean range.
     pub sector_offset: Option<Quantiles>,
+    /// Cells, not learned ones, at exactly the position of another cell of their LAC/TAC.
+    /// 0 in files written before it was kept.
+    #[serde(default)]
+    pub colocated: u64,
+    /// Metres from each distinct position of the network's cells (not learned ones) to the
+    /// nearest other of the same LAC/TAC.
+    #[serde(default)]
+    pub position_spacing_m: Option<Quantiles>,
     /// The masts our learner fitted from timing advances (`learn::masts`), sorted by site;
     /// absent from the file when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -377,6 +389,8 @@ struct Accumulator {
     samples: LogHistogram,
     spacing: LogHistogram,
     offset: LogHistogram,
+    colocated: u64,
+    position_spacing: LogHistogram,
 }
 
 /// The statistics of every network a build writes, in the builder's order.
@@ -405,6 +419,8 @@ impl NetworkStatsBuilder {
                 samples: LogHistogram::new(),
                 spacing: LogHistogram::new(),
                 offset: LogHistogram::new(),
+                colocated: 0,
+                position_spacing: LogHistogram::new(),
             });
         }
         self.current.as_mut().expect("just set")
@@ -440,8 +456,26 @@ impl NetworkStatsBuilder {
                 a.offset.add((m.spread_m / range).max(f64::MIN_POSITIVE));
             }
         }
-        for d in nearest_neighbour_m(masts) {
+        let at: Vec<(f64, f64)> = masts.iter().map(|(m, _)| (m.lat, m.lon)).collect();
+        for d in nearest_neighbour_m(&at) {
             a.spacing.add(d);
+        }
+    }
+
+    /// The positions of one LAC/TAC's cells of the network (learned ones left out), in 1e-7
+    /// degrees as stored; reordered.
+    pub fn positions(&mut self, radio: Radio, mcc: u16, mnc: u16, at: &mut [(i32, i32)]) {
+        let a = self.network(radio, mcc, mnc);
+        at.sort_unstable();
+        let mut distinct = Vec::new();
+        for same in at.chunk_by(|p, q| p == q) {
+            if same.len() > 1 {
+                a.colocated += same.len() as u64;
+            }
+            distinct.push((same[0].0 as f64 * 1e-7, same[0].1 as f64 * 1e-7));
+        }
+        for d in nearest_neighbour_m(&distinct) {
+            a.position_spacing.add(d);
         }
     }
 
@@ -458,6 +492,8 @@ impl NetworkStatsBuilder {
                 sites: a.sites,
                 site_spacing_m: a.spacing.quantiles(),
                 sector_offset: a.offset.quantiles(),
+                colocated: a.colocated,
+                position_spacing_m: a.position_spacing.quantiles(),
                 masts: Vec::new(),
                 levels: Vec::new(),
             });
@@ -473,18 +509,18 @@ impl NetworkStatsBuilder {
     }
 }
 
-/// Each mast's distance to its nearest other mast (none for fewer than two): a sweep over the
-/// masts sorted north to south, each scanning outward until the north-south gap alone exceeds
-/// the best distance found.
-fn nearest_neighbour_m(masts: &[(SiteMast, f64)]) -> Vec<f64> {
-    if masts.len() < 2 {
+/// Each point's (lat, lon) distance to its nearest other point (none for fewer than two): a
+/// sweep over the points sorted north to south, each scanning outward until the north-south
+/// gap alone exceeds the best distance found.
+fn nearest_neighbour_m(points: &[(f64, f64)]) -> Vec<f64> {
+    if points.len() < 2 {
         return Vec::new();
     }
-    let frame = LocalFrame::new(masts[0].0.lat, masts[0].0.lon);
-    let mut xy: Vec<(f64, f64)> = masts
+    let frame = LocalFrame::new(points[0].0, points[0].1);
+    let mut xy: Vec<(f64, f64)> = points
         .iter()
-        .map(|(m, _)| {
-            let (x, y) = frame.to_xy(m.lat, m.lon);
+        .map(|&(lat, lon)| {
+            let (x, y) = frame.to_xy(lat, lon);
             (y, x)
         })
         .collect();
@@ -545,21 +581,39 @@ impl NetworkScale {
 
     /// The figures of `s` that rest on enough data: a median range of at least
     /// `MIN_CELLS` cells; a sector offset and a spacing of at least `MIN_SITES` sites whose
-    /// sectors stand apart from their masts.
+    /// sectors stand apart from their masts. A network is published at its masts when its
+    /// sites' sectors sit on their masts, or when most of its cells share their exact
+    /// position with another: GSM and UMTS ids carry no site by standard (`site_cids` reads
+    /// a common numbering), and a publisher's tower list may number sectors otherwise.
     pub fn of(s: &NetworkStats) -> NetworkScale {
         const MIN_CELLS: u64 = 20;
         const MIN_SITES: u64 = 10;
         // Sector estimates on their masts (a network published at its towers' positions)
         // say nothing of how its ranges were measured.
         const MIN_SECTOR_OFFSET: f64 = 0.05;
+        // Crowd estimates do not coincide, short of a few cells each seen once from one place;
+        // a publisher's sectors do, all but its omni sites'.
+        const MIN_COLOCATED_SHARE: f64 = 0.5;
         // Every cell 0 or 1 sightings (within the histogram's bin): no counts at all.
         const MAX_UNCOUNTED_SAMPLES: f64 = 1.5;
         // Every cell one range (within the histogram's bins): no ranges of their own.
         const MAX_UNRANGED_SPREAD: f64 = 1.1;
         let ranged = s.range_m.filter(|_| s.cells >= MIN_CELLS);
+        let by_sites = match (s.sector_offset, s.site_spacing_m) {
+            (Some(q), Some(d)) if s.sites >= MIN_SITES && q.p50 < MIN_SECTOR_OFFSET => Some(d.p50),
+            _ => None,
+        };
+        let placed = s.cells.saturating_sub(s.learned);
+        let by_position = (placed >= MIN_CELLS
+            && s.colocated as f64 >= MIN_COLOCATED_SHARE * placed as f64)
+            .then_some(s.position_spacing_m)
+            .flatten()
+            .map(|d| d.p50);
+        let published = by_sites.or(by_position);
         let offset = s
             .sector_offset
-            .filter(|q| s.sites >= MIN_SITES && q.p50 >= MIN_SECTOR_OFFSET);
+            .filter(|q| s.sites >= MIN_SITES && q.p50 >= MIN_SECTOR_OFFSET)
+            .filter(|_| published.is_none());
         NetworkScale {
             median_range_m: ranged.map(|q| q.p50 as f32),
             spacing_per_range: match (ranged, s.site_spacing_m, offset) {
@@ -569,12 +623,7 @@ impl NetworkScale {
                 _ => None,
             },
             sector_offset: offset.map(|q| q.p50 as f32),
-            published_spacing_m: match (s.sector_offset, s.site_spacing_m) {
-                (Some(q), Some(d)) if s.sites >= MIN_SITES && q.p50 < MIN_SECTOR_OFFSET => {
-                    Some(d.p50 as f32)
-                }
-                _ => None,
-            },
+            published_spacing_m: published.map(|d| d as f32),
             uncounted: s.cells >= MIN_CELLS
                 && s.learned == 0
                 && s.samples.is_none_or(|q| q.p90 <= MAX_UNCOUNTED_SAMPLES),
@@ -612,14 +661,7 @@ mod tests {
         let mut masts = Vec::new();
         for i in 0..5 {
             for j in 0..4 {
-                let (lat, lon) = frame.to_latlon(i as f64 * 700.0, j as f64 * 1_000.0);
-                let mast = SiteMast {
-                    radio: Radio::Lte,
-                    lat,
-                    lon,
-                    spread_m: 300.0,
-                };
-                masts.push((mast, 600.0));
+                masts.push(frame.to_latlon(i as f64 * 700.0, j as f64 * 1_000.0));
             }
         }
         let d = nearest_neighbour_m(&masts);
@@ -651,9 +693,63 @@ mod tests {
             sites: 20,
             site_spacing_m: all(400.0),
             sector_offset: all(0.3),
+            colocated: 0,
+            position_spacing_m: all(150.0),
             masts: Vec::new(),
             levels: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_network_whose_cells_share_their_positions_is_published_whatever_its_ids() {
+        // Sectors numbered so that no site is found from their ids (or sites of mixed
+        // masts, far from their mean), but most cells stand on another's exact position.
+        let mixed_ids = NetworkStats {
+            sites: 3,
+            sector_offset: all(0.9),
+            colocated: 45,
+            position_spacing_m: all(350.0),
+            ..crowd_network()
+        };
+        let scale = NetworkScale::of(&mixed_ids);
+        assert_eq!(scale.published_spacing_m, Some(350.0));
+        assert_eq!((scale.spacing_per_range, scale.sector_offset), (None, None));
+        // A crowd network with a few cells seen once from one place stays a crowd.
+        let crowd = NetworkStats {
+            colocated: 6,
+            ..crowd_network()
+        };
+        assert_eq!(NetworkScale::of(&crowd).published_spacing_m, None);
+        // Learned cells do not count among the cells the share is of.
+        let half_learned = NetworkStats {
+            learned: 30,
+            colocated: 16,
+            ..mixed_ids.clone()
+        };
+        assert_eq!(
+            NetworkScale::of(&half_learned).published_spacing_m,
+            Some(350.0)
+        );
+    }
+
+    #[test]
+    fn the_builder_counts_cells_on_one_position_and_spaces_the_positions() {
+        let mut b = NetworkStatsBuilder::default();
+        // Three masts 0.01 degrees of latitude apart (1,112 m), three sectors each, and one
+        // cell alone 0.005 degrees north of the last.
+        let mut at = Vec::new();
+        for mast in 0..3 {
+            for _ in 0..3 {
+                at.push((500_000_000 + mast * 100_000, 20_000_000));
+            }
+        }
+        at.push((500_250_000, 20_000_000));
+        b.positions(Radio::Gsm, 208, 1, &mut at);
+        let gsm = &b.finish().networks[0];
+        assert_eq!(gsm.colocated, 9);
+        let spacing = gsm.position_spacing_m.unwrap();
+        assert!((spacing.p50 / 556.0 - 1.0).abs() < 0.045, "{spacing:?}");
+        assert!((spacing.p90 / 1_112.0 - 1.0).abs() < 0.045, "{spacing:?}");
     }
 
     #[test]
