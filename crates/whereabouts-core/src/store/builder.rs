@@ -122,6 +122,8 @@ pub struct DbBuilder {
     /// Current network (radio, mcc, mnc) and LAC group being accumulated.
     net_key: Option<(u8, u16, u16)>,
     group: Vec<Station>,
+    /// The current group's cell positions, for the statistics (a buffer kept between groups).
+    positions: Vec<(i32, i32)>,
     last_cell: Option<(u8, u16, u16, u64)>,
     last_wifi: Option<u64>,
     in_wifi: bool,
@@ -191,6 +193,7 @@ impl DbBuilder {
             stats: BuildStats::default(),
             net_key: None,
             group: Vec::new(),
+            positions: Vec::new(),
             last_cell: None,
             last_wifi: None,
             in_wifi: false,
@@ -467,14 +470,15 @@ impl DbBuilder {
             }
             self.network_stats
                 .sites(radio, net.mcc, net.mnc, &group_masts);
-            let mut at: Vec<(i32, i32)> = self
-                .group
-                .iter()
-                .filter(|s| s.estimated() != Estimated::Learned)
-                .map(|s| (s.lat_e7, s.lon_e7))
-                .collect();
+            self.positions.clear();
+            self.positions.extend(
+                self.group
+                    .iter()
+                    .filter(|s| s.estimated() != Estimated::Learned)
+                    .map(|s| (s.lat_e7, s.lon_e7)),
+            );
             self.network_stats
-                .positions(radio, net.mcc, net.mnc, &mut at);
+                .positions(radio, net.mcc, net.mnc, &mut self.positions);
         }
         self.group.clear();
         Ok(())

@@ -78,7 +78,7 @@ pub struct NetworkStats {
     #[serde(default)]
     pub colocated: u64,
     /// Metres from each distinct position of the network's cells (not learned ones) to the
-    /// nearest other of the same LAC/TAC.
+    /// nearest other of the same LAC/TAC, in the LAC/TACs where cells share a position.
     #[serde(default)]
     pub position_spacing_m: Option<Quantiles>,
     /// The masts our learner fitted from timing advances (`learn::masts`), sorted by site;
@@ -463,17 +463,24 @@ impl NetworkStatsBuilder {
     }
 
     /// The positions of one LAC/TAC's cells of the network (learned ones left out), in 1e-7
-    /// degrees as stored; reordered.
+    /// degrees as stored; reordered. Their spacing is measured only where some coincide
+    /// (what reads a network as published): a crowd's LAC/TACs cost a sort.
     pub fn positions(&mut self, radio: Radio, mcc: u16, mnc: u16, at: &mut [(i32, i32)]) {
         let a = self.network(radio, mcc, mnc);
         at.sort_unstable();
-        let mut distinct = Vec::new();
-        for same in at.chunk_by(|p, q| p == q) {
-            if same.len() > 1 {
-                a.colocated += same.len() as u64;
-            }
-            distinct.push((same[0].0 as f64 * 1e-7, same[0].1 as f64 * 1e-7));
+        let shared: u64 = at
+            .chunk_by(|p, q| p == q)
+            .filter(|same| same.len() > 1)
+            .map(|same| same.len() as u64)
+            .sum();
+        if shared == 0 {
+            return;
         }
+        a.colocated += shared;
+        let distinct: Vec<(f64, f64)> = at
+            .chunk_by(|p, q| p == q)
+            .map(|same| (same[0].0 as f64 * 1e-7, same[0].1 as f64 * 1e-7))
+            .collect();
         for d in nearest_neighbour_m(&distinct) {
             a.position_spacing.add(d);
         }
