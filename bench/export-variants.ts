@@ -7,8 +7,9 @@
  * and UMTS cells numbered 1, 2, 3... in each LAC (and RNC) in their order, so that a cell id's
  * last digit no longer groups a site's sectors (the requests renumbered alike). The crowd
  * operators (mnc 1 and 2; the `cells-*` and `single-cell` requests): no sample counts (an export
- * without them), no ranges. A solver that reads a published mast's range or samples as a
- * measurement, or an uncounted export as one sighting a cell, moves with them.
+ * without them), no ranges, their GSM and UMTS ids 1, 2, 3... as above. A solver that reads a
+ * published mast's range or samples as a measurement, an uncounted export as one sighting a
+ * cell, or a site in ids numbered otherwise, moves with them.
  *
  *   npx tsx bench/export-variants.ts DIR...
  *
@@ -43,7 +44,7 @@ interface Variant {
   published: boolean;
   row: (range: number, samples: number) => [number | '', number | ''];
   scenarios: string[];
-  /** The published GSM and UMTS cells renumbered ({@link renumbered}). */
+  /** The GSM and UMTS cells of the operators it rewrites renumbered ({@link renumbered}). */
   renumber?: boolean;
 }
 const published = (name: string, row: Variant['row']): Variant => ({
@@ -69,18 +70,20 @@ const variants: Variant[] = [
   crowd('as simulated', (r, s) => [r, s]),
   crowd('no sample counts', (r) => [r, '']),
   crowd('no ranges', (_, s) => ['', s]),
+  { ...crowd('GSM and UMTS ids 1, 2, 3...', (r, s) => [r, s]), renumber: true },
 ];
 
-/** A cell's key in a renumbering: radio as in the CSV (upper case), LAC, cell id. */
-const idKey = (radio: string, lac: number | string, cid: number | string) =>
-  `${radio.toUpperCase()}/${lac}/${cid}`;
+/** A cell's key in a renumbering: operator, radio as in the CSV (upper case), LAC, cell id. */
+const idKey = (net: number | string, radio: string, lac: number | string, cid: number | string) =>
+  `${net}/${radio.toUpperCase()}/${lac}/${cid}`;
 
 /**
- * `csv` (a world's cells.csv) with the published operator's GSM and UMTS cells numbered 1, 2,
- * 3... within each LAC (UMTS: each RNC, the id's upper 16 bits) in their order, and the new id
- * of each renumbered cell by {@link idKey}.
+ * `csv` (a world's cells.csv) with the GSM and UMTS cells of the published operator (or,
+ * `published` false, of the crowd ones) numbered 1, 2, 3... within each LAC (UMTS: each RNC,
+ * the id's upper 16 bits) in their order, and the new id of each renumbered cell by
+ * {@link idKey}.
  */
-function renumbered(csv: string): { csv: string; ids: Map<string, number> } {
+function renumbered(csv: string, published: boolean): { csv: string; ids: Map<string, number> } {
   const [header, ...rows] = csv.split('\n');
   const cols = (header ?? '').split(',');
   const [radio, net, area, cell] = ['radio', 'net', 'area', 'cell'].map((c) => cols.indexOf(c)) as [
@@ -93,28 +96,29 @@ function renumbered(csv: string): { csv: string; ids: Map<string, number> } {
   for (const line of rows) {
     const f = line.split(',');
     const r = f[radio] ?? '';
-    if (f[net] !== PUBLISHED_MNC || (r !== 'GSM' && r !== 'UMTS')) continue;
+    if ((f[net] === PUBLISHED_MNC) !== published || (r !== 'GSM' && r !== 'UMTS')) continue;
     const cid = Number(f[cell]);
-    const group = `${r}/${f[area]}/${r === 'UMTS' ? Math.floor(cid / 65_536) : 0}`;
+    const group = `${f[net]}/${r}/${f[area]}/${r === 'UMTS' ? Math.floor(cid / 65_536) : 0}`;
     groups.set(group, [...(groups.get(group) ?? []), cid]);
   }
   const ids = new Map<string, number>();
   for (const [group, cids] of groups) {
-    const [r, lac, rnc] = group.split('/') as [string, string, string];
+    const [operator, r, lac, rnc] = group.split('/') as [string, string, string, string];
     const sorted = [...cids].sort((a, b) => a - b);
-    for (const [i, cid] of sorted.entries()) ids.set(idKey(r, lac, cid), Number(rnc) * 65_536 + i + 1);
+    for (const [i, cid] of sorted.entries())
+      ids.set(idKey(operator, r, lac, cid), Number(rnc) * 65_536 + i + 1);
   }
   const out = rows.map((line) => {
     const f = line.split(',');
-    const id = ids.get(idKey(f[radio] ?? '', f[area] ?? '', f[cell] ?? ''));
-    if (id === undefined || f[net] !== PUBLISHED_MNC) return line;
+    const id = ids.get(idKey(f[net] ?? '', f[radio] ?? '', f[area] ?? '', f[cell] ?? ''));
+    if (id === undefined) return line;
     f[cell] = String(id);
     return f.join(',');
   });
   return { csv: [header, ...out].join('\n'), ids };
 }
 
-/** A scenario file's requests with their published cells' ids as `ids` renumbers them. */
+/** A scenario file's requests with their cells' ids as `ids` renumbers them. */
 function requestsRenumbered(file: string, ids: Map<string, number>): string {
   return readFileSync(file, 'utf8')
     .split('\n')
@@ -124,10 +128,7 @@ function requestsRenumbered(file: string, ids: Map<string, number>): string {
         request: { cells?: { radio?: string; mnc?: number; lac?: number; cid?: number }[] };
       };
       for (const c of l.request.cells ?? []) {
-        const id =
-          String(c.mnc) === PUBLISHED_MNC
-            ? ids.get(idKey(c.radio ?? '', c.lac ?? '', c.cid ?? ''))
-            : undefined;
+        const id = ids.get(idKey(c.mnc ?? '', c.radio ?? '', c.lac ?? '', c.cid ?? ''));
         if (id !== undefined) c.cid = id;
       }
       return JSON.stringify(l);
@@ -151,7 +152,7 @@ for (const dir of dirs) {
     const stated = cellRowsRewritten(world, ({ net, range, samples }) =>
       (net === PUBLISHED_MNC) === v.published ? v.row(range, samples) : undefined,
     );
-    const ids = v.renumber ? renumbered(stated) : undefined;
+    const ids = v.renumber ? renumbered(stated, v.published) : undefined;
     writeFileSync(cells, ids?.csv ?? stated);
     const scenarioFile = (scenario: string) => {
       const file = join(world, 'scenarios', `${scenario}.jsonl`);

@@ -84,6 +84,11 @@ export interface NetworkStats {
   colocated: number;
   /** Metres from each distinct cell position to the nearest other of its LAC/TAC. */
   position_spacing_m: Quantiles | null;
+  /**
+   * GSM and UMTS: how much tighter the crowd cells' groups by id decade are than by decades
+   * shifted a few digits (well above 1: the decades are sites); null when not measured.
+   */
+  id_site_contrast: number | null;
   /** Site masts the learner fitted from timing advances (absent when none). */
   masts?: LearnedMast[];
   /** Learned cells' positions by received level (absent when none). */
@@ -106,6 +111,8 @@ export interface NetworkReading {
   uncounted: boolean;
   /** An export with one range for every cell: a lone cell's radius from the spacing. */
   unranged: boolean;
+  /** False: GSM or UMTS ids numbered otherwise than by site decades; no sector siblings. */
+  ids_name_sites: boolean;
 }
 
 /** Where a learned cell's sightings lay by received level (docs/learning.md). */

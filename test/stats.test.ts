@@ -75,6 +75,7 @@ describe('whereabouts stats', () => {
       published_spacing_m: null,
       uncounted: false,
       unranged: false,
+      ids_name_sites: true,
     });
 
     const text = cli(['stats', '--db', db]);
@@ -116,6 +117,23 @@ describe('whereabouts stats', () => {
     expect(Math.abs(answer.lat - 48.85) * 111_195).toBeLessThan(2);
     expect(answer.accuracy).toBeGreaterThan(1_300);
     expect(answer.accuracy).toBeLessThan(1_450);
+  });
+
+  it('reads a GSM crowd whose ids are numbered 1, 2, 3... as one without sites by id', () => {
+    // 70 three-sector sites, each sector 300 m out from its mast: a decade of ids holds
+    // parts of four masts, no tighter than decades shifted.
+    const { db } = importedSites({ sites: 70, gsm: true });
+    const [gsm] = JSON.parse(cli(['stats', '--db', db, '--json']).stdout).networks;
+    expect(gsm.id_site_contrast).toBeGreaterThan(0.7);
+    expect(gsm.id_site_contrast).toBeLessThan(1.25);
+    expect(gsm.read_as).toMatchObject({ ids_name_sites: false, spacing_per_range: null, sector_offset: null });
+    expect(cli(['stats', '--db', db]).stdout).toMatch(/ids name no sites/);
+    // Its cells answer at their own estimates (no sector axis).
+    const request = { token: 't', radio: 'gsm', mcc: 208, mnc: 10, cells: [{ lac: 7, cid: 5, signal: -60 }] };
+    const answer = JSON.parse(cli(['locate', '--db', db], JSON.stringify(request)).stdout);
+    const row = siteRowCsv({ sites: 70, gsm: true }).split('\n')[5]?.split(',') ?? [];
+    expect(answer.lat).toBeCloseTo(Number(row[7]), 5);
+    expect(answer.lon).toBeCloseTo(Number(row[6]), 5);
   });
 
   it('shows the site masts learn fitted from timing advances, and locate puts a serving cell on its ring', () => {

@@ -95,5 +95,6 @@ function readAs(r: NetworkReading | undefined): string {
   if (r.spacing_per_range !== null) parts.push(`ranges in spacing units (${r.spacing_per_range.toFixed(2)})`);
   if (r.uncounted) parts.push('no sample counts');
   if (r.unranged) parts.push('no ranges');
+  if (r.ids_name_sites === false) parts.push('ids name no sites');
   return parts.length > 0 ? parts.join('; ') : 'as stored';
 }

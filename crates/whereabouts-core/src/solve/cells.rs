@@ -1067,6 +1067,7 @@ mod tests {
             published_spacing_m: None,
             uncounted: false,
             unranged: false,
+            ids_name_sites: true,
         };
         assert!(
             (range_of(&cell) - 1_200.0).abs() < 1e-3,

@@ -224,9 +224,14 @@ fn find_cell(
                 // A crowd average sits out along its sector's axis from the mast its
                 // siblings give; a learned position (the mode of sightings) has the mast our
                 // learner fitted from timing advances, if any (`learn::masts`). A published
-                // cell is its mast, whatever siblings its id gives (`cells::mast_of`).
+                // cell is its mast, whatever siblings its id gives (`cells::mast_of`); the
+                // ids of a network numbered otherwise give no siblings.
                 let tower = match m.cell.estimated() {
-                    Estimated::Averaged if m.scale.published_spacing_m.is_some() => None,
+                    Estimated::Averaged
+                        if m.scale.published_spacing_m.is_some() || !m.scale.ids_name_sites =>
+                    {
+                        None
+                    }
                     Estimated::Averaged => SiteMast::of(radio, m.neighbours).map(|mut site| {
                         if let Some(p) = m.pooled_mast() {
                             (site.lat, site.lon) = p.apply((site.lat, site.lon));

@@ -14,7 +14,7 @@ use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::masts::MastSpill;
 use super::netstats::{
-    self, CellId, LearnedMast, LevelPoint, NetworkStatsBuilder, NetworkStatsFile,
+    self, CellId, IdCell, LearnedMast, LevelPoint, NetworkStatsBuilder, NetworkStatsFile,
 };
 use super::record::{key_cid, key_lac, Area, Estimated, Network, Station, StationRecord, KEY_BITS};
 use super::writer::ShardWriter;
@@ -124,6 +124,8 @@ pub struct DbBuilder {
     group: Vec<Station>,
     /// The current group's cell positions, for the statistics (a buffer kept between groups).
     positions: Vec<(i32, i32)>,
+    /// The current group's GSM or UMTS crowd cells, for the statistics (a kept buffer).
+    id_cells: Vec<IdCell>,
     last_cell: Option<(u8, u16, u16, u64)>,
     last_wifi: Option<u64>,
     in_wifi: bool,
@@ -194,6 +196,7 @@ impl DbBuilder {
             net_key: None,
             group: Vec::new(),
             positions: Vec::new(),
+            id_cells: Vec::new(),
             last_cell: None,
             last_wifi: None,
             in_wifi: false,
@@ -479,6 +482,22 @@ impl DbBuilder {
             );
             self.network_stats
                 .positions(radio, net.mcc, net.mnc, &mut self.positions);
+            if matches!(radio, Radio::Gsm | Radio::Umts) {
+                self.id_cells.clear();
+                self.id_cells.extend(
+                    self.group
+                        .iter()
+                        .filter(|s| s.estimated() == Estimated::Averaged)
+                        .map(|s| IdCell {
+                            cid: key_cid(radio, s.key),
+                            lat: s.lat(),
+                            lon: s.lon(),
+                            range_m: s.range_m() as f64,
+                        }),
+                );
+                self.network_stats
+                    .id_groups(radio, net.mcc, net.mnc, &mut self.id_cells);
+            }
         }
         self.group.clear();
         Ok(())

@@ -14,6 +14,9 @@
 //!   publisher's sectors on their tower; crowd estimates never coincide), and the distance
 //!   from each distinct position to the nearest other: a published network's masts and
 //!   their spacing, whatever its cell ids say of sites;
+//! - for GSM and UMTS, whose ids carry no site by standard, whether the common numbering
+//!   (a site's sectors share all but the last decimal digit) groups cells that stand
+//!   together: how much tighter its groups are than the same ids grouped a few digits off;
 //! - how many of its cells were placed by our learner from GPS-tagged sightings;
 //! - where our learner found its sites' masts from the timing advances of their sightings
 //!   (`learn::masts`): positions rather than a statistic, kept here because they too are
@@ -81,6 +84,13 @@ pub struct NetworkStats {
     /// nearest other of the same LAC/TAC, in the LAC/TACs where cells share a position.
     #[serde(default)]
     pub position_spacing_m: Option<Quantiles>,
+    /// GSM and UMTS: the geometric mean spread of the crowd cells grouped by their ids'
+    /// decades shifted by one to nine (the largest of the nine), over the same of their
+    /// groups as [`crate::sites::site_cids`] groups them (each spread a group's mean distance
+    /// from its centre over its mean range). Well above 1: the ids' decades are sites. None:
+    /// too few groups, another radio, or a file written before it was kept.
+    #[serde(default)]
+    pub id_site_contrast: Option<f64>,
     /// The masts our learner fitted from timing advances (`learn::masts`), sorted by site;
     /// absent from the file when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -391,6 +401,9 @@ struct Accumulator {
     offset: LogHistogram,
     colocated: u64,
     position_spacing: LogHistogram,
+    /// By shift of the ids' decades (0: as `site_cids` groups them), the sum of the groups'
+    /// log spreads and their number.
+    id_spread: Vec<(f64, u64)>,
 }
 
 /// The statistics of every network a build writes, in the builder's order.
@@ -421,6 +434,7 @@ impl NetworkStatsBuilder {
                 offset: LogHistogram::new(),
                 colocated: 0,
                 position_spacing: LogHistogram::new(),
+                id_spread: Vec::new(),
             });
         }
         self.current.as_mut().expect("just set")
@@ -486,6 +500,32 @@ impl NetworkStatsBuilder {
         }
     }
 
+    /// GSM and UMTS crowd cells of one LAC/TAC (learned ones left out): each cell's id,
+    /// position and range. Grouped by their ids' decades (UMTS: of the C-ID under its RNC),
+    /// as they stand and shifted by one to nine; reordered.
+    pub fn id_groups(&mut self, radio: Radio, mcc: u16, mnc: u16, cells: &mut [IdCell]) {
+        if !matches!(radio, Radio::Gsm | Radio::Umts) {
+            return;
+        }
+        let a = self.network(radio, mcc, mnc);
+        if a.id_spread.is_empty() {
+            a.id_spread = vec![(0.0, 0); ID_SHIFTS as usize];
+        }
+        // By (RNC, C-ID) for UMTS, by id for GSM: every shift's decades are runs.
+        cells.sort_unstable_by_key(|c| c.cid);
+        for shift in 0..ID_SHIFTS {
+            let decade = |c: &IdCell| (c.cid >> 16, ((c.cid & 0xffff) + shift) / 10);
+            for group in cells.chunk_by(|p, q| decade(p) == decade(q)) {
+                if let Some(spread) = group_spread(group) {
+                    let sum = &mut a.id_spread[shift as usize];
+                    // Sectors published on their mast spread by nothing: a floor for the log.
+                    sum.0 += spread.max(1e-3).ln();
+                    sum.1 += 1;
+                }
+            }
+        }
+    }
+
     fn finish_current(&mut self) {
         if let Some(a) = self.current.take() {
             self.done.push(NetworkStats {
@@ -501,6 +541,7 @@ impl NetworkStatsBuilder {
                 sector_offset: a.offset.quantiles(),
                 colocated: a.colocated,
                 position_spacing_m: a.position_spacing.quantiles(),
+                id_site_contrast: id_site_contrast(&a.id_spread),
                 masts: Vec::new(),
                 levels: Vec::new(),
             });
@@ -514,6 +555,58 @@ impl NetworkStatsBuilder {
             networks: self.done,
         }
     }
+}
+
+/// A crowd cell as [`NetworkStatsBuilder::id_groups`] groups it.
+#[derive(Clone, Copy, Debug)]
+pub struct IdCell {
+    pub cid: u64,
+    pub lat: f64,
+    pub lon: f64,
+    pub range_m: f64,
+}
+
+/// The shifts of [`NetworkStatsBuilder::id_groups`]: none and one to nine digits.
+const ID_SHIFTS: u64 = 10;
+
+/// Fewest groups of two cells or more that [`id_site_contrast`] reads.
+const MIN_ID_GROUPS: u64 = 20;
+
+/// A group's mean distance from its centre over its mean range (at least 100 m, as
+/// [`SiteMast::of`] bounds it); None for a group of one.
+fn group_spread(group: &[IdCell]) -> Option<f64> {
+    if group.len() < 2 {
+        return None;
+    }
+    let n = group.len() as f64;
+    let lat = group.iter().map(|c| c.lat).sum::<f64>() / n;
+    let lon = group.iter().map(|c| c.lon).sum::<f64>() / n;
+    let range = group.iter().map(|c| c.range_m).sum::<f64>() / n;
+    let frame = LocalFrame::new(lat, lon);
+    let spread = group
+        .iter()
+        .map(|c| {
+            let (x, y) = frame.to_xy(c.lat, c.lon);
+            x.hypot(y)
+        })
+        .sum::<f64>()
+        / n;
+    Some(spread / range.max(100.0))
+}
+
+/// The largest geometric mean spread of the shifted groupings over the unshifted one's (a
+/// mean over every group: a median or a quartile separated the numberings less where sites
+/// stand close for their ranges).
+fn id_site_contrast(spreads: &[(f64, u64)]) -> Option<f64> {
+    let (&(base, n), shifted) = spreads.split_first()?;
+    if n < MIN_ID_GROUPS {
+        return None;
+    }
+    shifted
+        .iter()
+        .filter(|(_, m)| *m >= MIN_ID_GROUPS)
+        .map(|&(sum, m)| (sum / m as f64 - base / n as f64).exp())
+        .reduce(f64::max)
 }
 
 /// Each point's (lat, lon) distance to its nearest other point (none for fewer than two): a
@@ -574,6 +667,11 @@ pub struct NetworkScale {
     /// The network's rows state one range for every cell (an export without ranges, each
     /// given its radio's default at import): a range says nothing of a cell's coverage.
     pub unranged: bool,
+    /// False for a GSM or UMTS network whose ids' decades group cells no tighter than
+    /// decades shifted a few digits (`id_site_contrast`): its operator numbers sectors
+    /// otherwise, so a crowd cell has no siblings to find its mast from (no sector axis)
+    /// rather than a mast that mixes sites.
+    pub ids_name_sites: bool,
 }
 
 impl NetworkScale {
@@ -584,6 +682,7 @@ impl NetworkScale {
         published_spacing_m: None,
         uncounted: false,
         unranged: false,
+        ids_name_sites: true,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
@@ -605,9 +704,19 @@ impl NetworkScale {
         const MAX_UNCOUNTED_SAMPLES: f64 = 1.5;
         // Every cell one range (within the histogram's bins): no ranges of their own.
         const MAX_UNRANGED_SPREAD: f64 = 1.1;
+        // Sites by the ids' decades: their groups at least this much tighter than decades
+        // shifted. In the world families' crowds (46 worlds, GSM and UMTS) the common
+        // numbering gave 1.35 and more (sites close for their ranges give the least), the
+        // same cells numbered 1, 2, 3... in id order 1.14 at most: between the two.
+        const MIN_ID_SITE_CONTRAST: f64 = 1.25;
+        let ids_name_sites = s.id_site_contrast.is_none_or(|c| c >= MIN_ID_SITE_CONTRAST);
         let ranged = s.range_m.filter(|_| s.cells >= MIN_CELLS);
         let by_sites = match (s.sector_offset, s.site_spacing_m) {
-            (Some(q), Some(d)) if s.sites >= MIN_SITES && q.p50 < MIN_SECTOR_OFFSET => Some(d.p50),
+            (Some(q), Some(d))
+                if ids_name_sites && s.sites >= MIN_SITES && q.p50 < MIN_SECTOR_OFFSET =>
+            {
+                Some(d.p50)
+            }
             _ => None,
         };
         let placed = s.cells.saturating_sub(s.learned);
@@ -620,7 +729,7 @@ impl NetworkScale {
         let offset = s
             .sector_offset
             .filter(|q| s.sites >= MIN_SITES && q.p50 >= MIN_SECTOR_OFFSET)
-            .filter(|_| published.is_none());
+            .filter(|_| ids_name_sites && published.is_none());
         NetworkScale {
             median_range_m: ranged.map(|q| q.p50 as f32),
             spacing_per_range: match (ranged, s.site_spacing_m, offset) {
@@ -637,6 +746,7 @@ impl NetworkScale {
             unranged: s.cells >= MIN_CELLS
                 && s.learned == 0
                 && ranged.is_some_and(|q| q.p90 <= MAX_UNRANGED_SPREAD * q.p10),
+            ids_name_sites,
         }
     }
 }
@@ -702,6 +812,7 @@ mod tests {
             sector_offset: all(0.3),
             colocated: 0,
             position_spacing_m: all(150.0),
+            id_site_contrast: None,
             masts: Vec::new(),
             levels: Vec::new(),
         }
@@ -737,6 +848,57 @@ mod tests {
             NetworkScale::of(&half_learned).published_spacing_m,
             Some(350.0)
         );
+    }
+
+    #[test]
+    fn gsm_ids_whose_decades_are_no_sites_give_no_siblings() {
+        // 80 three-sector sites 2 km apart in a row, each sector 300 m out from its mast.
+        let frame = LocalFrame::new(48.85, 2.35);
+        let sector = |site: u64, s: u64, cid: u64| {
+            let az = s as f64 * 2.0 * std::f64::consts::PI / 3.0;
+            let (lat, lon) =
+                frame.to_latlon(site as f64 * 2_000.0 + 300.0 * az.sin(), 300.0 * az.cos());
+            IdCell {
+                cid,
+                lat,
+                lon,
+                range_m: 800.0,
+            }
+        };
+        let contrast = |number: &dyn Fn(u64, u64) -> u64| {
+            let mut b = NetworkStatsBuilder::default();
+            let mut cells: Vec<IdCell> = (0..80)
+                .flat_map(|site| (0..3).map(move |s| (site, s)))
+                .map(|(site, s)| sector(site, s, number(site, s)))
+                .collect();
+            b.id_groups(Radio::Gsm, 208, 1, &mut cells);
+            b.finish().networks[0].id_site_contrast.unwrap()
+        };
+        // Sectors 1-3 of site N numbered N1-N3: decades are sites.
+        let common = contrast(&|site, s| site * 10 + s + 1);
+        // Numbered 1, 2, 3... along the row: a decade holds parts of four sites.
+        let sequential = contrast(&|site, s| site * 3 + s + 1);
+        assert!(common > 3.0, "{common}");
+        assert!((0.7..1.3).contains(&sequential), "{sequential}");
+        let read = |c: f64| {
+            NetworkScale::of(&NetworkStats {
+                radio: "gsm".into(),
+                id_site_contrast: Some(c),
+                ..crowd_network()
+            })
+        };
+        assert!(read(common).ids_name_sites);
+        let otherwise = read(sequential);
+        assert!(!otherwise.ids_name_sites);
+        // Its id sites' figures are not read either.
+        assert_eq!(
+            (otherwise.spacing_per_range, otherwise.sector_offset),
+            (None, None)
+        );
+        // LTE ids name their eNB by standard: not measured.
+        let mut b = NetworkStatsBuilder::default();
+        b.id_groups(Radio::Lte, 208, 1, &mut [sector(0, 0, 1), sector(0, 1, 2)]);
+        assert!(b.finish().networks.is_empty());
     }
 
     #[test]
