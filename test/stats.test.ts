@@ -126,7 +126,11 @@ describe('whereabouts stats', () => {
     const [gsm] = JSON.parse(cli(['stats', '--db', db, '--json']).stdout).networks;
     expect(gsm.id_site_contrast).toBeGreaterThan(0.7);
     expect(gsm.id_site_contrast).toBeLessThan(1.25);
-    expect(gsm.read_as).toMatchObject({ ids_name_sites: false, spacing_per_range: null, sector_offset: null });
+    expect(gsm.read_as).toMatchObject({
+      ids_name_sites: false,
+      spacing_per_range: null,
+      sector_offset: null,
+    });
     expect(cli(['stats', '--db', db]).stdout).toMatch(/ids name no sites/);
     // Its cells answer at their own estimates (no sector axis).
     const request = { token: 't', radio: 'gsm', mcc: 208, mnc: 10, cells: [{ lac: 7, cid: 5, signal: -60 }] };
