@@ -5,7 +5,8 @@
  * `cells-known-towers` requests): ranges as the simulator wrote them (the zone's site spacing,
  * 100 sightings), divided or multiplied by 4, none, all 300 m, every sample count 1, and its GSM
  * and UMTS cells numbered 1, 2, 3... in each LAC (and RNC) in their order, so that a cell id's
- * last digit no longer groups a site's sectors (the requests renumbered alike). The crowd
+ * last digit no longer groups a site's sectors (the requests renumbered alike), and its rows
+ * marked exact (`changeable` 0, as OpenCelliD marks positions it did not average). The crowd
  * operators (mnc 1 and 2; the `cells-*` and `single-cell` requests): no sample counts (an export
  * without them), no ranges, their GSM and UMTS ids 1, 2, 3... as above. A solver that reads a
  * published mast's range or samples as a measurement, an uncounted export as one sighting a
@@ -46,6 +47,8 @@ interface Variant {
   scenarios: string[];
   /** The GSM and UMTS cells of the operators it rewrites renumbered ({@link renumbered}). */
   renumber?: boolean;
+  /** The rows it rewrites marked exact (`changeable` 0, OpenCelliD's mark of a position not averaged). */
+  exact?: boolean;
 }
 const published = (name: string, row: Variant['row']): Variant => ({
   name: `published: ${name}`,
@@ -67,6 +70,7 @@ const variants: Variant[] = [
   published('ranges 300 m', (_, s) => [300, s]),
   published('samples 1', (r) => [r, 1]),
   { ...published('GSM and UMTS ids 1, 2, 3...', (r, s) => [r, s]), renumber: true },
+  { ...published('rows marked exact (changeable 0)', (r, s) => [r, s]), exact: true },
   crowd('as simulated', (r, s) => [r, s]),
   crowd('no sample counts', (r) => [r, '']),
   crowd('no ranges', (_, s) => ['', s]),
@@ -118,6 +122,20 @@ function renumbered(csv: string, published: boolean): { csv: string; ids: Map<st
   return { csv: [header, ...out].join('\n'), ids };
 }
 
+/** `csv` with the rows of the published operator (or, `published` false, of the crowd ones) marked exact. */
+function markedExact(csv: string, published: boolean): string {
+  const [header, ...rows] = csv.split('\n');
+  const cols = (header ?? '').split(',');
+  const [net, changeable] = [cols.indexOf('net'), cols.indexOf('changeable')];
+  const out = rows.map((line) => {
+    const f = line.split(',');
+    if (line.trim() === '' || (f[net] === PUBLISHED_MNC) !== published) return line;
+    f[changeable] = '0';
+    return f.join(',');
+  });
+  return [header, ...out].join('\n');
+}
+
 /** A scenario file's requests with their cells' ids as `ids` renumbers them. */
 function requestsRenumbered(file: string, ids: Map<string, number>): string {
   return readFileSync(file, 'utf8')
@@ -149,9 +167,10 @@ for (const dir of dirs) {
     rmSync(out, { recursive: true, force: true });
     mkdirSync(out, { recursive: true });
     const cells = join(out, 'cells.csv');
-    const stated = cellRowsRewritten(world, ({ net, range, samples }) =>
+    const rewritten = cellRowsRewritten(world, ({ net, range, samples }) =>
       (net === PUBLISHED_MNC) === v.published ? v.row(range, samples) : undefined,
     );
+    const stated = v.exact ? markedExact(rewritten, v.published) : rewritten;
     const ids = v.renumber ? renumbered(stated, v.published) : undefined;
     writeFileSync(cells, ids?.csv ?? stated);
     const scenarioFile = (scenario: string) => {

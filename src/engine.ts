@@ -82,6 +82,8 @@ export interface NetworkStats {
    * publisher's sectors on their towers. 0 for statistics written before it was kept.
    */
   colocated: number;
+  /** Learned cells (an export's exact rows, or our learner's) on another cell's position. */
+  colocated_learned: number;
   /** Metres from each distinct cell position to the nearest other of its LAC/TAC. */
   position_spacing_m: Quantiles | null;
   /**
@@ -113,6 +115,8 @@ export interface NetworkReading {
   unranged: boolean;
   /** False: GSM or UMTS ids numbered otherwise than by site decades; no sector siblings. */
   ids_name_sites: boolean;
+  /** The export's exact rows (`changeable` 0) share positions: a publisher's masts. */
+  exact_rows_published: boolean;
 }
 
 /** Where a learned cell's sightings lay by received level (docs/learning.md). */

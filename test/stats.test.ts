@@ -10,8 +10,10 @@ import { tempDir } from './temp-dirs.js';
  * said), each sector's estimate `offset` metres out from its mast (300 unless said), every
  * range 600 m and `samples` sightings (40 unless said; '' for none). `gsm`: a GSM network
  * instead, its cells numbered 1, 2, 3... along the row (no site in their last digits).
+ * `exact`: every row marked exact (`changeable` 0), as OpenCelliD marks positions it did not
+ * average.
  */
-function siteRowCsv({ sites = 3, offset = 300, samples = '40', gsm = false } = {}): string {
+function siteRowCsv({ sites = 3, offset = 300, samples = '40', gsm = false, exact = false } = {}): string {
   const rows = [
     'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
   ];
@@ -28,7 +30,7 @@ function siteRowCsv({ sites = 3, offset = 300, samples = '40', gsm = false } = {
       const lat = lat0 + y / mPerDegLat;
       const cid = gsm ? site * 3 + s + 1 : ((100 + site) << 8) | (s + 1);
       rows.push(
-        `${gsm ? 'GSM' : 'LTE'},208,10,7,${cid},0,${lon.toFixed(7)},${lat.toFixed(7)},600,${samples},1,1700000000,1700000000,0`,
+        `${gsm ? 'GSM' : 'LTE'},208,10,7,${cid},0,${lon.toFixed(7)},${lat.toFixed(7)},600,${samples},${exact ? 0 : 1},1700000000,1700000000,0`,
       );
     }
   }
@@ -76,6 +78,7 @@ describe('whereabouts stats', () => {
       uncounted: false,
       unranged: false,
       ids_name_sites: true,
+      exact_rows_published: false,
     });
 
     const text = cli(['stats', '--db', db]);
@@ -99,25 +102,38 @@ describe('whereabouts stats', () => {
     expect(text).toMatch(/published masts, \d+ m apart; no sample counts; no ranges/);
   });
 
-  it('reads a network whose cells share their positions as published masts, whatever their ids', () => {
-    // GSM cells 1..36 on 12 masts: their last digits group no site.
-    const { db } = importedSites({ sites: 12, offset: 0, gsm: true });
-    const [gsm] = JSON.parse(cli(['stats', '--db', db, '--json']).stdout).networks;
-    expect(gsm).toMatchObject({ radio: 'gsm', cells: 36, colocated: 36 });
-    expect(gsm.position_spacing_m.p50 / 2_000).toBeCloseTo(1, 1);
-    expect(gsm.read_as.published_spacing_m / 2_000).toBeCloseTo(1, 1);
-    expect(cli(['stats', '--db', db]).stdout).toMatch(/gsm 208 10 .* 36 .*published masts, \d+ m apart/);
-    // Cell 5 (the second mast) serving with an advance of 2: at its mast, the radius the
-    // advance's distance (GSM steps of 553.5 m; the step's middle).
-    const request = { token: 't', radio: 'gsm', mcc: 208, mnc: 10, cells: [{ lac: 7, cid: 5, ta: 2 }] };
-    const answer = JSON.parse(cli(['locate', '--db', db], JSON.stringify(request)).stdout);
-    expect(answer.status).toBe('ok');
-    const mPerDegLon = 111_195 * Math.cos((48.85 * Math.PI) / 180);
-    expect(Math.abs((answer.lon - 2.35) * mPerDegLon - 2_000)).toBeLessThan(2);
-    expect(Math.abs(answer.lat - 48.85) * 111_195).toBeLessThan(2);
-    expect(answer.accuracy).toBeGreaterThan(1_300);
-    expect(answer.accuracy).toBeLessThan(1_450);
-  });
+  it.each([
+    ['as averages', false],
+    ['marked exact (changeable 0)', true],
+  ])(
+    'reads a network whose cells share their positions as published masts, whatever their ids: rows %s',
+    (_, exact) => {
+      // GSM cells 1..36 on 12 masts: their last digits group no site.
+      const { db } = importedSites({ sites: 12, offset: 0, gsm: true, exact });
+      const [gsm] = JSON.parse(cli(['stats', '--db', db, '--json']).stdout).networks;
+      expect(gsm).toMatchObject({
+        radio: 'gsm',
+        cells: 36,
+        learned: exact ? 36 : 0,
+        colocated: exact ? 0 : 36,
+        colocated_learned: exact ? 36 : 0,
+      });
+      expect(gsm.position_spacing_m.p50 / 2_000).toBeCloseTo(1, 1);
+      expect(gsm.read_as.published_spacing_m / 2_000).toBeCloseTo(1, 1);
+      expect(gsm.read_as.exact_rows_published).toBe(exact);
+      expect(cli(['stats', '--db', db]).stdout).toMatch(/gsm 208 10 .* 36 .*published masts.*, \d+ m apart/);
+      // Cell 5 (the second mast) serving with an advance of 2: at its mast, the radius the
+      // advance's distance (GSM steps of 553.5 m; the step's middle).
+      const request = { token: 't', radio: 'gsm', mcc: 208, mnc: 10, cells: [{ lac: 7, cid: 5, ta: 2 }] };
+      const answer = JSON.parse(cli(['locate', '--db', db], JSON.stringify(request)).stdout);
+      expect(answer.status).toBe('ok');
+      const mPerDegLon = 111_195 * Math.cos((48.85 * Math.PI) / 180);
+      expect(Math.abs((answer.lon - 2.35) * mPerDegLon - 2_000)).toBeLessThan(2);
+      expect(Math.abs(answer.lat - 48.85) * 111_195).toBeLessThan(2);
+      expect(answer.accuracy).toBeGreaterThan(1_300);
+      expect(answer.accuracy).toBeLessThan(1_450);
+    },
+  );
 
   it('reads a GSM crowd whose ids are numbered 1, 2, 3... as one without sites by id', () => {
     // 70 three-sector sites, each sector 300 m out from its mast: a decade of ids holds

@@ -76,7 +76,7 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     String(n.sites),
     q(n.site_spacing_m),
     q(n.sector_offset, 2),
-    String(n.colocated ?? 0),
+    String((n.colocated ?? 0) + (n.colocated_learned ?? 0)),
     String(n.masts?.length ?? 0),
     String(n.levels?.length ?? 0),
     readAs(n.read_as),
@@ -91,7 +91,9 @@ function readAs(r: NetworkReading | undefined): string {
   if (!r) return '-';
   const parts: string[] = [];
   if (r.published_spacing_m !== null)
-    parts.push(`published masts, ${Math.round(r.published_spacing_m)} m apart`);
+    parts.push(
+      `published masts${r.exact_rows_published ? ' (its exact rows)' : ''}, ${Math.round(r.published_spacing_m)} m apart`,
+    );
   if (r.spacing_per_range !== null) parts.push(`ranges in spacing units (${r.spacing_per_range.toFixed(2)})`);
   if (r.uncounted) parts.push('no sample counts');
   if (r.unranged) parts.push('no ranges');

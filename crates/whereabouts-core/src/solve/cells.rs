@@ -1068,6 +1068,7 @@ mod tests {
             uncounted: false,
             unranged: false,
             ids_name_sites: true,
+            exact_rows_published: false,
         };
         assert!(
             (range_of(&cell) - 1_200.0).abs() < 1e-3,

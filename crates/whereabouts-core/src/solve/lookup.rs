@@ -206,7 +206,10 @@ fn find_cell(
                     Lookup::Learned(st) => {
                         let scale = db.network_scale(radio, mcc, mnc);
                         let tower = db.learned_mast(radio, mcc, mnc, obs.cid);
-                        seen.push(seen_cell(radio, obs, &st, serving, false, tower, scale));
+                        let mut c = seen_cell(radio, obs, &st, serving, false, tower, scale);
+                        // Learned live from GPS fixes: ours, whatever the export's rows are.
+                        c.learned = true;
+                        seen.push(c);
                         return Found::Seen;
                     }
                     Lookup::Blocked => return Found::Withdrawn,
@@ -232,6 +235,7 @@ fn find_cell(
                     {
                         None
                     }
+                    Estimated::Learned if m.scale.exact_rows_published => None,
                     Estimated::Averaged => SiteMast::of(radio, m.neighbours).map(|mut site| {
                         if let Some(p) = m.pooled_mast() {
                             (site.lat, site.lon) = p.apply((site.lat, site.lon));
@@ -356,7 +360,8 @@ fn seen_cell(
         serving,
         via_short_cid,
         tower,
-        learned: st.estimated() == Estimated::Learned,
+        // An export's exact rows are stored as learned; a publisher's masts are not ours.
+        learned: st.estimated() == Estimated::Learned && !scale.exact_rows_published,
         scale,
         level_spread_m: None,
     }

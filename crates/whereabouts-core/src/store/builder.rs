@@ -122,8 +122,9 @@ pub struct DbBuilder {
     /// Current network (radio, mcc, mnc) and LAC group being accumulated.
     net_key: Option<(u8, u16, u16)>,
     group: Vec<Station>,
-    /// The current group's cell positions, for the statistics (a buffer kept between groups).
-    positions: Vec<(i32, i32)>,
+    /// The current group's cell positions and whether each is learned, for the statistics
+    /// (a buffer kept between groups).
+    positions: Vec<(i32, i32, bool)>,
     /// The current group's GSM or UMTS crowd cells, for the statistics (a kept buffer).
     id_cells: Vec<IdCell>,
     last_cell: Option<(u8, u16, u16, u64)>,
@@ -477,8 +478,7 @@ impl DbBuilder {
             self.positions.extend(
                 self.group
                     .iter()
-                    .filter(|s| s.estimated() != Estimated::Learned)
-                    .map(|s| (s.lat_e7, s.lon_e7)),
+                    .map(|s| (s.lat_e7, s.lon_e7, s.estimated() == Estimated::Learned)),
             );
             self.network_stats
                 .positions(radio, net.mcc, net.mnc, &mut self.positions);

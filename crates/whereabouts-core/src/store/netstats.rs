@@ -80,8 +80,12 @@ pub struct NetworkStats {
     /// 0 in files written before it was kept.
     #[serde(default)]
     pub colocated: u64,
-    /// Metres from each distinct position of the network's cells (not learned ones) to the
-    /// nearest other of the same LAC/TAC, in the LAC/TACs where cells share a position.
+    /// Learned cells (rows an export marks exact, `changeable` 0, or our learner's) at
+    /// exactly the position of another cell of their LAC/TAC.
+    #[serde(default)]
+    pub colocated_learned: u64,
+    /// Metres from each distinct position of the network's cells to the nearest other of the
+    /// same LAC/TAC, in the LAC/TACs where cells share a position.
     #[serde(default)]
     pub position_spacing_m: Option<Quantiles>,
     /// GSM and UMTS: the geometric mean spread of the crowd cells grouped by their ids'
@@ -400,6 +404,7 @@ struct Accumulator {
     spacing: LogHistogram,
     offset: LogHistogram,
     colocated: u64,
+    colocated_learned: u64,
     position_spacing: LogHistogram,
     /// By shift of the ids' decades (0: as `site_cids` groups them), the sum of the groups'
     /// log spreads and their number.
@@ -433,6 +438,7 @@ impl NetworkStatsBuilder {
                 spacing: LogHistogram::new(),
                 offset: LogHistogram::new(),
                 colocated: 0,
+                colocated_learned: 0,
                 position_spacing: LogHistogram::new(),
                 id_spread: Vec::new(),
             });
@@ -476,23 +482,25 @@ impl NetworkStatsBuilder {
         }
     }
 
-    /// The positions of one LAC/TAC's cells of the network (learned ones left out), in 1e-7
-    /// degrees as stored; reordered. Their spacing is measured only where some coincide
-    /// (what reads a network as published): a crowd's LAC/TACs cost a sort.
-    pub fn positions(&mut self, radio: Radio, mcc: u16, mnc: u16, at: &mut [(i32, i32)]) {
+    /// The positions of one LAC/TAC's cells of the network, in 1e-7 degrees as stored, each
+    /// with whether the cell is learned; reordered. Their spacing is measured only where
+    /// some coincide (what reads a network as published): a crowd's LAC/TACs cost a sort.
+    pub fn positions(&mut self, radio: Radio, mcc: u16, mnc: u16, at: &mut [(i32, i32, bool)]) {
         let a = self.network(radio, mcc, mnc);
         at.sort_unstable();
-        let shared: u64 = at
-            .chunk_by(|p, q| p == q)
-            .filter(|same| same.len() > 1)
-            .map(|same| same.len() as u64)
-            .sum();
-        if shared == 0 {
+        let same_place = |p: &(i32, i32, bool), q: &(i32, i32, bool)| (p.0, p.1) == (q.0, q.1);
+        let mut shared = false;
+        for same in at.chunk_by(same_place).filter(|same| same.len() > 1) {
+            shared = true;
+            let learned = same.iter().filter(|p| p.2).count() as u64;
+            a.colocated_learned += learned;
+            a.colocated += same.len() as u64 - learned;
+        }
+        if !shared {
             return;
         }
-        a.colocated += shared;
         let distinct: Vec<(f64, f64)> = at
-            .chunk_by(|p, q| p == q)
+            .chunk_by(same_place)
             .map(|same| (same[0].0 as f64 * 1e-7, same[0].1 as f64 * 1e-7))
             .collect();
         for d in nearest_neighbour_m(&distinct) {
@@ -540,6 +548,7 @@ impl NetworkStatsBuilder {
                 site_spacing_m: a.spacing.quantiles(),
                 sector_offset: a.offset.quantiles(),
                 colocated: a.colocated,
+                colocated_learned: a.colocated_learned,
                 position_spacing_m: a.position_spacing.quantiles(),
                 id_site_contrast: id_site_contrast(&a.id_spread),
                 masts: Vec::new(),
@@ -672,6 +681,10 @@ pub struct NetworkScale {
     /// otherwise, so a crowd cell has no siblings to find its mast from (no sector axis)
     /// rather than a mast that mixes sites.
     pub ids_name_sites: bool,
+    /// The network's exact rows (an export's `changeable` 0, read as learned) stand on one
+    /// another's positions, as a publisher's sectors on their towers do and our learner's
+    /// cells do not: they are read as published masts, not as learned cells.
+    pub exact_rows_published: bool,
 }
 
 impl NetworkScale {
@@ -683,6 +696,7 @@ impl NetworkScale {
         uncounted: false,
         unranged: false,
         ids_name_sites: true,
+        exact_rows_published: false,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
@@ -725,7 +739,15 @@ impl NetworkScale {
             .then_some(s.position_spacing_m)
             .flatten()
             .map(|d| d.p50);
-        let published = by_sites.or(by_position);
+        // An export's exact rows (`changeable` 0) are stored as learned; where they stand on
+        // one another's positions they are a publisher's masts, whatever the crowd beside them.
+        let exact_rows_published = s.learned >= MIN_CELLS
+            && s.colocated_learned as f64 >= MIN_COLOCATED_SHARE * s.learned as f64;
+        let by_exact_rows = exact_rows_published
+            .then_some(s.position_spacing_m)
+            .flatten()
+            .map(|d| d.p50);
+        let published = by_sites.or(by_position).or(by_exact_rows);
         let offset = s
             .sector_offset
             .filter(|q| s.sites >= MIN_SITES && q.p50 >= MIN_SECTOR_OFFSET)
@@ -747,6 +769,7 @@ impl NetworkScale {
                 && s.learned == 0
                 && ranged.is_some_and(|q| q.p90 <= MAX_UNRANGED_SPREAD * q.p10),
             ids_name_sites,
+            exact_rows_published,
         }
     }
 }
@@ -811,6 +834,7 @@ mod tests {
             site_spacing_m: all(400.0),
             sector_offset: all(0.3),
             colocated: 0,
+            colocated_learned: 0,
             position_spacing_m: all(150.0),
             id_site_contrast: None,
             masts: Vec::new(),
@@ -906,16 +930,17 @@ mod tests {
         let mut b = NetworkStatsBuilder::default();
         // Three masts 0.01 degrees of latitude apart (1,112 m), three sectors each, and one
         // cell alone 0.005 degrees north of the last.
+        // The last mast's rows marked exact (learned).
         let mut at = Vec::new();
         for mast in 0..3 {
             for _ in 0..3 {
-                at.push((500_000_000 + mast * 100_000, 20_000_000));
+                at.push((500_000_000 + mast * 100_000, 20_000_000, mast == 2));
             }
         }
-        at.push((500_250_000, 20_000_000));
+        at.push((500_250_000, 20_000_000, false));
         b.positions(Radio::Gsm, 208, 1, &mut at);
         let gsm = &b.finish().networks[0];
-        assert_eq!(gsm.colocated, 9);
+        assert_eq!((gsm.colocated, gsm.colocated_learned), (6, 3));
         let spacing = gsm.position_spacing_m.unwrap();
         assert!((spacing.p50 / 556.0 - 1.0).abs() < 0.045, "{spacing:?}");
         assert!((spacing.p90 / 1_112.0 - 1.0).abs() < 0.045, "{spacing:?}");
