@@ -207,8 +207,9 @@ fn find_cell(
                         let scale = db.network_scale(radio, mcc, mnc);
                         let tower = db.learned_mast(radio, mcc, mnc, obs.cid);
                         let mut c = seen_cell(radio, obs, &st, serving, false, tower, scale);
-                        // Learned live from GPS fixes: ours, whatever the export's rows are.
-                        c.learned = true;
+                        // Learned live from GPS fixes: ours, whatever the export's rows are
+                        // (a crowd cell refined by fewer fixes than it had stays averaged).
+                        c.learned = st.estimated() == Estimated::Learned;
                         seen.push(c);
                         return Found::Seen;
                     }
