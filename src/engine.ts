@@ -115,7 +115,9 @@ export interface NetworkReading {
   unranged: boolean;
   /** False: GSM or UMTS ids numbered otherwise than by site decades; no sector siblings. */
   ids_name_sites: boolean;
-  /** The export's exact rows (`changeable` 0) share positions: a publisher's masts. */
+  /** The network's averaged rows are a publisher's masts. */
+  averaged_rows_published: boolean;
+  /** The export's exact rows (`changeable` 0) share positions: a publisher's masts (not its crowd rows). */
   exact_rows_published: boolean;
 }
 

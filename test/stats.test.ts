@@ -11,9 +11,17 @@ import { tempDir } from './temp-dirs.js';
  * range 600 m and `samples` sightings (40 unless said; '' for none). `gsm`: a GSM network
  * instead, its cells numbered 1, 2, 3... along the row (no site in their last digits).
  * `exact`: every row marked exact (`changeable` 0), as OpenCelliD marks positions it did not
- * average.
+ * average. `firstEnb`: the first site's eNB (100 unless said), its mast `east` metres east.
  */
-function siteRowCsv({ sites = 3, offset = 300, samples = '40', gsm = false, exact = false } = {}): string {
+function siteRowCsv({
+  sites = 3,
+  offset = 300,
+  samples = '40',
+  gsm = false,
+  exact = false,
+  firstEnb = 100,
+  east = 0,
+} = {}): string {
   const rows = [
     'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
   ];
@@ -21,14 +29,14 @@ function siteRowCsv({ sites = 3, offset = 300, samples = '40', gsm = false, exac
   const mPerDegLat = 111_195;
   const mPerDegLon = mPerDegLat * Math.cos((lat0 * Math.PI) / 180);
   for (let site = 0; site < sites; site++) {
-    const x0 = site * 2_000;
+    const x0 = east + site * 2_000;
     for (let s = 0; s < 3; s++) {
       const az = (s * 2 * Math.PI) / 3;
       const x = x0 + offset * Math.sin(az);
       const y = offset * Math.cos(az);
       const lon = 2.35 + x / mPerDegLon;
       const lat = lat0 + y / mPerDegLat;
-      const cid = gsm ? site * 3 + s + 1 : ((100 + site) << 8) | (s + 1);
+      const cid = gsm ? site * 3 + s + 1 : ((firstEnb + site) << 8) | (s + 1);
       rows.push(
         `${gsm ? 'GSM' : 'LTE'},208,10,7,${cid},0,${lon.toFixed(7)},${lat.toFixed(7)},600,${samples},${exact ? 0 : 1},1700000000,1700000000,0`,
       );
@@ -78,6 +86,7 @@ describe('whereabouts stats', () => {
       uncounted: false,
       unranged: false,
       ids_name_sites: true,
+      averaged_rows_published: false,
       exact_rows_published: false,
     });
 
@@ -120,7 +129,7 @@ describe('whereabouts stats', () => {
       });
       expect(gsm.position_spacing_m.p50 / 2_000).toBeCloseTo(1, 1);
       expect(gsm.read_as.published_spacing_m / 2_000).toBeCloseTo(1, 1);
-      expect(gsm.read_as.exact_rows_published).toBe(exact);
+      expect(gsm.read_as).toMatchObject({ exact_rows_published: exact, averaged_rows_published: !exact });
       expect(cli(['stats', '--db', db]).stdout).toMatch(/gsm 208 10 .* 36 .*published masts.*, \d+ m apart/);
       // Cell 5 (the second mast) serving with an advance of 2: at its mast, the radius the
       // advance's distance (GSM steps of 553.5 m; the step's middle).
@@ -134,6 +143,28 @@ describe('whereabouts stats', () => {
       expect(answer.accuracy).toBeLessThan(1_450);
     },
   );
+
+  it("reads a publisher's exact rows as masts and the crowd's rows beside them as a crowd's", () => {
+    const crowd = siteRowCsv();
+    const towers = siteRowCsv({ sites: 12, offset: 0, exact: true, firstEnb: 200, east: 50_000 });
+    const dir = tempDir('wb-stats-mixed-');
+    const csv = join(dir, 'cells.csv');
+    writeFileSync(csv, `${crowd}${towers.split('\n').slice(1).join('\n')}`);
+    const db = join(dir, 'db');
+    expect(cli(['import', '--quiet', '--db', db, csv]).code).toBe(0);
+    const [lte] = JSON.parse(cli(['stats', '--db', db, '--json']).stdout).networks;
+    expect(lte).toMatchObject({ cells: 45, learned: 36, colocated_learned: 36 });
+    expect(lte.read_as).toMatchObject({ exact_rows_published: true, averaged_rows_published: false });
+    // A crowd cell answers as it does without the publisher's rows beside it.
+    const { db: crowdOnly } = importedSites();
+    for (const cid of [(100 << 8) | 1, (101 << 8) | 2]) {
+      for (const ta of [undefined, 3]) expect(locateLte(db, cid, ta)).toEqual(locateLte(crowdOnly, cid, ta));
+    }
+    // A tower's cell answers at its mast.
+    const tower = locateLte(db, (205 << 8) | 2, 3);
+    const mPerDegLon = 111_195 * Math.cos((48.85 * Math.PI) / 180);
+    expect(Math.abs((tower.lon - 2.35) * mPerDegLon - 60_000)).toBeLessThan(2);
+  });
 
   it('reads a GSM crowd whose ids are numbered 1, 2, 3... as one without sites by id', () => {
     // 70 three-sector sites, each sector 300 m out from its mast: a decade of ids holds

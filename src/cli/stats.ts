@@ -92,7 +92,7 @@ function readAs(r: NetworkReading | undefined): string {
   const parts: string[] = [];
   if (r.published_spacing_m !== null)
     parts.push(
-      `published masts${r.exact_rows_published ? ' (its exact rows)' : ''}, ${Math.round(r.published_spacing_m)} m apart`,
+      `published masts${r.averaged_rows_published ? '' : ' (its exact rows)'}, ${Math.round(r.published_spacing_m)} m apart`,
     );
   if (r.spacing_per_range !== null) parts.push(`ranges in spacing units (${r.spacing_per_range.toFixed(2)})`);
   if (r.uncounted) parts.push('no sample counts');

@@ -1068,6 +1068,7 @@ mod tests {
             uncounted: false,
             unranged: false,
             ids_name_sites: true,
+            averaged_rows_published: false,
             exact_rows_published: false,
         };
         assert!(

@@ -232,7 +232,7 @@ fn find_cell(
                 // ids of a network numbered otherwise give no siblings.
                 let tower = match m.cell.estimated() {
                     Estimated::Averaged
-                        if m.scale.published_spacing_m.is_some() || !m.scale.ids_name_sites =>
+                        if m.scale.averaged_rows_published || !m.scale.ids_name_sites =>
                     {
                         None
                     }
@@ -363,7 +363,15 @@ fn seen_cell(
         tower,
         // An export's exact rows are stored as learned; a publisher's masts are not ours.
         learned: st.estimated() == Estimated::Learned && !scale.exact_rows_published,
-        scale,
+        // The published spacing is read by the published rows only: a crowd's rows beside
+        // a publisher's exact ones stay a crowd's.
+        scale: match st.estimated() {
+            Estimated::Averaged if !scale.averaged_rows_published => NetworkScale {
+                published_spacing_m: None,
+                ..scale
+            },
+            _ => scale,
+        },
         level_spread_m: None,
     }
 }

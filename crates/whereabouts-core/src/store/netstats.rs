@@ -681,9 +681,13 @@ pub struct NetworkScale {
     /// otherwise, so a crowd cell has no siblings to find its mast from (no sector axis)
     /// rather than a mast that mixes sites.
     pub ids_name_sites: bool,
+    /// The network's averaged rows are published masts (its sites' sectors on their masts,
+    /// or most of its cells on another's position); with `published_spacing_m`.
+    pub averaged_rows_published: bool,
     /// The network's exact rows (an export's `changeable` 0, read as learned) stand on one
     /// another's positions, as a publisher's sectors on their towers do and our learner's
-    /// cells do not: they are read as published masts, not as learned cells.
+    /// cells do not: they are read as published masts, not as learned cells, while the
+    /// crowd's rows beside them stay a crowd's.
     pub exact_rows_published: bool,
 }
 
@@ -696,6 +700,7 @@ impl NetworkScale {
         uncounted: false,
         unranged: false,
         ids_name_sites: true,
+        averaged_rows_published: false,
         exact_rows_published: false,
     };
 
@@ -747,11 +752,12 @@ impl NetworkScale {
             .then_some(s.position_spacing_m)
             .flatten()
             .map(|d| d.p50);
-        let published = by_sites.or(by_position).or(by_exact_rows);
+        let averaged_rows = by_sites.or(by_position);
+        let published = averaged_rows.or(by_exact_rows);
         let offset = s
             .sector_offset
             .filter(|q| s.sites >= MIN_SITES && q.p50 >= MIN_SECTOR_OFFSET)
-            .filter(|_| ids_name_sites && published.is_none());
+            .filter(|_| ids_name_sites && averaged_rows.is_none());
         NetworkScale {
             median_range_m: ranged.map(|q| q.p50 as f32),
             spacing_per_range: match (ranged, s.site_spacing_m, offset) {
@@ -769,7 +775,8 @@ impl NetworkScale {
                 && s.learned == 0
                 && ranged.is_some_and(|q| q.p90 <= MAX_UNRANGED_SPREAD * q.p10),
             ids_name_sites,
-            exact_rows_published,
+            averaged_rows_published: averaged_rows.is_some(),
+            exact_rows_published: by_exact_rows.is_some(),
         }
     }
 }
@@ -872,6 +879,32 @@ mod tests {
             NetworkScale::of(&half_learned).published_spacing_m,
             Some(350.0)
         );
+    }
+
+    #[test]
+    fn exact_rows_on_shared_positions_are_published_and_the_crowd_beside_them_is_not() {
+        // 30 rows marked exact (stored as learned), 24 of them on shared positions, beside
+        // a crowd of 60 averaged rows.
+        let mixed = NetworkStats {
+            cells: 90,
+            learned: 30,
+            colocated_learned: 24,
+            position_spacing_m: all(700.0),
+            ..crowd_network()
+        };
+        let scale = NetworkScale::of(&mixed);
+        assert!(scale.exact_rows_published && !scale.averaged_rows_published);
+        assert_eq!(scale.published_spacing_m, Some(700.0));
+        // The crowd's rows keep their reading in the spacing's units.
+        assert_eq!(scale.spacing_per_range, Some(0.4));
+        // Our learner's cells, each on a position of its own, stay learned.
+        let ours = NetworkStats {
+            colocated_learned: 2,
+            ..mixed
+        };
+        let scale = NetworkScale::of(&ours);
+        assert!(!scale.exact_rows_published);
+        assert_eq!(scale.published_spacing_m, None);
     }
 
     #[test]
