@@ -28,7 +28,7 @@ import { SIM_NOW } from '../src/eval/sim.js';
 import { native } from '../src/native/binding.js';
 import { MapBaseline } from './baseline.js';
 import { scoreScenario } from './scenario-score.js';
-import { cellRowsRewritten } from './sim-world.js';
+import { cellRowsRewritten, type StatedFields } from './sim-world.js';
 
 const dirs = process.argv.slice(2);
 if (dirs.length === 0) {
@@ -39,16 +39,15 @@ if (dirs.length === 0) {
 const PUBLISHED_MNC = '3';
 const CROWD_SCENARIOS = ['cells-urban', 'cells-suburban', 'cells-rural', 'single-cell'];
 
-/** Each variant: whose rows it rewrites, what they then state (range, samples), and the requests. */
+/** Each variant: whose rows it rewrites, what they then state, and the requests. */
 interface Variant {
   name: string;
   published: boolean;
-  row: (range: number, samples: number) => [number | '', number | ''];
+  /** The fields the rewritten rows state anew ({@link cellRowsRewritten}); none: as simulated. */
+  row: (range: number, samples: number) => StatedFields;
   scenarios: string[];
   /** The GSM and UMTS cells of the operators it rewrites renumbered ({@link renumbered}). */
   renumber?: boolean;
-  /** The rows it rewrites marked exact (`changeable` 0, OpenCelliD's mark of a position not averaged). */
-  exact?: boolean;
 }
 const published = (name: string, row: Variant['row']): Variant => ({
   name: `published: ${name}`,
@@ -63,18 +62,19 @@ const crowd = (name: string, row: Variant['row']): Variant => ({
   scenarios: CROWD_SCENARIOS,
 });
 const variants: Variant[] = [
-  published('as simulated', (r, s) => [r, s]),
-  published('ranges / 4', (r, s) => [Math.max(1, Math.round(r / 4)), s]),
-  published('ranges x 4', (r, s) => [r * 4, s]),
-  published('no ranges', (_, s) => ['', s]),
-  published('ranges 300 m', (_, s) => [300, s]),
-  published('samples 1', (r) => [r, 1]),
-  { ...published('GSM and UMTS ids 1, 2, 3...', (r, s) => [r, s]), renumber: true },
-  { ...published('rows marked exact (changeable 0)', (r, s) => [r, s]), exact: true },
-  crowd('as simulated', (r, s) => [r, s]),
-  crowd('no sample counts', (r) => [r, '']),
-  crowd('no ranges', (_, s) => ['', s]),
-  { ...crowd('GSM and UMTS ids 1, 2, 3...', (r, s) => [r, s]), renumber: true },
+  published('as simulated', () => ({})),
+  published('ranges / 4', (r) => ({ range: Math.max(1, Math.round(r / 4)) })),
+  published('ranges x 4', (r) => ({ range: r * 4 })),
+  published('no ranges', () => ({ range: '' })),
+  published('ranges 300 m', () => ({ range: 300 })),
+  published('samples 1', () => ({ samples: 1 })),
+  { ...published('GSM and UMTS ids 1, 2, 3...', () => ({})), renumber: true },
+  // OpenCelliD marks a position it did not average with `changeable` 0.
+  published('rows marked exact (changeable 0)', () => ({ changeable: 0 })),
+  crowd('as simulated', () => ({})),
+  crowd('no sample counts', () => ({ samples: '' })),
+  crowd('no ranges', () => ({ range: '' })),
+  { ...crowd('GSM and UMTS ids 1, 2, 3...', () => ({})), renumber: true },
 ];
 
 /** A cell's key in a renumbering: operator, radio as in the CSV (upper case), LAC, cell id. */
@@ -122,20 +122,6 @@ function renumbered(csv: string, published: boolean): { csv: string; ids: Map<st
   return { csv: [header, ...out].join('\n'), ids };
 }
 
-/** `csv` with the rows of the published operator (or, `published` false, of the crowd ones) marked exact. */
-function markedExact(csv: string, published: boolean): string {
-  const [header, ...rows] = csv.split('\n');
-  const cols = (header ?? '').split(',');
-  const [net, changeable] = [cols.indexOf('net'), cols.indexOf('changeable')];
-  const out = rows.map((line) => {
-    const f = line.split(',');
-    if (line.trim() === '' || (f[net] === PUBLISHED_MNC) !== published) return line;
-    f[changeable] = '0';
-    return f.join(',');
-  });
-  return [header, ...out].join('\n');
-}
-
 /** A scenario file's requests with their cells' ids as `ids` renumbers them. */
 function requestsRenumbered(file: string, ids: Map<string, number>): string {
   return readFileSync(file, 'utf8')
@@ -167,10 +153,9 @@ for (const dir of dirs) {
     rmSync(out, { recursive: true, force: true });
     mkdirSync(out, { recursive: true });
     const cells = join(out, 'cells.csv');
-    const rewritten = cellRowsRewritten(world, ({ net, range, samples }) =>
+    const stated = cellRowsRewritten(world, ({ net, range, samples }) =>
       (net === PUBLISHED_MNC) === v.published ? v.row(range, samples) : undefined,
     );
-    const stated = v.exact ? markedExact(rewritten, v.published) : rewritten;
     const ids = v.renumber ? renumbered(stated, v.published) : undefined;
     writeFileSync(cells, ids?.csv ?? stated);
     const scenarioFile = (scenario: string) => {

@@ -32,24 +32,34 @@ export async function simWorld(
   );
 }
 
+/** The fields of a `cells.csv` row that {@link cellRowsRewritten} states anew. */
+export type StatedFields = Partial<Record<'range' | 'samples' | 'changeable', number | ''>>;
+
 /**
- * The world's `cells.csv` (in directory `world`) with each row's range and sample count as
- * `rewrite` states them from the row's operator (`net`) and its simulated ones; a row it
- * returns nothing for is kept as written ('' writes an empty field: none stated).
+ * The world's `cells.csv` (in directory `world`) with each row's range, sample count or
+ * `changeable` flag as `rewrite` states them from the row's operator (`net`) and its simulated
+ * range and samples; a field it leaves out, or a row it returns nothing for, is kept as
+ * written ('' writes an empty field: none stated).
  */
 export function cellRowsRewritten(
   world: string,
-  rewrite: (row: { net: string; range: number; samples: number }) => [number | '', number | ''] | undefined,
+  rewrite: (row: { net: string; range: number; samples: number }) => StatedFields | undefined,
 ): string {
   const [header, ...rows] = readFileSync(join(world, 'cells.csv'), 'utf8').split('\n');
   const cols = (header ?? '').split(',');
-  const [net, r, s] = [cols.indexOf('net'), cols.indexOf('range'), cols.indexOf('samples')];
+  const net = cols.indexOf('net');
+  const at = (field: keyof StatedFields) => cols.indexOf(field);
   const out = rows.map((line) => {
     if (line.trim() === '') return line;
     const f = line.split(',');
-    const stated = rewrite({ net: f[net] ?? '', range: Number(f[r]), samples: Number(f[s]) });
+    const stated = rewrite({
+      net: f[net] ?? '',
+      range: Number(f[at('range')]),
+      samples: Number(f[at('samples')]),
+    });
     if (!stated) return line;
-    [f[r], f[s]] = stated.map(String) as [string, string];
+    for (const [field, value] of Object.entries(stated) as [keyof StatedFields, number | ''][])
+      f[at(field)] = String(value);
     return f.join(',');
   });
   return [header, ...out].join('\n');

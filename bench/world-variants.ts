@@ -46,10 +46,10 @@ const root = join(world, '..', 'variants');
 
 /** cells.csv with every range and sample count scaled (at least 1 sample, ranges kept whole). */
 function scaledCells(rangeBy: number, samplesBy: number): string {
-  return cellRowsRewritten(world, ({ range, samples }) => [
-    Math.round(range * rangeBy),
-    Math.max(1, Math.round(samples * samplesBy)),
-  ]);
+  return cellRowsRewritten(world, ({ range, samples }) => ({
+    range: Math.round(range * rangeBy),
+    samples: Math.max(1, Math.round(samples * samplesBy)),
+  }));
 }
 
 interface Row {

@@ -76,7 +76,7 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     String(n.sites),
     q(n.site_spacing_m),
     q(n.sector_offset, 2),
-    String((n.colocated ?? 0) + (n.colocated_learned ?? 0)),
+    String(n.colocated + n.colocated_learned),
     String(n.masts?.length ?? 0),
     String(n.levels?.length ?? 0),
     readAs(n.read_as),
@@ -97,6 +97,6 @@ function readAs(r: NetworkReading | undefined): string {
   if (r.spacing_per_range !== null) parts.push(`ranges in spacing units (${r.spacing_per_range.toFixed(2)})`);
   if (r.uncounted) parts.push('no sample counts');
   if (r.unranged) parts.push('no ranges');
-  if (r.ids_name_sites === false) parts.push('ids name no sites');
+  if (!r.ids_name_sites) parts.push('ids name no sites');
   return parts.length > 0 ? parts.join('; ') : 'as stored';
 }

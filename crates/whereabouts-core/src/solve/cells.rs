@@ -1064,12 +1064,7 @@ mod tests {
             median_range_m: Some(600.0),
             spacing_per_range: Some((2.0 * reference) as f32),
             sector_offset: Some(0.35),
-            published_spacing_m: None,
-            uncounted: false,
-            unranged: false,
-            ids_name_sites: true,
-            averaged_rows_published: false,
-            exact_rows_published: false,
+            ..NetworkScale::UNKNOWN
         };
         assert!(
             (range_of(&cell) - 1_200.0).abs() < 1e-3,

@@ -231,12 +231,8 @@ fn find_cell(
                 // cell is its mast, whatever siblings its id gives (`cells::mast_of`); the
                 // ids of a network numbered otherwise give no siblings.
                 let tower = match m.cell.estimated() {
-                    Estimated::Averaged
-                        if m.scale.averaged_rows_published || !m.scale.ids_name_sites =>
-                    {
-                        None
-                    }
-                    Estimated::Learned if m.scale.exact_rows_published => None,
+                    kind if published_row(kind, &m.scale) => None,
+                    Estimated::Averaged if !m.scale.ids_name_sites => None,
                     Estimated::Averaged => SiteMast::of(radio, m.neighbours).map(|mut site| {
                         if let Some(p) = m.pooled_mast() {
                             (site.lat, site.lon) = p.apply((site.lat, site.lon));
@@ -328,6 +324,16 @@ fn at_its_level(c: &mut SeenCell, levels: &[LevelPoint]) {
     }
 }
 
+/// Whether a stored row of a network is a publisher's mast (`NetworkScale`): its averaged
+/// rows when the network is published at its masts, its exact rows (an export's `changeable`
+/// 0, stored as learned) when those stand on one another's positions.
+fn published_row(kind: Estimated, scale: &NetworkScale) -> bool {
+    match kind {
+        Estimated::Averaged => scale.averaged_rows_published,
+        Estimated::Learned => scale.exact_rows_published,
+    }
+}
+
 #[inline]
 fn seen_cell(
     radio: Radio,
@@ -349,6 +355,7 @@ fn seen_cell(
         }
         _ => None,
     };
+    let published = published_row(st.estimated(), &scale);
     SeenCell {
         radio,
         lat: st.lat(),
@@ -362,15 +369,16 @@ fn seen_cell(
         via_short_cid,
         tower,
         // An export's exact rows are stored as learned; a publisher's masts are not ours.
-        learned: st.estimated() == Estimated::Learned && !scale.exact_rows_published,
+        learned: st.estimated() == Estimated::Learned && !published,
         // The published spacing is read by the published rows only: a crowd's rows beside
         // a publisher's exact ones stay a crowd's.
-        scale: match st.estimated() {
-            Estimated::Averaged if !scale.averaged_rows_published => NetworkScale {
+        scale: if published {
+            scale
+        } else {
+            NetworkScale {
                 published_spacing_m: None,
                 ..scale
-            },
-            _ => scale,
+            }
         },
         level_spread_m: None,
     }
