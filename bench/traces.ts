@@ -24,7 +24,8 @@
  * Only rows whose (serving) cell was learned count. `--rows FILE` writes
  * them as JSON lines for analysis outside (docs/experiments.md): per case, a line with the
  * learned masts of its database (`masts`, by network), then a line per located row (truth,
- * answer, the answer without masts, radio, cell id and timing advance in metres or null).
+ * answer, the answer without masts, the centroid's answer, radio, cell id and timing advance in
+ * metres or null).
  * `--level-offset DB` adds DB to every located row's level: a device that reads its cells
  * stronger (or weaker, negative) than the phones the learning's logs came from. `--calibrate`
  * learns as `whereabouts learn` does by default: the radius calibrated on a held-out third of
@@ -321,6 +322,7 @@ try {
           truth: g.row.truth,
           answer: located_(answers[i]),
           noMasts: located_(plain[i]),
+          centroid: base,
           radio: f.kind[g.first],
           mcc: f.mcc[g.first],
           mnc: f.mnc[g.first],
