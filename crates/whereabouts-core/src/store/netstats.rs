@@ -307,7 +307,6 @@ impl NetworkStatsFile {
         added
     }
 
-    /// Writes the file `name` in `dir` (synced; the manifest that names it comes after).
     /// The file as JSON with each network's reading by the solver ([`NetworkScale`]) beside
     /// its statistics, under `read_as`: what `whereabouts stats` shows.
     pub fn to_json_read(&self) -> Result<String, serde_json::Error> {
@@ -320,6 +319,7 @@ impl NetworkStatsFile {
         serde_json::to_string(&v)
     }
 
+    /// Writes the file `name` in `dir` (synced; the manifest that names it comes after).
     pub fn write(&self, dir: &Path, name: &str) -> Result<(), StoreError> {
         let path = dir.join(name);
         let text = serde_json::to_string_pretty(self).expect("network statistics serialise");
