@@ -43,7 +43,8 @@ function branchOf(
   req: { cells?: unknown[]; wifi?: unknown[] },
   fallback?: string,
 ): Branch | null {
-  if (scenario === 'scf' || scenario === 'wifi-fake') return null;
+  // A lacf-site answer reports `lacf` too, but its radius is the site's, not the area's.
+  if (scenario === 'scf' || scenario === 'wifi-fake' || scenario === 'lacf-site') return null;
   if (fallback === 'lacf') return 'area';
   if (fallback) return null;
   if (scenario === 'wifi-urban' || scenario === 'moved-ap') return 'wifi';

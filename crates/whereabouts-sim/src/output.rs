@@ -341,7 +341,7 @@ pub fn world_files(
             .push(("params.json".into(), params.to_json(seed).into_bytes()));
     }
     let ctx = Context::new(&w);
-    let scenarios = Scenario::of_world(params);
+    let scenarios = Scenario::of_world(&ctx);
     // Each request has its own random stream, so scenarios can be built on
     // separate threads without changing a byte.
     let results: Vec<Result<String, String>> = std::thread::scope(|sc| {

@@ -21,6 +21,7 @@ pub enum Scenario {
     MovedAp,
     WifiFake,
     KnownTowers,
+    LacfSite,
 }
 
 impl Scenario {
@@ -37,11 +38,16 @@ impl Scenario {
     ];
 
     /// The scenarios of a world: the reference ones, and in family worlds also
-    /// `cells-known-towers` (on the operator whose towers are known exactly).
-    pub fn of_world(p: &crate::family::Params) -> Vec<Scenario> {
+    /// `cells-known-towers` (on the operator whose towers are known exactly) and, where the
+    /// crowd missed a sector of a site whose other sectors it reported, `lacf-site`.
+    pub fn of_world(ctx: &Context) -> Vec<Scenario> {
         let mut v = Scenario::ALL.to_vec();
+        let p = &ctx.w.params;
         if p.known_towers {
             v.push(Scenario::KnownTowers);
+        }
+        if p.family && !ctx.missing_sectors.is_empty() {
+            v.push(Scenario::LacfSite);
         }
         v
     }
@@ -58,6 +64,7 @@ impl Scenario {
             Scenario::MovedAp => "moved-ap",
             Scenario::WifiFake => "wifi-fake",
             Scenario::KnownTowers => "cells-known-towers",
+            Scenario::LacfSite => "lacf-site",
         }
     }
 
@@ -73,6 +80,7 @@ impl Scenario {
             Scenario::MovedAp => "urban WiFi scan where 1-3 APs moved km away since the DB was built",
             Scenario::WifiFake => "one DB-known AP + one unknown/random AP; half with cells, half WiFi-only",
             Scenario::KnownTowers => "any zone: serving + 1-6 neighbour cells of the operator whose DB rows are its true tower positions",
+            Scenario::LacfSite => "the serving cell is missing from the DB, other sectors of its site are known; all reported cells are missing",
         }
     }
 }
@@ -257,6 +265,8 @@ pub struct Context<'a> {
     w: &'a World,
     moved_urban: Vec<usize>,
     missing_towers: Vec<usize>,
+    /// Cells the crowd missed on sites whose other sectors of the same radio it reported.
+    missing_sectors: Vec<usize>,
     bssids: BTreeSet<u64>,
 }
 
@@ -268,11 +278,26 @@ impl<'a> Context<'a> {
         let missing_towers = (0..w.towers.len())
             .filter(|&i| w.towers[i].missing)
             .collect();
+        let missing_sectors = (0..w.cells.len())
+            .filter(|&i| {
+                let c = &w.cells[i];
+                let t = &w.towers[c.tower];
+                c.db.is_none()
+                    && !t.missing
+                    && t.cells.clone().any(|j| {
+                        j != i
+                            && w.cells[j].radio == c.radio
+                            && w.cells[j].lac == c.lac
+                            && w.cells[j].db.is_some()
+                    })
+            })
+            .collect();
         let bssids = w.aps.iter().map(|a| a.bssid).collect();
         Context {
             w,
             moved_urban,
             missing_towers,
+            missing_sectors,
             bssids,
         }
     }
@@ -608,6 +633,46 @@ fn attempt(ctx: &Context, rng: &mut Rng, s: Scenario) -> Option<Line> {
                 y,
                 request: Request {
                     radio: Some(radio),
+                    mnc: Some(t.mnc),
+                    cells,
+                    wifi: vec![],
+                },
+                note,
+            })
+        }
+        Scenario::LacfSite => {
+            let ci = *rng.pick(&ctx.missing_sectors);
+            let c = &w.cells[ci];
+            let t = &w.towers[c.tower];
+            // Anywhere the missing sector serves: a box of 1.5 site spacings either way of its
+            // mast holds all but the farthest of a sector's serving area.
+            let r = 1.5 * w.params.isd(t.env, t.mnc);
+            let (x, y) = (t.x + rng.range(-r, r), t.y + rng.range(-r, r));
+            if !w.land.is_land(x, y) {
+                return None;
+            }
+            let obs = observe_cells(w, x, y, t.mnc, c.radio, rng);
+            if obs.first()?.cell != ci {
+                return None;
+            }
+            let unknown: Vec<CellObs> = obs
+                .into_iter()
+                .filter(|o| w.cells[o.cell].db.is_none())
+                .collect();
+            let serving_dist = unknown[0].dist;
+            let nn = rng.int(0, 6) as usize;
+            let cells = cell_list(w, rng, &unknown, nn);
+            let note = format!(
+                "{} radio={} serving_dist_m={serving_dist:.0}",
+                zone_note(x, y),
+                c.radio.lower(),
+            );
+            Some(Line {
+                scenario: s,
+                x,
+                y,
+                request: Request {
+                    radio: top_radio(c.radio),
                     mnc: Some(t.mnc),
                     cells,
                     wifi: vec![],
