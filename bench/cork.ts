@@ -12,7 +12,8 @@
  * by their serving cell alone through `Engine` (radio per NetworkMode, signal = RSRP,
  * fallbacks lacf only) and compared with each row's GPS position. The baseline is the plain
  * mean of the training observations of the same cell. Rows whose cell never appears in the
- * training files are reported apart: they can only be answered through the TAC area (lacf).
+ * training files are reported apart: they can only be answered through lacf, at the learned
+ * sectors of their site where there are some, else by their TAC area (the two also apart).
  *
  * --cv evaluates within the learn files only, for choosing constants without looking at the
  * held-out ones: three folds (learn-file index % 3), each located by a database learned from
@@ -70,6 +71,8 @@ try {
   const oursSeen = new ErrorStats();
   const baseSeen = new ErrorStats();
   const oursUnseen = new ErrorStats();
+  const unseenSite = new ErrorStats();
+  const unseenArea = new ErrorStats();
   const centroidEngine = new ErrorStats();
   const centroidControl = new ErrorStats();
   const centroidSited = { rows: 0, cells: 0 };
@@ -106,12 +109,14 @@ try {
     const testRows = files.flatMap((f) => rows(f).map((r) => ({ ...r, file: f }))).filter((r) => r.speed > 0);
     counts.testRows += testRows.length;
     const engine = await Engine.open({ db, land: false, ipDatabases: false });
-    const responses = engine.processBatch(
-      testRows.map((r) => ({
-        cells: [{ radio: r.radio, mcc: MCC, mnc: MNC, lac: r.lac, cid: r.cid, signal: r.signal }],
-        fallbacks: { lacf: 1, scf: 0, ipf: 0 },
-      })),
-    );
+    const requests = testRows.map((r) => ({
+      cells: [{ radio: r.radio, mcc: MCC, mnc: MNC, lac: r.lac, cid: r.cid, signal: r.signal }],
+      fallbacks: { lacf: 1, scf: 0, ipf: 0 },
+    }));
+    const responses = engine.processBatch(requests);
+    // The class of each answer in the radius model: `lacf/<radio>/site` for an unseen cell
+    // answered at its site's known sectors, `lacf/<radio>` for one answered by its TAC area.
+    const { classes } = engine.radiusSamples(requests, testRows);
     engine.close();
 
     const fromCentroids: ReturnType<Engine['processBatch']>[] = [];
@@ -206,6 +211,7 @@ try {
       } else {
         oursUnseen.add(r, answer);
         if (res?.fallback === 'lacf') counts.unseenViaLacf++;
+        (classes[i]?.endsWith('/site') ? unseenSite : unseenArea).add(r, answer);
       }
     });
   }
@@ -229,7 +235,9 @@ try {
   const table = [
     line('learned (Engine, serving cell)', oursSeen, folds),
     line('centroid of observations', baseSeen, 'plain mean of the training rows of the cell', false),
-    line('unseen cells (Engine)', oursUnseen, `${counts.unseenViaLacf} answered through lacf (TAC area)`),
+    line('unseen cells (Engine)', oursUnseen, `${counts.unseenViaLacf} answered through lacf`),
+    line('  at their site', unseenSite, "lacf: the mean of the site's learned sectors"),
+    line('  by their TAC area', unseenArea, 'lacf: no sector of the site learned (or no answer)'),
   ];
   if (values.centroid)
     table.splice(

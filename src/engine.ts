@@ -91,6 +91,14 @@ export interface NetworkStats {
    * shifted a few digits (well above 1: the decades are sites); null when not measured.
    */
   id_site_contrast: number | null;
+  /**
+   * How far a sector lies from the mean of its site's other sectors, each held out in turn:
+   * the distance within which 68% of them lie (an unknown sector's site answer, `lacf`); null
+   * when the network has no site of two sectors (or statistics written before it was kept).
+   */
+  site_holdout_m?: number | null;
+  /** How many held-out sectors `site_holdout_m` was read from. */
+  site_holdouts?: number;
   /** Site masts the learner fitted from timing advances (absent when none). */
   masts?: LearnedMast[];
   /** Learned cells' positions by received level (absent when none). */
@@ -119,6 +127,8 @@ export interface NetworkReading {
   averaged_rows_published: boolean;
   /** The export's exact rows (`changeable` 0) share positions: a publisher's masts (not its crowd rows). */
   exact_rows_published: boolean;
+  /** The held-out sector distance a site answer reads (20 held-out sectors or more), or null. */
+  site_holdout_m: number | null;
 }
 
 /** Where a learned cell's sightings lay by received level (docs/learning.md). */

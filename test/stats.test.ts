@@ -55,6 +55,13 @@ function importedSites(options?: Parameters<typeof siteRowCsv>[0]): { dir: strin
   return { dir, db };
 }
 
+/** Metres from `answer` to the point `east`, `north` metres from the first mast of {@link siteRowCsv}. */
+function metresFrom(answer: { lat: number; lon: number }, east: number, north: number): number {
+  const mPerDegLat = 111_195;
+  const mPerDegLon = mPerDegLat * Math.cos((48.85 * Math.PI) / 180);
+  return Math.hypot((answer.lon - 2.35) * mPerDegLon - east, (answer.lat - 48.85) * mPerDegLat - north);
+}
+
 /** `whereabouts locate` on LTE 208/10 cell `cid` of TAC 7 alone (with advance `ta`), parsed. */
 function locateLte(db: string, cid: number, ta?: number): { status: string; lat: number; lon: number } {
   const request = { token: 't', radio: 'lte', mcc: 208, mnc: 10, cells: [{ lac: 7, cid, ta }] };
@@ -77,6 +84,9 @@ describe('whereabouts stats', () => {
     expect(lte.samples.p50 / 40).toBeCloseTo(1, 1);
     expect(lte.site_spacing_m.p50 / 2_000).toBeCloseTo(1, 1);
     expect(lte.sector_offset.p50 / 0.5).toBeCloseTo(1, 1);
+    // Each sector held out lies 1.5 offsets (450 m) from its two siblings' mean.
+    expect(lte.site_holdout_m / 450).toBeCloseTo(1, 1);
+    expect(lte.site_holdouts).toBe(9);
     // Too few cells and sites for the solver to read anything of the network's own.
     expect(lte.read_as).toEqual({
       median_range_m: null,
@@ -88,6 +98,7 @@ describe('whereabouts stats', () => {
       ids_name_sites: true,
       averaged_rows_published: false,
       exact_rows_published: false,
+      site_holdout_m: null,
     });
 
     const text = cli(['stats', '--db', db]);
@@ -97,6 +108,24 @@ describe('whereabouts stats', () => {
     expect(text.stdout).toContain('read as');
     expect(stats.calibration).toBeNull();
     expect(text.stdout).toContain('no radius model (whereabouts calibrate)');
+  });
+
+  it("answers a cell the database lacks at its site's known sectors, once the network has enough sites", () => {
+    const { db } = importedSites({ sites: 12 });
+    const [lte] = JSON.parse(cli(['stats', '--db', db, '--json']).stdout).networks;
+    expect(lte.read_as.site_holdout_m / 450).toBeCloseTo(1, 1);
+    expect(cli(['stats', '--db', db]).stdout).toMatch(/ 4\d\d \(36\) /);
+    // Sector 4 of the fourth site (eNB 103), unknown: at the mean of its three known sectors,
+    // its mast, 6 km east of the first; a `lacf` answer.
+    const request = (cid: number) =>
+      JSON.stringify({ token: 't', radio: 'lte', mcc: 208, mnc: 10, cells: [{ lac: 7, cid }] });
+    const answer = JSON.parse(cli(['locate', '--db', db], request((103 << 8) | 4)).stdout);
+    expect(answer).toMatchObject({ status: 'ok', fallback: 'lacf', aged: true });
+    expect(metresFrom(answer, 6_000, 0)).toBeLessThan(5);
+    // No known sector of its site: the TAC area, centred on the row's middle.
+    const area = JSON.parse(cli(['locate', '--db', db], request((140 << 8) | 1)).stdout);
+    expect(area).toMatchObject({ status: 'ok', fallback: 'lacf' });
+    expect(area.accuracy).toBeGreaterThan(answer.accuracy);
   });
 
   it('shows how the solver reads a network published at its masts, exported without sample counts', () => {

@@ -12,7 +12,8 @@
 //!    (`crowd-1-9`, `crowd-10-99`, `crowd-100+`, `learned-...`); a single cell placed on its
 //!    mast's ring by its timing advance, whose radius is the ring's rather than the range's,
 //!    is `learned-ring` or `crowd-ring` whatever its samples; a single learned cell placed by
-//!    the level it was heard at, whose radius is that level's spread, is `learned-level`.
+//!    the level it was heard at, whose radius is that level's spread, is `learned-level`; an
+//!    area answer from the known sectors of an unknown cell's site is `lacf/<radio>/site`.
 //!
 //! Each class's factor is the 68% quantile of error / radius of its rows, shrunk toward its
 //! parent's factor (in logarithms, the parent weighing [`PRIOR_ROWS`] rows), and the whole
@@ -56,7 +57,7 @@ pub const KIND_LACF: u8 = 4;
 pub const KIND_IPF: u8 = 5;
 const CELL_COUNTS: [&str; 4] = ["", "cells-1", "cells-2-3", "cells-4+"];
 const AP_COUNTS: [&str; 4] = ["", "aps-2", "aps-3-4", "aps-5+"];
-const QUALITIES: [&str; 10] = [
+const QUALITIES: [&str; 11] = [
     "",
     "crowd-1-9",
     "crowd-10-99",
@@ -67,12 +68,15 @@ const QUALITIES: [&str; 10] = [
     "crowd-ring",
     "learned-ring",
     "learned-level",
+    "site",
 ];
 /// The quality of a ring answer, crowd and learned, and of a learned cell placed by its
 /// level ([`QUALITIES`]).
 const CROWD_RING: u8 = 7;
 const LEARNED_RING: u8 = 8;
 const LEARNED_LEVEL: u8 = 9;
+/// The quality of an area answer from the known sectors of the unknown cell's site.
+const SITE: u8 = 10;
 const RADIOS: usize = Radio::ALL.len() + 1;
 
 /// A class of answer: level indices, 0 where the level does not apply or is pooled.
@@ -135,6 +139,17 @@ impl RadiusClass {
             } else {
                 samples_band(samples)
             },
+        }
+    }
+
+    /// The class of an area answer from the known sectors of the site of the serving cell,
+    /// which the database lacks (`lacf/<radio>/site`).
+    pub fn site(radio: Option<Radio>) -> Self {
+        RadiusClass {
+            kind: KIND_LACF,
+            radio: radio.map_or(0, |r| r as u8 + 1),
+            count: 0,
+            quality: SITE,
         }
     }
 
@@ -230,13 +245,13 @@ impl RadiusClass {
             level = l + 1;
         }
         // Levels that a kind never has: WiFi and IP answers have no radio, area and IP
-        // answers no count or quality.
+        // answers no count or quality (but an area answer's `site`), and only they a `site`.
         let valid = match c.kind {
             0 => false,
-            KIND_WIFI => c.radio == 0,
-            KIND_LACF => c.count == 0 && c.quality == 0,
+            KIND_WIFI => c.radio == 0 && c.quality != SITE,
+            KIND_LACF => c.count == 0 && (c.quality == 0 || c.quality == SITE),
             KIND_IPF => c.radio == 0 && c.count == 0 && c.quality == 0,
-            _ => true,
+            _ => c.quality != SITE,
         };
         valid.then_some(c)
     }
@@ -603,6 +618,7 @@ mod tests {
             RadiusClass::cells(KIND_LACF, Some(Radio::Gsm), 0, false, 0, false, false),
             on_ring(true),
             on_ring(false),
+            RadiusClass::site(Some(Radio::Lte)),
             RadiusClass::ip(),
             RadiusClass::default(),
         ] {
@@ -636,6 +652,10 @@ mod tests {
             })
         );
         assert_eq!(RadiusClass::parse("nonsense"), None);
+        // An unknown cell answered at its site's known sectors: an area answer of its own.
+        assert_eq!(RadiusClass::site(Some(Radio::Umts)).key(), "lacf/umts/site");
+        assert_eq!(RadiusClass::parse("cells/lte/site"), None);
+        assert_eq!(RadiusClass::parse("wifi/site"), None);
     }
 
     #[test]

@@ -521,3 +521,94 @@ fn nothing_known_is_no_match() {
     query.options.lacf = 1;
     assert!(l.locate(&query).is_none());
 }
+
+/// LTE 262/2 TAC 30: twelve eNBs 5 km apart along a parallel (mast k at (50.0, 8.0 + 0.07 k)),
+/// each with sectors 1, 2 and 3 placed 300 m out at 0, 120 and 240 degrees; eNB 12 has only
+/// sector 1. Held out in turn, a sector lies 450 m from its siblings' mean.
+fn sites_fixture() -> (tempfile::TempDir, Locator) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    let frame = whereabouts_core::geo::LocalFrame::new(50.0, 8.0);
+    for enb in 0..13u64 {
+        let (mx, my) = frame.to_xy(50.0, 8.0 + 0.07 * enb as f64);
+        let sectors: &[u64] = if enb == 12 { &[1] } else { &[1, 2, 3] };
+        for &s in sectors {
+            let bearing = (s - 1) as f64 * 120f64.to_radians();
+            let (lat, lon) =
+                frame.to_latlon(mx + 300.0 * bearing.sin(), my + 300.0 * bearing.cos());
+            let cid = enb << 8 | s;
+            b.push_cell(
+                Radio::Lte,
+                262,
+                2,
+                Station::new(cell_key(Radio::Lte, 30, cid), &st(lat, lon, 1000, 50)),
+            )
+            .unwrap();
+        }
+    }
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    (dir, Locator::new(db).with_now(NOW))
+}
+
+fn lte_30(cid: u64) -> CellObs {
+    CellObs {
+        radio: Some(Radio::Lte),
+        mnc: 2,
+        lac: 30,
+        cid,
+        ..gsm(0, 0, None)
+    }
+}
+
+#[test]
+fn an_unknown_sector_answers_at_its_sites_known_sectors() {
+    let (_d, l) = sites_fixture();
+    let holdout = l
+        .database()
+        .network_scale(Radio::Lte, 262, 2)
+        .site_holdout_m;
+    // 450 m within the statistics' bin (2.2%).
+    assert!(
+        holdout.is_some_and(|d| (d - 450.0).abs() < 10.0),
+        "{holdout:?}"
+    );
+    let unknown = [lte_30(3 << 8 | 4)];
+    let a = l.locate(&q(&unknown, &[])).unwrap();
+    assert_eq!((a.fallback, a.source), (Fallback::Lacf, Source::Site));
+    assert!(a.aged);
+    // At the mean of the site's three sectors: its mast.
+    assert!(distance_m(a.lat, a.lon, 50.0, 8.0 + 0.07 * 3.0) < 1.0);
+    // The larger of the network's held-out distance and a known sector's own radius (its
+    // 1 km range, alone and off its axis), here the second.
+    let sibling = l.locate(&q(&[lte_30(3 << 8 | 1)], &[])).unwrap();
+    assert_eq!(
+        (sibling.fallback, sibling.source),
+        (Fallback::None, Source::Cells)
+    );
+    assert!(a.accuracy_m > f64::from(holdout.unwrap()) && a.accuracy_m > 900.0);
+    assert!(
+        (a.accuracy_m - sibling.accuracy_m).abs() <= 1.0,
+        "{} vs {}",
+        a.accuracy_m,
+        sibling.accuracy_m
+    );
+    // A site of one known sector answers at it.
+    let lone_site = l.locate(&q(&[lte_30(12 << 8 | 2)], &[])).unwrap();
+    assert_eq!(lone_site.source, Source::Site);
+    assert!(distance_m(lone_site.lat, lone_site.lon, 50.0027, 8.84) < 5.0);
+    // A neighbour's site is no answer: the serving cell's area is.
+    let neighbour = [lte_30(40 << 8 | 1), lte_30(3 << 8 | 4)];
+    assert_eq!(l.locate(&q(&neighbour, &[])).unwrap().source, Source::Area);
+    // No known sector of its site: the TAC area; lacf 2 forces the area; lacf 0 answers nothing.
+    assert_eq!(
+        l.locate(&q(&[lte_30(40 << 8 | 1)], &[])).unwrap().source,
+        Source::Area
+    );
+    let mut forced = q(&unknown, &[]);
+    forced.options.lacf = 2;
+    assert_eq!(l.locate(&forced).unwrap().source, Source::Area);
+    let mut off = q(&unknown, &[]);
+    off.options.lacf = 0;
+    assert!(l.locate(&off).is_none());
+}

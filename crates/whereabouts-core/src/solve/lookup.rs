@@ -335,7 +335,7 @@ fn published_row(kind: Estimated, scale: &NetworkScale) -> bool {
 }
 
 #[inline]
-fn seen_cell(
+pub(super) fn seen_cell(
     radio: Radio,
     obs: &CellObs,
     st: &Station,

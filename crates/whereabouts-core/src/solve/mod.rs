@@ -204,7 +204,7 @@ impl Locator {
             let from_wifi = wifi::solve(&seen.wifi, now);
             let mut best = choose(from_wifi, &seen.cells, || cells::solve(&seen.cells, now));
             if best.is_none() && opts.lacf == 1 {
-                best = cells::area_answer(db, q.cells);
+                best = cells::site_answer(db, q.cells).or_else(|| cells::area_answer(db, q.cells));
             }
             best
         };
@@ -294,6 +294,7 @@ fn radius_class(a: &Answer, seen: &lookup::Seen, q: &Query) -> RadiusClass {
             false,
             false,
         ),
+        Source::Site => RadiusClass::site(q.cells.first().and_then(|c| c.radio)),
         Source::Ip => RadiusClass::ip(),
     }
 }

@@ -90,6 +90,8 @@ pub enum Source {
     Cells = 1,
     Area = 2,
     Ip = 3,
+    /// The known sectors of the site of a cell the database lacks (an area answer, finer).
+    Site = 4,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -470,6 +470,12 @@ impl DbBuilder {
                         )
                         .map_err(|e| StoreError::io(&self.staging, e))?;
                 }
+                if site_of(&site[0]).is_some() {
+                    let sectors: Vec<(f64, f64)> =
+                        site.iter().map(|s| (s.lat(), s.lon())).collect();
+                    self.network_stats
+                        .site_holdouts(radio, net.mcc, net.mnc, &sectors);
+                }
                 at += site.len() as u32;
             }
             self.network_stats

@@ -385,6 +385,26 @@ impl Database {
             .find_map(|p| self.cell_in_part(p, key, span))
     }
 
+    /// The cells of (radio, mcc, mnc) in `lac` whose ids lie in `around` (inclusive), with
+    /// their network's scale: the known sectors of a site ([`crate::sites::site_cids`]) whose
+    /// cell the database lacks. None: no cell there.
+    pub fn cells_in(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        lac: u32,
+        around: (u64, u64),
+    ) -> Option<(&[StationRecord], NetworkScale)> {
+        let (lo, hi) = key_span(radio, lac, around);
+        self.nets(radio, mcc, mnc).iter().find_map(|p| {
+            let cells = &self.shards[p.shard as usize].cells()[p.cells()];
+            let start = cells.partition_point(|c| c.key() < lo);
+            let end = cells.partition_point(|c| c.key() <= hi);
+            (start < end).then(|| (&cells[start..end], p.scale))
+        })
+    }
+
     /// The first half of a cell lookup, as `wifi_block`: the block of the first part of the
     /// network that may hold the cell, its lines asked for without waiting. None: no part
     /// may hold it (`cell_among` finds none either). A request takes the blocks of all its

@@ -36,6 +36,7 @@ use super::StoreError;
 use crate::geo::LocalFrame;
 use crate::radio::Radio;
 use crate::sites::{SiteKey, SiteMast};
+use crate::solve::CONFIDENCE;
 
 /// The version of the statistics file's content: raised when a field changes meaning, so that
 /// a reader never takes one figure for another. A file of another version is ignored (the
@@ -95,6 +96,16 @@ pub struct NetworkStats {
     /// too few groups, another radio, or a file written before it was kept.
     #[serde(default)]
     pub id_site_contrast: Option<f64>,
+    /// How far a sector lies from the mean of its site's other sectors (sites of two sectors
+    /// or more, each sector held out in turn): the distance within which 68% of them lie.
+    /// What a device on a sector the database lacks is told of where its site's known
+    /// sectors are (`solve::cells::site_answer`). None: no such sites, or a file written
+    /// before it was kept.
+    #[serde(default)]
+    pub site_holdout_m: Option<f64>,
+    /// How many held-out sectors `site_holdout_m` was read from.
+    #[serde(default)]
+    pub site_holdouts: u64,
     /// The masts our learner fitted from timing advances (`learn::masts`), sorted by site;
     /// absent from the file when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -409,6 +420,7 @@ struct Accumulator {
     /// By shift of the ids' decades (0: as `site_cids` groups them), the sum of the groups'
     /// log spreads and their number.
     id_spread: Vec<(f64, u64)>,
+    holdout: LogHistogram,
 }
 
 /// The statistics of every network a build writes, in the builder's order.
@@ -441,6 +453,7 @@ impl NetworkStatsBuilder {
                 colocated_learned: 0,
                 position_spacing: LogHistogram::new(),
                 id_spread: Vec::new(),
+                holdout: LogHistogram::new(),
             });
         }
         self.current.as_mut().expect("just set")
@@ -479,6 +492,30 @@ impl NetworkStatsBuilder {
         let at: Vec<(f64, f64)> = masts.iter().map(|(m, _)| (m.lat, m.lon)).collect();
         for d in nearest_neighbour_m(&at) {
             a.spacing.add(d);
+        }
+    }
+
+    /// One site's sectors (two or more, as [`crate::sites::site_cids`] groups them in a
+    /// LAC/TAC): each one's distance from the mean position of the others.
+    pub fn site_holdouts(&mut self, radio: Radio, mcc: u16, mnc: u16, sectors: &[(f64, f64)]) {
+        let n = sectors.len();
+        if n < 2 {
+            return;
+        }
+        let a = self.network(radio, mcc, mnc);
+        let frame = LocalFrame::new(sectors[0].0, sectors[0].1);
+        let xy: Vec<(f64, f64)> = sectors
+            .iter()
+            .map(|&(lat, lon)| frame.to_xy(lat, lon))
+            .collect();
+        let (sx, sy) = xy
+            .iter()
+            .fold((0.0, 0.0), |(sx, sy), p| (sx + p.0, sy + p.1));
+        let others = (n - 1) as f64;
+        for &(x, y) in &xy {
+            let (ox, oy) = ((sx - x) / others, (sy - y) / others);
+            // Sectors published on their mast lie at no distance: the lowest bin, not nothing.
+            a.holdout.add((x - ox).hypot(y - oy).max(0.01));
         }
     }
 
@@ -551,6 +588,8 @@ impl NetworkStatsBuilder {
                 colocated_learned: a.colocated_learned,
                 position_spacing_m: a.position_spacing.quantiles(),
                 id_site_contrast: id_site_contrast(&a.id_spread),
+                site_holdout_m: (a.holdout.total > 0).then(|| a.holdout.quantile(CONFIDENCE)),
+                site_holdouts: a.holdout.total,
                 masts: Vec::new(),
                 levels: Vec::new(),
             });
@@ -689,6 +728,9 @@ pub struct NetworkScale {
     /// cells do not: they are read as published masts, not as learned cells, while the
     /// crowd's rows beside them stay a crowd's.
     pub exact_rows_published: bool,
+    /// How far a sector lies from its site's other sectors (`NetworkStats::site_holdout_m`),
+    /// read from at least 20 held-out sectors of a network whose ids name its sites.
+    pub site_holdout_m: Option<f32>,
 }
 
 impl NetworkScale {
@@ -702,6 +744,7 @@ impl NetworkScale {
         ids_name_sites: true,
         averaged_rows_published: false,
         exact_rows_published: false,
+        site_holdout_m: None,
     };
 
     /// The figures of `s` that rest on enough data: a median range of at least
@@ -777,6 +820,10 @@ impl NetworkScale {
             ids_name_sites,
             averaged_rows_published: averaged_rows.is_some(),
             exact_rows_published: by_exact_rows.is_some(),
+            site_holdout_m: s
+                .site_holdout_m
+                .filter(|_| ids_name_sites && s.site_holdouts >= MIN_CELLS)
+                .map(|d| d as f32),
         }
     }
 }
@@ -844,6 +891,8 @@ mod tests {
             colocated_learned: 0,
             position_spacing_m: all(150.0),
             id_site_contrast: None,
+            site_holdout_m: Some(450.0),
+            site_holdouts: 60,
             masts: Vec::new(),
             levels: Vec::new(),
         }
