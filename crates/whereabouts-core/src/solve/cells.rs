@@ -6,7 +6,7 @@
 
 use smallvec::SmallVec;
 
-use super::lookup::{candidate_radios, seen_cell, SeenCell};
+use super::lookup::{candidate_mccs, candidate_radios, seen_cell, SeenCell};
 use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
@@ -572,11 +572,7 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
         let Some(span) = site_cids(radio, obs.cid) else {
             continue;
         };
-        let mccs: Vec<u16> = match obs.mcc {
-            Some(m) => vec![m],
-            None => db.cdma_mccs(mnc).to_vec(),
-        };
-        for mcc in mccs {
+        for &mcc in candidate_mccs(db, radio, obs) {
             let Some((siblings, scale)) = db.cells_in(radio, mcc, mnc, obs.lac, span) else {
                 continue;
             };
@@ -590,24 +586,18 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
                 ta: None,
                 ..*obs
             };
-            let mut reach: SmallVec<[f64; 8]> = siblings
-                .iter()
-                .filter_map(|r| {
-                    let c = seen_cell(radio, &lone, &r.station(), true, false, None, scale);
-                    solve(&[c], 0).map(|a| a.accuracy_m)
-                })
-                .collect();
-            reach.sort_unstable_by(f64::total_cmp);
-            let reach = reach.get(reach.len() / 2).copied().unwrap_or(0.0);
             let first = siblings[0].station();
             let frame = LocalFrame::new(first.lat(), first.lon());
-            let xy: SmallVec<[(f64, f64); 8]> = siblings
-                .iter()
-                .map(|r| {
-                    let st = r.station();
-                    frame.to_xy(st.lat(), st.lon())
-                })
-                .collect();
+            let mut xy: SmallVec<[(f64, f64); 8]> = SmallVec::new();
+            let mut reach: SmallVec<[f64; 8]> = SmallVec::new();
+            for record in siblings {
+                let st = record.station();
+                xy.push(frame.to_xy(st.lat(), st.lon()));
+                let c = seen_cell(radio, &lone, &st, true, false, None, scale);
+                reach.extend(solve(&[c], 0).map(|a| a.accuracy_m));
+            }
+            reach.sort_unstable_by(f64::total_cmp);
+            let reach = reach.get(reach.len() / 2).copied().unwrap_or(0.0);
             let n = xy.len() as f64;
             let mx = xy.iter().map(|p| p.0).sum::<f64>() / n;
             let my = xy.iter().map(|p| p.1).sum::<f64>() / n;
@@ -637,14 +627,9 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
 /// The LAC/TAC area of the first observed cell whose area is known.
 pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
     for obs in cells {
-        let mnc = obs.mnc;
         for &radio in candidate_radios(obs) {
-            let mccs: Vec<u16> = match obs.mcc {
-                Some(m) => vec![m],
-                None => db.cdma_mccs(mnc).to_vec(),
-            };
-            for mcc in mccs {
-                if let Some(a) = db.area(radio, mcc, mnc, obs.lac) {
+            for &mcc in candidate_mccs(db, radio, obs) {
+                if let Some(a) = db.area(radio, mcc, obs.mnc, obs.lac) {
                     return Some(Answer {
                         lat: a.lat(),
                         lon: a.lon(),

@@ -151,8 +151,9 @@ pub fn candidate_radios(obs: &CellObs) -> &'static [Radio] {
     }
 }
 
-/// The mccs to try: the one given, or every mcc under which a CDMA SID is known.
-fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [u16] {
+/// The mccs to try: the one given, or every mcc under which a CDMA SID is known (a request
+/// names an mcc for every radio but CDMA).
+pub(super) fn candidate_mccs<'a>(db: &'a Database, radio: Radio, obs: &'a CellObs) -> &'a [u16] {
     match &obs.mcc {
         Some(m) => std::slice::from_ref(m),
         None if radio == Radio::Cdma => db.cdma_mccs(obs.mnc),

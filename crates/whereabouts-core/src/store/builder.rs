@@ -127,6 +127,8 @@ pub struct DbBuilder {
     positions: Vec<(i32, i32, bool)>,
     /// The current group's GSM or UMTS crowd cells, for the statistics (a kept buffer).
     id_cells: Vec<IdCell>,
+    /// One site's sector positions, for the statistics (a kept buffer).
+    sectors: Vec<(f64, f64)>,
     last_cell: Option<(u8, u16, u16, u64)>,
     last_wifi: Option<u64>,
     in_wifi: bool,
@@ -198,6 +200,7 @@ impl DbBuilder {
             group: Vec::new(),
             positions: Vec::new(),
             id_cells: Vec::new(),
+            sectors: Vec::new(),
             last_cell: None,
             last_wifi: None,
             in_wifi: false,
@@ -470,11 +473,11 @@ impl DbBuilder {
                         )
                         .map_err(|e| StoreError::io(&self.staging, e))?;
                 }
-                if site_of(&site[0]).is_some() {
-                    let sectors: Vec<(f64, f64)> =
-                        site.iter().map(|s| (s.lat(), s.lon())).collect();
+                if site_of(&site[0]).is_some() && site.len() > 1 {
+                    self.sectors.clear();
+                    self.sectors.extend(site.iter().map(|s| (s.lat(), s.lon())));
                     self.network_stats
-                        .site_holdouts(radio, net.mcc, net.mnc, &sectors);
+                        .site_holdouts(radio, net.mcc, net.mnc, &self.sectors);
                 }
                 at += site.len() as u32;
             }

@@ -31,6 +31,7 @@ use std::io::Write;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use super::StoreError;
 use crate::geo::LocalFrame;
@@ -504,7 +505,7 @@ impl NetworkStatsBuilder {
         }
         let a = self.network(radio, mcc, mnc);
         let frame = LocalFrame::new(sectors[0].0, sectors[0].1);
-        let xy: Vec<(f64, f64)> = sectors
+        let xy: SmallVec<[(f64, f64); 8]> = sectors
             .iter()
             .map(|&(lat, lon)| frame.to_xy(lat, lon))
             .collect();
