@@ -524,24 +524,31 @@ fn nothing_known_is_no_match() {
 
 /// LTE 262/2 TAC 30: twelve eNBs 5 km apart along a parallel (mast k at (50.0, 8.0 + 0.07 k)),
 /// each with sectors 1, 2 and 3 placed 300 m out at 0, 120 and 240 degrees; eNB 12 has only
-/// sector 1. Held out in turn, a sector lies 450 m from its siblings' mean.
-fn sites_fixture() -> (tempfile::TempDir, Locator) {
+/// sector 1. Held out in turn, a sector lies 450 m from its siblings' mean. TAC 31: two such
+/// eNBs (20 and 21) 5 km apart further north. Every row `estimated` so.
+fn sites_fixture(estimated: Estimated) -> (tempfile::TempDir, Locator) {
     let dir = tempfile::tempdir().unwrap();
     let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
     let frame = whereabouts_core::geo::LocalFrame::new(50.0, 8.0);
-    for enb in 0..13u64 {
-        let (mx, my) = frame.to_xy(50.0, 8.0 + 0.07 * enb as f64);
+    let enbs = (0..13u64).map(|e| (30, e, 50.0, 8.0 + 0.07 * e as f64));
+    let north = (20..22u64).map(|e| (31, e, 50.5, 8.0 + 0.07 * (e - 20) as f64));
+    for (tac, enb, lat, lon) in enbs.chain(north) {
+        let (mx, my) = frame.to_xy(lat, lon);
         let sectors: &[u64] = if enb == 12 { &[1] } else { &[1, 2, 3] };
         for &s in sectors {
             let bearing = (s - 1) as f64 * 120f64.to_radians();
             let (lat, lon) =
                 frame.to_latlon(mx + 300.0 * bearing.sin(), my + 300.0 * bearing.cos());
             let cid = enb << 8 | s;
+            let row = StationInfo {
+                estimated,
+                ..st(lat, lon, 1000, 50)
+            };
             b.push_cell(
                 Radio::Lte,
                 262,
                 2,
-                Station::new(cell_key(Radio::Lte, 30, cid), &st(lat, lon, 1000, 50)),
+                Station::new(cell_key(Radio::Lte, tac, cid), &row),
             )
             .unwrap();
         }
@@ -551,19 +558,23 @@ fn sites_fixture() -> (tempfile::TempDir, Locator) {
     (dir, Locator::new(db).with_now(NOW))
 }
 
-fn lte_30(cid: u64) -> CellObs {
+fn lte_in(tac: u32, cid: u64) -> CellObs {
     CellObs {
         radio: Some(Radio::Lte),
         mnc: 2,
-        lac: 30,
+        lac: tac,
         cid,
         ..gsm(0, 0, None)
     }
 }
 
+fn lte_30(cid: u64) -> CellObs {
+    lte_in(30, cid)
+}
+
 #[test]
 fn an_unknown_sector_answers_at_its_sites_known_sectors() {
-    let (_d, l) = sites_fixture();
+    let (_d, l) = sites_fixture(Estimated::Averaged);
     let holdout = l
         .database()
         .network_scale(Radio::Lte, 262, 2)
@@ -573,24 +584,36 @@ fn an_unknown_sector_answers_at_its_sites_known_sectors() {
         holdout.is_some_and(|d| (d - 450.0).abs() < 10.0),
         "{holdout:?}"
     );
+    let holdout = f64::from(holdout.unwrap());
     let unknown = [lte_30(3 << 8 | 4)];
     let a = l.locate(&q(&unknown, &[])).unwrap();
     assert_eq!((a.fallback, a.source), (Fallback::Lacf, Source::Site));
     assert!(a.aged);
     // At the mean of the site's three sectors: its mast.
     assert!(distance_m(a.lat, a.lon, 50.0, 8.0 + 0.07 * 3.0) < 1.0);
-    // The larger of the network's held-out distance and a known sector's own radius (its
-    // 1 km range, alone and off its axis), here the second.
-    let sibling = l.locate(&q(&[lte_30(3 << 8 | 1)], &[])).unwrap();
+    // The network's held-out distance and half the way to the third-nearest other site of
+    // the TAC (eNBs 2 and 4 stand 5 km away, 1 and 5 10 km), in quadrature.
+    let third = distance_m(50.0, 8.0 + 0.07 * 3.0, 50.0, 8.0 + 0.07);
+    let want = holdout.hypot(third / 2.0);
+    assert!(
+        (a.accuracy_m - want).abs() < 0.01 * want,
+        "{} vs {want}",
+        a.accuracy_m
+    );
+    // A TAC with one other site says nothing of the spacing: the larger of the held-out
+    // distance and a known sector's own radius (its 1 km range, alone and off its axis).
+    let sibling = l.locate(&q(&[lte_in(31, 20 << 8 | 1)], &[])).unwrap();
     assert_eq!(
         (sibling.fallback, sibling.source),
         (Fallback::None, Source::Cells)
     );
-    assert!(a.accuracy_m > f64::from(holdout.unwrap()) && a.accuracy_m > 900.0);
+    let few = l.locate(&q(&[lte_in(31, 20 << 8 | 4)], &[])).unwrap();
+    assert_eq!(few.source, Source::Site);
+    assert!(sibling.accuracy_m > holdout && sibling.accuracy_m > 900.0);
     assert!(
-        (a.accuracy_m - sibling.accuracy_m).abs() <= 1.0,
+        (few.accuracy_m - sibling.accuracy_m).abs() <= 1.0,
         "{} vs {}",
-        a.accuracy_m,
+        few.accuracy_m,
         sibling.accuracy_m
     );
     // A site of one known sector answers at it.
@@ -611,4 +634,27 @@ fn an_unknown_sector_answers_at_its_sites_known_sectors() {
     let mut off = q(&unknown, &[]);
     off.options.lacf = 0;
     assert!(l.locate(&off).is_none());
+}
+
+#[test]
+fn a_learned_sites_unknown_sector_reaches_as_far_as_its_known_ones() {
+    // A learned database knows the sites its traces passed, not every site around a mast: the
+    // spacing of its TAC's known sites is no reach. The larger of the held-out distance and a
+    // known sector's own radius answers, as where the TAC has too few sites.
+    let (_d, l) = sites_fixture(Estimated::Learned);
+    let holdout = f64::from(
+        l.database()
+            .network_scale(Radio::Lte, 262, 2)
+            .site_holdout_m
+            .unwrap(),
+    );
+    let a = l.locate(&q(&[lte_30(3 << 8 | 4)], &[])).unwrap();
+    assert_eq!(a.source, Source::Site);
+    let sibling = l.locate(&q(&[lte_30(3 << 8 | 1)], &[])).unwrap();
+    let want = holdout.max(sibling.accuracy_m);
+    assert!(
+        (a.accuracy_m - want).abs() <= 1.0,
+        "{} vs {want}",
+        a.accuracy_m
+    );
 }

@@ -14,13 +14,16 @@ use super::params::{
     PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
     RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
     SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
-    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SPREAD_RANGE_EXP, SPREAD_SCALE, UNCOUNTED_SAMPLES,
+    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING, SITE_SPACING_RANK,
+    SPREAD_RANGE_EXP, SPREAD_SCALE, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
 use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
+use crate::radio::Radio;
 use crate::sites::{site_cids, SiteMast};
+use crate::store::record::key_cid;
 use crate::store::Database;
 
 /// A cell's anchor ([`anchor_of`]) in the local frame with its weight and range.
@@ -551,18 +554,23 @@ fn area_accuracy(radius_m: f64, cells: u32) -> f64 {
 /// The site of the serving cell when the database lacks it but knows other sectors of its
 /// site (its LAC/TAC's cells whose ids [`site_cids`] reads as that site): the mean of those
 /// sectors' positions, where the site's mast is. The device is somewhere in the missing
-/// sector's coverage: the radius is the larger of how far a sector lies from the mean of its
-/// site's others in the cell's network ([`NetworkScale::site_holdout_m`]: 68% of them, each
-/// held out in turn) and a known sector's own radius (the median sibling's, alone, as
-/// [`solve`] gives it), at least as far as the known sectors lie from their mean. The first
-/// dominates for a learned network (sectors placed along the roads their drives took, tight
-/// radii), the second for a crowd's (ranges reaching past the sector's estimate). A prior,
-/// not fitted: the 68% quantile of error over it is 0.86 in the median of the world
-/// families' fit worlds (0.37-1.34), 0.81 in the report worlds, 1.09 on the Cork drive
-/// tests' held-out LTE rows (docs/experiments.md). A neighbour's site is no answer: a device
-/// hears neighbours well beyond their sector, and on the families' `lacf` requests their
-/// sites did worse than the area. None where the network has no such statistic (too few
-/// sites of two sectors, or ids that name no sites): the area answers.
+/// sector's coverage, which reaches about halfway to the sites around the mast: the radius
+/// is how far a sector lies from the mean of its site's others in the cell's network
+/// ([`NetworkScale::site_holdout_m`]: 68% of them, each held out in turn) and half the
+/// distance to the LAC/TAC's third-nearest other site ([`SITE_REACH_PER_SPACING`],
+/// [`SITE_SPACING_RANK`]), in quadrature, at least as far as the known sectors lie from their
+/// mean. The spacing measures the coverage whatever the crowd's ranges mean (a farthest
+/// sighting, a quantile, twice a mean distance), which a known sector's own radius does not.
+/// Where the sites are learned, or the LAC/TAC has fewer other sites, the spacing is no
+/// reach (a learned database knows the sites its traces passed, not those around a mast): the
+/// radius is the larger of the held-out distance and a known sector's own radius (the
+/// median sibling's, alone, as [`solve`] gives it). The first dominates for a learned network
+/// (sectors placed along the roads their drives took, tight radii): the 68% quantile of error
+/// over it is 1.09 on the Cork drive tests' held-out LTE rows. A neighbour's site is no
+/// answer: a device hears neighbours well beyond their sector, and on the families' `lacf`
+/// requests their sites did worse than the area. None where the network has no such statistic
+/// (too few sites of two sectors, or ids that name no sites): the area answers
+/// (docs/experiments.md).
 ///
 /// [`NetworkScale::site_holdout_m`]: crate::store::netstats::NetworkScale
 pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
@@ -590,10 +598,12 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
             let frame = LocalFrame::new(first.lat(), first.lon());
             let mut xy: SmallVec<[(f64, f64); 8]> = SmallVec::new();
             let mut reach: SmallVec<[f64; 8]> = SmallVec::new();
+            let mut learned = true;
             for record in siblings {
                 let st = record.station();
                 xy.push(frame.to_xy(st.lat(), st.lon()));
                 let c = seen_cell(radio, &lone, &st, true, false, None, scale);
+                learned &= c.learned;
                 reach.extend(solve(&[c], 0).map(|a| a.accuracy_m));
             }
             reach.sort_unstable_by(f64::total_cmp);
@@ -606,13 +616,19 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
                 .map(|&(x, y)| (x - mx).hypot(y - my))
                 .fold(0.0, f64::max);
             let (lat, lon) = frame.to_latlon(mx, my);
+            let spacing = if learned {
+                None
+            } else {
+                site_spacing(db, radio, mcc, mnc, obs.lac, span.0, &frame, (mx, my))
+            };
+            let reach = match spacing {
+                Some(spacing) => f64::from(holdout).hypot(spacing * SITE_REACH_PER_SPACING),
+                None => f64::from(holdout).max(reach),
+            };
             return Some(Answer {
                 lat,
                 lon,
-                accuracy_m: f64::from(holdout)
-                    .max(reach)
-                    .max(spread)
-                    .max(MIN_CELL_ACCURACY_M),
+                accuracy_m: reach.max(spread).max(MIN_CELL_ACCURACY_M),
                 fallback: Fallback::Lacf,
                 aged: true,
                 source: Source::Site,
@@ -622,6 +638,50 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
         }
     }
     None
+}
+
+/// How far the [`SITE_SPACING_RANK`]-th nearest other site of the LAC/TAC lies from a site's
+/// mast at `mast` (in `frame`): each other site at the mean of its known sectors. None where
+/// the LAC/TAC has fewer other sites (the sites beyond it are not read: the store has no
+/// spatial index of cells).
+#[allow(clippy::too_many_arguments)]
+fn site_spacing(
+    db: &Database,
+    radio: Radio,
+    mcc: u16,
+    mnc: u16,
+    lac: u32,
+    own: u64,
+    frame: &LocalFrame,
+    mast: (f64, f64),
+) -> Option<f64> {
+    let mut nearest = [f64::INFINITY; SITE_SPACING_RANK];
+    let mut keep = |site: Option<u64>, sum: (f64, f64, f64)| {
+        if site.is_none() || site == Some(own) || sum.2 == 0.0 {
+            return;
+        }
+        let d = (sum.0 / sum.2 - mast.0).hypot(sum.1 / sum.2 - mast.1);
+        if let Some(i) = nearest.iter().position(|&n| d < n) {
+            nearest[i..].rotate_right(1);
+            nearest[i] = d;
+        }
+    };
+    let mut site = None;
+    let mut sum = (0.0, 0.0, 0.0);
+    for record in db.lac_cells(radio, mcc, mnc, lac) {
+        let this = site_cids(radio, key_cid(radio, record.key())).map(|s| s.0);
+        if this != site {
+            keep(site, sum);
+            site = this;
+            sum = (0.0, 0.0, 0.0);
+        }
+        let st = record.station();
+        let (x, y) = frame.to_xy(st.lat(), st.lon());
+        sum = (sum.0 + x, sum.1 + y, sum.2 + 1.0);
+    }
+    keep(site, sum);
+    let far = nearest[SITE_SPACING_RANK - 1];
+    far.is_finite().then_some(far)
 }
 
 /// The LAC/TAC area of the first observed cell whose area is known.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
 use super::netstats::{CellId, LevelPoint, NetworkScale, NetworkStatsFile};
-use super::record::{cell_key, key_cid, rank_key, short_cid_ranks};
+use super::record::{cell_key, key_cid, rank_key, short_cid_ranks, CID_MASK};
 use super::record::{Area, Mast, Station, StationRecord};
 
 use super::shard::Shard;
@@ -402,6 +402,28 @@ impl Database {
             let start = cells.partition_point(|c| c.key() < lo);
             let end = cells.partition_point(|c| c.key() <= hi);
             (start < end).then(|| (&cells[start..end], p.scale))
+        })
+    }
+
+    /// Every cell of (radio, mcc, mnc) in `lac`, in key order: a site's sectors lie together
+    /// ([`cid_rank`](super::record::cid_rank)). Read only where nothing else answers: a
+    /// LAC/TAC may hold thousands of cells.
+    pub fn lac_cells(
+        &self,
+        radio: Radio,
+        mcc: u16,
+        mnc: u16,
+        lac: u32,
+    ) -> impl Iterator<Item = &StationRecord> + '_ {
+        let (lo, hi) = (rank_key(lac, 0), rank_key(lac, CID_MASK));
+        self.nets(radio, mcc, mnc).iter().flat_map(move |p| {
+            let cells = self.shards[p.shard as usize]
+                .cells()
+                .get(p.cells())
+                .unwrap_or_default();
+            let start = cells.partition_point(|c| c.key() < lo);
+            let end = cells.partition_point(|c| c.key() <= hi);
+            &cells[start..end]
         })
     }
 
