@@ -658,3 +658,47 @@ fn a_learned_sites_unknown_sector_reaches_as_far_as_its_known_ones() {
         a.accuracy_m
     );
 }
+
+#[test]
+fn a_site_answer_in_a_tac_too_large_to_read_takes_its_sectors_radius() {
+    // 6,700 three-sector sites 1 km apart in one TAC: 20,100 cells, more than a site answer
+    // reads to find the sites around its mast. It answers as where the TAC has too few sites.
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    let frame = whereabouts_core::geo::LocalFrame::new(50.0, 8.0);
+    let mut cells = Vec::new();
+    for site in 0..6_700u64 {
+        let (mx, my) = ((site % 100) as f64 * 1_000.0, (site / 100) as f64 * 1_000.0);
+        for s in 1..=3u64 {
+            let bearing = (s - 1) as f64 * 120f64.to_radians();
+            let (lat, lon) =
+                frame.to_latlon(mx + 300.0 * bearing.sin(), my + 300.0 * bearing.cos());
+            let key = cell_key(Radio::Lte, 30, (0x1_0000 + site) << 8 | s);
+            cells.push(Station::new(key, &st(lat, lon, 1000, 50)));
+        }
+    }
+    cells.sort_unstable_by_key(|s| s.key);
+    for c in cells {
+        b.push_cell(Radio::Lte, 262, 2, c).unwrap();
+    }
+    b.commit().unwrap();
+    let l = Locator::new(Database::open(dir.path()).unwrap()).with_now(NOW);
+    let holdout = f64::from(
+        l.database()
+            .network_scale(Radio::Lte, 262, 2)
+            .site_holdout_m
+            .unwrap(),
+    );
+    let site = (0x1_0000 + 5_050) << 8;
+    let a = l.locate(&q(&[lte_30(site | 4)], &[])).unwrap();
+    assert_eq!(a.source, Source::Site);
+    let sibling = l.locate(&q(&[lte_30(site | 1)], &[])).unwrap();
+    // Read, the third-nearest site 1.41 km away would give hypot(450, 707) = 838 m.
+    let want = holdout.max(sibling.accuracy_m);
+    assert!(want > 900.0, "{want}");
+    assert!(
+        (a.accuracy_m - want).abs() <= 1.0,
+        "{} vs {want}",
+        a.accuracy_m
+    );
+}

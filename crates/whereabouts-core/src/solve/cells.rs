@@ -14,8 +14,8 @@ use super::params::{
     PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
     RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
     SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
-    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING, SITE_SPACING_RANK,
-    SPREAD_RANGE_EXP, SPREAD_SCALE, UNCOUNTED_SAMPLES,
+    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS,
+    SITE_SPACING_RANK, SPREAD_RANGE_EXP, SPREAD_SCALE, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -643,7 +643,7 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
 /// How far the [`SITE_SPACING_RANK`]-th nearest other site of the LAC/TAC lies from a site's
 /// mast at `mast` (in `frame`): each other site at the mean of its known sectors. None where
 /// the LAC/TAC has fewer other sites (the sites beyond it are not read: the store has no
-/// spatial index of cells).
+/// spatial index of cells), or more than [`SITE_SPACING_MAX_CELLS`] cells to read.
 #[allow(clippy::too_many_arguments)]
 fn site_spacing(
     db: &Database,
@@ -666,9 +666,13 @@ fn site_spacing(
             nearest[i] = d;
         }
     };
+    let cells = db.lac_cells(radio, mcc, mnc, lac);
+    if cells.clone().map(<[_]>::len).sum::<usize>() > SITE_SPACING_MAX_CELLS {
+        return None;
+    }
     let mut site = None;
     let mut sum = (0.0, 0.0, 0.0);
-    for record in db.lac_cells(radio, mcc, mnc, lac) {
+    for record in cells.flatten() {
         let this = site_cids(radio, key_cid(radio, record.key())).map(|s| s.0);
         if this != site {
             keep(site, sum);

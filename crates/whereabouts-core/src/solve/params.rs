@@ -255,6 +255,11 @@ pub const AREA_FEW_CELLS: f64 = 5.0;
 /// (0.89-1.19) (docs/experiments.md, "a site answer's reach from the sites around it").
 pub(super) const SITE_SPACING_RANK: usize = 3;
 pub(super) const SITE_REACH_PER_SPACING: f64 = 0.5;
+/// The most cells of a LAC/TAC a site answer reads to find the sites around its mast (the
+/// store has no spatial index of cells): about 0.15 ms (`cargo bench --bench site_answer`,
+/// some 7.4 ns a cell). A larger LAC/TAC's site answers take the radius of a LAC/TAC with too
+/// few sites. A bound on the work one request can ask for, not fitted.
+pub(super) const SITE_SPACING_MAX_CELLS: usize = 20_000;
 
 /// A learned cell heard at a level is placed at its learning's position for the nearest level
 /// within this many dB (a prior: the learner's window, `learn::estimate`, so that the level

@@ -405,8 +405,8 @@ impl Database {
         })
     }
 
-    /// Every cell of (radio, mcc, mnc) in `lac`, in key order: a site's sectors lie together
-    /// ([`cid_rank`](super::record::cid_rank)). Read only where nothing else answers: a
+    /// Every cell of (radio, mcc, mnc) in `lac`, in key order, as one slice a part of the
+    /// network: a site's sectors lie together ([`cid_rank`](super::record::cid_rank)). A
     /// LAC/TAC may hold thousands of cells.
     pub fn lac_cells(
         &self,
@@ -414,9 +414,9 @@ impl Database {
         mcc: u16,
         mnc: u16,
         lac: u32,
-    ) -> impl Iterator<Item = &StationRecord> + '_ {
+    ) -> impl Iterator<Item = &[StationRecord]> + Clone + '_ {
         let (lo, hi) = (rank_key(lac, 0), rank_key(lac, CID_MASK));
-        self.nets(radio, mcc, mnc).iter().flat_map(move |p| {
+        self.nets(radio, mcc, mnc).iter().map(move |p| {
             let cells = self.shards[p.shard as usize]
                 .cells()
                 .get(p.cells())
