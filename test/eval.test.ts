@@ -11,7 +11,7 @@ import { distanceM, pairedRatio, summarise } from '../src/eval/metrics.js';
 import { worldsSvg } from '../src/eval/report.js';
 import { assignFolds, learnPlan, parseSplit } from '../src/eval/split.js';
 import type { EvalJson } from '../src/eval/table.js';
-import { cli, fixtureDb } from './helpers.js';
+import { cli, fixtureDb, importedSites } from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 
 describe('metrics', () => {
@@ -141,6 +141,8 @@ describe('whereabouts eval', () => {
     expect(all?.baselines.serving?.answeredShare).toBe(0.5);
     expect(all?.baselines.serving?.median).toBeCloseTo(111.19, 1);
     expect(all?.baselines.wmean?.median).toBeCloseTo(111.19, 1);
+    // The unknown cell 99 is answered by its LAC's area, which the area baseline repeats.
+    expect(all?.baselines.area).toMatchObject({ answeredShare: 0.5, ratio: 1 });
 
     const html = readFileSync(report, 'utf8');
     const svgs = html.match(/<svg[\s\S]*?<\/svg>/g) ?? [];
@@ -155,6 +157,39 @@ describe('whereabouts eval', () => {
     const cmp = cli(['eval', '--compare', join(dir, 'a.json'), join(dir, 'a.json')]);
     expect(cmp.code, cmp.stderr).toBe(0);
     expect(cmp.stdout).toMatch(/near\s+all\s+2\s/);
+  });
+
+  it('measures a row answered through the LAC/TAC fallback against the area that request gets with lacf 2', () => {
+    // Twelve three-sector LTE sites in a row 2 km apart (TAC 7); sector 4 of the fourth
+    // (eNB 103, 6 km east of the first) is unknown: its site's sectors answer, at the mast.
+    const { db } = importedSites({ sites: 12 });
+    const dir = tempDir('wb-eval-');
+    const mPerDegLon = 111_195 * Math.cos((48.85 * Math.PI) / 180);
+    const row = (cid: number, east: number, fallbacks?: unknown) =>
+      JSON.stringify({
+        request: { radio: 'lte', mcc: 208, mnc: 10, cells: [{ lac: 7, cid }], fallbacks },
+        truth: { lat: 48.85 + 300 / 111_195, lon: 2.35 + east / mPerDegLon },
+        scenario: 'sector',
+      });
+    // The same request with fallbacks as a list of names, and a known sector (no fallback).
+    const rows = [
+      row((103 << 8) | 4, 6_000),
+      row((103 << 8) | 4, 6_000, ['lacf']),
+      row((101 << 8) | 1, 2_000),
+    ];
+    writeFileSync(join(dir, 'rows.jsonl'), `${rows.join('\n')}\n`);
+    const r = cli(['eval', '--db', db, '--json', '--quiet', join(dir, 'rows.jsonl')]);
+    expect(r.code, r.stderr).toBe(0);
+    const table = (JSON.parse(r.stdout) as EvalJson).table;
+    const site = table.find((l) => l.by === 'fallback' && l.value === 'lacf');
+    const known = table.find((l) => l.by === 'fallback' && l.value === 'none');
+    expect(site?.ours.count).toBe(2);
+    // 300 m from the mast; the area's centre is the row's middle, 5 km west of it.
+    expect(site?.ours.median).toBeLessThan(400);
+    expect(site?.baselines.area).toMatchObject({ answeredShare: 1 });
+    expect(site?.baselines.area?.median).toBeGreaterThan(4_000);
+    expect(site?.baselines.area?.ratio).toBeGreaterThan(10);
+    expect(known?.baselines.area?.answeredShare).toBe(0);
   });
 
   it('--family needs --sim (a family world is a simulator world)', () => {

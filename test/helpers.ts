@@ -3,11 +3,11 @@
  * through the real CLI, in a temporary directory.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { Engine, type EngineOptions } from '../src/engine.js';
 import { LearnBatcher } from '../src/learning/submissions.js';
 import { ObservationStore } from '../src/observations/index.js';
@@ -78,6 +78,56 @@ export function fixtureDb(): string {
   const r = cli(['import', '--quiet', '--db', db, join(fixtures, 'cells.csv'), join(fixtures, 'wifi.csv')]);
   if (r.code !== 0) throw new Error(`fixture import failed: ${r.stderr}`);
   return db;
+}
+
+/**
+ * One LTE network (mcc 208, mnc 10) of three-sector sites in a row 2 km apart (three unless
+ * said), each sector's estimate `offset` metres out from its mast (300 unless said), every
+ * range 600 m and `samples` sightings (40 unless said; '' for none). `gsm`: a GSM network
+ * instead, its cells numbered 1, 2, 3... along the row (no site in their last digits).
+ * `exact`: every row marked exact (`changeable` 0), as OpenCelliD marks positions it did not
+ * average. `firstEnb`: the first site's eNB (100 unless said), its mast `east` metres east.
+ */
+export function siteRowCsv({
+  sites = 3,
+  offset = 300,
+  samples = '40',
+  gsm = false,
+  exact = false,
+  firstEnb = 100,
+  east = 0,
+} = {}): string {
+  const rows = [
+    'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
+  ];
+  const lat0 = 48.85;
+  const mPerDegLat = 111_195;
+  const mPerDegLon = mPerDegLat * Math.cos((lat0 * Math.PI) / 180);
+  for (let site = 0; site < sites; site++) {
+    const x0 = east + site * 2_000;
+    for (let s = 0; s < 3; s++) {
+      const az = (s * 2 * Math.PI) / 3;
+      const x = x0 + offset * Math.sin(az);
+      const y = offset * Math.cos(az);
+      const lon = 2.35 + x / mPerDegLon;
+      const lat = lat0 + y / mPerDegLat;
+      const cid = gsm ? site * 3 + s + 1 : ((firstEnb + site) << 8) | (s + 1);
+      rows.push(
+        `${gsm ? 'GSM' : 'LTE'},208,10,7,${cid},0,${lon.toFixed(7)},${lat.toFixed(7)},600,${samples},${exact ? 0 : 1},1700000000,1700000000,0`,
+      );
+    }
+  }
+  return `${rows.join('\n')}\n`;
+}
+
+/** A database imported from {@link siteRowCsv} in a fresh directory. */
+export function importedSites(options?: Parameters<typeof siteRowCsv>[0]): { dir: string; db: string } {
+  const dir = tempDir('wb-sites-');
+  const csv = join(dir, 'cells.csv');
+  writeFileSync(csv, siteRowCsv(options));
+  const db = join(dir, 'db');
+  expect(cli(['import', '--quiet', '--db', db, csv]).code).toBe(0);
+  return { dir, db };
 }
 
 /** Where {@link mastWalkCsv}'s mast stands, and metres a degree there. */

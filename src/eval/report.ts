@@ -16,12 +16,14 @@ const COLORS: Record<'ours' | BaselineName, string> = {
   serving: '#d95f02',
   wmean: '#7570b3',
   centroid: '#1b9e77',
+  area: '#e7298a',
 };
 const LABELS: Record<'ours' | BaselineName, string> = {
   ours: 'engine',
   serving: 'serving cell',
   wmean: 'weighted mean',
   centroid: 'centroid of training',
+  area: 'LAC/TAC area',
 };
 
 const W = 560;
@@ -101,7 +103,7 @@ export function cdfSvg(title: string, r: Results, rows: readonly number[]): stri
     ['ours', sortedFinite(rows.map((i) => r.error[i] as number))],
   ];
   for (const b of BASELINES)
-    if (b !== 'centroid' || r.centroid)
+    if ((b !== 'centroid' || r.centroid) && (b !== 'area' || r.area))
       series.push([b, sortedFinite(rows.map((i) => r.baselines[b][i] as number))]);
   const hi = Math.max(10, ...series.map(([, s]) => (s.length ? (s[s.length - 1] as number) : 0)));
   const x = logScale(1, hi, PAD.l, W - PAD.r);

@@ -8,8 +8,12 @@ import type { CentroidBaseline, MapBaseline } from './baselines.js';
 import type { EvalRow } from './inputs.js';
 import { distanceM, type ErrorSummary, pairedRatio, summarise } from './metrics.js';
 
-/** The baselines of a run, in the order of {@link Results.baselines}. */
-export const BASELINES = ['serving', 'wmean', 'centroid'] as const;
+/**
+ * The baselines of a run, in the order of {@link Results.baselines}. `area`: on the rows the
+ * engine answered through the LAC/TAC fallback, the same request with `lacf` 2, which the
+ * whole LAC/TAC area answers (what a site answer or any nearer cell is measured against).
+ */
+export const BASELINES = ['serving', 'wmean', 'centroid', 'area'] as const;
 export type BaselineName = (typeof BASELINES)[number];
 
 const RADIO_NAMES = ['gsm', 'cdma', 'umts', 'lte', 'nbiot', 'nr'];
@@ -27,9 +31,16 @@ export class Results {
   readonly error: number[] = [];
   readonly radius: number[] = [];
   /** Each baseline's error (NaN: no answer). */
-  readonly baselines: Record<BaselineName, number[]> = { serving: [], wmean: [], centroid: [] };
+  readonly baselines: Record<BaselineName, number[]> = {
+    serving: [],
+    wmean: [],
+    centroid: [],
+    area: [],
+  };
   /** Whether a centroid baseline took part (observation rows with a split). */
   centroid = false;
+  /** Whether the area baseline answered a row (rows the engine answered through `lacf`). */
+  area = false;
   readonly #ids = new Map<string, number>();
 
   get count(): number {
@@ -47,12 +58,16 @@ export class Results {
     return id;
   }
 
-  /** Records rows with their answers (one per row, in order) and the baselines' answers. */
+  /**
+   * Records rows with their answers (one per row, in order) and the baselines' answers;
+   * `area`: the engine's answers to the same requests with `lacf` 2, where it has them.
+   */
   add(
     rows: readonly EvalRow[],
     answers: readonly (ProcessResponse | undefined)[],
     tables: MapBaseline,
     centroid?: CentroidBaseline,
+    area?: readonly (ProcessResponse | undefined)[],
   ): void {
     if (centroid) this.centroid = true;
     rows.forEach((row, i) => {
@@ -82,6 +97,11 @@ export class Results {
       this.baselines.serving.push(err(req && tables.serving(req)));
       this.baselines.wmean.push(err(req && tables.weightedMean(req)));
       this.baselines.centroid.push(err(req && centroid?.answer(req)));
+      const byArea = area?.[i];
+      const areaOk =
+        byArea?.status === 'ok' && typeof byArea.lat === 'number' && typeof byArea.lon === 'number';
+      if (areaOk) this.area = true;
+      this.baselines.area.push(areaOk ? err(byArea as { lat: number; lon: number }) : Number.NaN);
     });
   }
 }
@@ -102,7 +122,7 @@ export interface TableLine {
 /** The table of a run: per scenario (in order of first appearance), all rows, then by radio and by fallback. */
 export function tabulate(r: Results): TableLine[] {
   const out: TableLine[] = [];
-  const names = r.centroid ? BASELINES : BASELINES.filter((b) => b !== 'centroid');
+  const names = BASELINES.filter((b) => (b === 'centroid' ? r.centroid : b === 'area' ? r.area : true));
   const line = (scenario: string, by: string, value: string, rows: number[]): TableLine => {
     const errs: number[] = [];
     const radii: number[] = [];

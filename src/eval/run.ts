@@ -90,7 +90,7 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
       } else out = (engine as Engine).processBatch(part.map((r) => r.request));
       if (o.requestsOut !== undefined)
         writeSync(o.requestsOut, `${part.map((r) => JSON.stringify(r.request)).join('\n')}\n`);
-      results.add(part, out, tables, centroid);
+      results.add(part, out, tables, centroid, engine && areaAnswers(engine, part, out));
     }
   };
 
@@ -206,6 +206,37 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
     table: tabulate(results),
   };
   return { json, results };
+}
+
+/**
+ * The area baseline: each row the engine answered through the LAC/TAC fallback, asked again
+ * with `lacf` 2 (the whole LAC/TAC area answers); undefined for the other rows.
+ */
+function areaAnswers(
+  engine: Engine,
+  rows: readonly EvalRow[],
+  answers: readonly (ProcessResponse | undefined)[],
+): (ProcessResponse | undefined)[] {
+  const asked: number[] = [];
+  answers.forEach((a, i) => {
+    if (a?.status === 'ok' && a.fallback === 'lacf') asked.push(i);
+  });
+  const out: (ProcessResponse | undefined)[] = new Array(rows.length).fill(undefined);
+  if (asked.length === 0) return out;
+  const requests = asked.map((i) => {
+    const request = (rows[i] as EvalRow).request as Record<string, unknown>;
+    const f = request.fallbacks;
+    // A list of names (spec 2.6) turns on those it names, lacf and scf always.
+    const ipf = Array.isArray(f) && f.some((x) => /^\s*(all|ipf)\s*$/i.test(String(x)));
+    const fallbacks = Array.isArray(f)
+      ? { ipf: ipf ? 1 : 0, scf: 1, lacf: 2 }
+      : { ...(typeof f === 'object' && f !== null ? f : {}), lacf: 2 };
+    return { ...request, fallbacks };
+  });
+  engine.processBatch(requests).forEach((a, k) => {
+    out[asked[k] as number] = a;
+  });
+  return out;
 }
 
 /** Another system's answers, one `/process` response a line; a bad line answers nothing. */

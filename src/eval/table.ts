@@ -31,6 +31,7 @@ const BASELINE_HEAD: Record<BaselineName, string> = {
   serving: 'serving',
   wmean: 'wmean',
   centroid: 'centroid',
+  area: 'area',
 };
 
 /** The table of a run; errors in metres, ratios = baseline median / ours on rows both answered. */
