@@ -587,7 +587,7 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
             let Some(holdout) = scale.site_holdout_m else {
                 continue;
             };
-            // Each sibling's own radius, alone and heard at no level, as the solver gives it.
+            // Each sibling as the solver sees it alone, heard at no level.
             let lone = CellObs {
                 signal: None,
                 asu: None,
@@ -597,17 +597,12 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
             let first = siblings[0].station();
             let frame = LocalFrame::new(first.lat(), first.lon());
             let mut xy: SmallVec<[(f64, f64); 8]> = SmallVec::new();
-            let mut reach: SmallVec<[f64; 8]> = SmallVec::new();
-            let mut learned = true;
+            let mut seen: SmallVec<[SeenCell; 8]> = SmallVec::new();
             for record in siblings {
                 let st = record.station();
                 xy.push(frame.to_xy(st.lat(), st.lon()));
-                let c = seen_cell(radio, &lone, &st, true, false, None, scale);
-                learned &= c.learned;
-                reach.extend(solve(&[c], 0).map(|a| a.accuracy_m));
+                seen.push(seen_cell(radio, &lone, &st, true, false, None, scale));
             }
-            reach.sort_unstable_by(f64::total_cmp);
-            let reach = reach.get(reach.len() / 2).copied().unwrap_or(0.0);
             let n = xy.len() as f64;
             let mx = xy.iter().map(|p| p.0).sum::<f64>() / n;
             let my = xy.iter().map(|p| p.1).sum::<f64>() / n;
@@ -616,14 +611,22 @@ pub fn site_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
                 .map(|&(x, y)| (x - mx).hypot(y - my))
                 .fold(0.0, f64::max);
             let (lat, lon) = frame.to_latlon(mx, my);
-            let spacing = if learned {
+            let spacing = if seen.iter().all(|c| c.learned) {
                 None
             } else {
                 site_spacing(db, radio, mcc, mnc, obs.lac, span.0, &frame, (mx, my))
             };
             let reach = match spacing {
                 Some(spacing) => f64::from(holdout).hypot(spacing * SITE_REACH_PER_SPACING),
-                None => f64::from(holdout).max(reach),
+                None => {
+                    // The median sibling's own radius, as the solver gives it.
+                    let mut own: SmallVec<[f64; 8]> = seen
+                        .iter()
+                        .filter_map(|c| solve(std::slice::from_ref(c), 0).map(|a| a.accuracy_m))
+                        .collect();
+                    own.sort_unstable_by(f64::total_cmp);
+                    f64::from(holdout).max(own.get(own.len() / 2).copied().unwrap_or(0.0))
+                }
             };
             return Some(Answer {
                 lat,
