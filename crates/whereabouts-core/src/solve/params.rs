@@ -246,13 +246,13 @@ pub const AREA_ACCURACY_FACTOR: f64 = 0.82;
 pub const AREA_FEW_CELLS: f64 = 5.0;
 
 /// A site answer's reach (`cells::site_answer`): a missing sector serves about halfway to the
-/// sites around its mast, and the third-nearest other site of its LAC/TAC measures "around"
-/// where the nearest one or two may stand beside it on a road or share a block. A prior: the
-/// half is where two equal sites' coverages meet; the third site is the first at which a
-/// regular layout's six neighbours stop being two-site accidents. Measured, not fitted: on the
-/// world families' `lacf-site` requests the 68% quantile of error over the site answer's
-/// radius is 0.94 in the median fit world (0.68-1.49) and 1.00 in the median report world
-/// (0.89-1.19) (docs/experiments.md, "a site answer's reach from the sites around it").
+/// sites around its mast. A prior: the half is where two equal sites' coverages meet. The
+/// third-nearest other site of the LAC/TAC stands for "the sites around", not the nearest:
+/// the nearest one or two may stand beside the mast along a road or in a cluster, while in a
+/// regular layout the third-nearest is one of the six at the site spacing. Measured, not
+/// fitted: on the world families' `lacf-site` requests the 68% quantile of error over the site
+/// answer's radius is 0.94 in the median fit world (0.68-1.49) and 1.00 in the median report
+/// world (0.89-1.19) (docs/experiments.md, "a site answer's reach from the sites around it").
 pub(super) const SITE_SPACING_RANK: usize = 3;
 pub(super) const SITE_REACH_PER_SPACING: f64 = 0.5;
 /// The most cells of a LAC/TAC a site answer reads to find the sites around its mast (the
