@@ -642,13 +642,6 @@ pub(crate) fn take_lock(lock: &Path) -> Result<(), StoreError> {
     )))
 }
 
-/// A LAC area: a robust centre (cells far from the median dropped as bad
-/// estimates) and its radius: the distance from the centre within which 90% of its
-/// cells' positions lie, at least their median range (a lone cell's area is its
-/// coverage). Cell positions, not their ranges: published ranges mean different
-/// things in different sources (an OpenCelliD-like export's coverage, a drive
-/// test's farthest sighting), and a radius built on them fits one source and fails the
-/// other; positions fit both (docs/positioning.md).
 /// The record of `station`, refused where its key passes the record's 60 bits (no importer
 /// lets one through: an NR cell's key, the widest, takes 60).
 fn record_of(station: &Station) -> Result<StationRecord, StoreError> {
@@ -661,6 +654,13 @@ fn record_of(station: &Station) -> Result<StationRecord, StoreError> {
     Ok(StationRecord::pack(station))
 }
 
+/// A LAC area: a robust centre (cells far from the median dropped as bad
+/// estimates) and its radius: the distance from the centre within which 90% of its
+/// cells' positions lie, at least their median range (a lone cell's area is its
+/// coverage). Cell positions, not their ranges: published ranges mean different
+/// things in different sources (an OpenCelliD-like export's coverage, a drive
+/// test's farthest sighting), and a radius built on them fits one source and fails the
+/// other; positions fit both (docs/positioning.md).
 fn derive_area(network: u32, lac: u32, cells: &[Station]) -> Option<Area> {
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
