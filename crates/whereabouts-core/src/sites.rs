@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 
 use crate::geo::{self, LocalFrame};
 use crate::radio::Radio;
-use crate::store::record::{Estimated, Station};
+use crate::store::record::{key_cid, Estimated, Station};
 
 /// The ids of the cells that share a cell's site (its sibling sectors), inclusive. LTE and
 /// NB-IoT: `eNB << 8 | cell` (3GPP TS 36.300); NR: `gNB << 12 | cell`, the common 24-bit
@@ -32,6 +32,13 @@ pub fn site_cids(radio: Radio, cid: u64) -> Option<(u64, u64)> {
         }
         Radio::Cdma => None,
     }
+}
+
+/// The site of a stored cell key (`record::cell_key`): its first sector's id
+/// ([`site_cids`]); None for radios without sites. A LAC/TAC's cells are stored in key order,
+/// which keeps a site's sectors together.
+pub fn site_of_key(radio: Radio, key: u64) -> Option<u64> {
+    site_cids(radio, key_cid(radio, key)).map(|(first, _)| first)
 }
 
 /// A site: its network and its first sector's id ([`site_cids`]).

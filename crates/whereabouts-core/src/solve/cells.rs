@@ -22,8 +22,7 @@ use super::weights::{cell_distance_factor, cell_signal_weight};
 use super::AGED_AFTER_S;
 use crate::geo::LocalFrame;
 use crate::radio::Radio;
-use crate::sites::{site_cids, SiteMast};
-use crate::store::record::key_cid;
+use crate::sites::{site_cids, site_of_key, SiteMast};
 use crate::store::Database;
 
 /// A cell's anchor ([`anchor_of`]) in the local frame with its weight and range.
@@ -660,7 +659,7 @@ fn site_spacing(
 ) -> Option<f64> {
     let mut nearest = [f64::INFINITY; SITE_SPACING_RANK];
     let mut keep = |site: Option<u64>, sum: (f64, f64, f64)| {
-        if site.is_none() || site == Some(own) || sum.2 == 0.0 {
+        if site.is_none() || site == Some(own) {
             return;
         }
         let d = (sum.0 / sum.2 - mast.0).hypot(sum.1 / sum.2 - mast.1);
@@ -676,7 +675,7 @@ fn site_spacing(
     let mut site = None;
     let mut sum = (0.0, 0.0, 0.0);
     for record in cells.flatten() {
-        let this = site_cids(radio, key_cid(radio, record.key())).map(|s| s.0);
+        let this = site_of_key(radio, record.key());
         if this != site {
             keep(site, sum);
             site = this;

@@ -451,7 +451,7 @@ impl DbBuilder {
         let first_cell = shard.cells as u32 - self.group.len() as u32;
         if let Some(radio) = net.radio() {
             let shard_index = self.pending.len() as u32;
-            let site_of = |s: &Station| sites::site_cids(radio, key_cid(radio, s.key)).map(|r| r.0);
+            let site_of = |s: &Station| sites::site_of_key(radio, s.key);
             let mut at = 0;
             let mut group_masts = Vec::new();
             for site in self.group.chunk_by(|a, b| site_of(a) == site_of(b)) {
