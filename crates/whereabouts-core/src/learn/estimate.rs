@@ -573,7 +573,7 @@ pub fn moved_at(obs: &[Observation], wifi: bool) -> Option<(i64, Option<Vec<u64>
         return None;
     }
     let (a, b) = (estimate(old, wifi)?, estimate(recent, wifi)?);
-    if far_apart(&a, &b) {
+    if far_apart(&a, &b) && !heard_there_before(obs, &a, &b) {
         Some((
             recent.first().and_then(|o| o.time)?,
             super::tokens_of(recent),
@@ -581,6 +581,26 @@ pub fn moved_at(obs: &[Observation], wifi: bool) -> Option<(i64, Option<Vec<u64>
     } else {
         None
     }
+}
+
+/// Whether the station was heard at the new place `b` before it was last heard at the old
+/// place `a` (each within its covering radius): a moved station leaves its old place for
+/// good, where one heard at both places in turn is a big cell seen at two ends of its
+/// coverage, or at the edge of a route walked on other days, whose newest sightings happen
+/// to come from the rarer place.
+fn heard_there_before(obs: &[Observation], a: &Estimate, b: &Estimate) -> bool {
+    let within =
+        |o: &Observation, e: &Estimate| distance_m(o.lat, o.lon, e.lat, e.lon) <= e.range_m;
+    let Some(last_old) = obs
+        .iter()
+        .filter(|o| within(o, a))
+        .filter_map(|o| o.time)
+        .max()
+    else {
+        return false;
+    };
+    obs.iter()
+        .any(|o| o.time.is_some_and(|t| t < last_old) && within(o, b))
 }
 
 #[cfg(test)]
@@ -844,5 +864,19 @@ mod tests {
         assert_eq!(moved_at(&obs, false), Some((later, None)));
         // The same places observed over a month without a jump: not moved.
         assert_eq!(moved_at(&obs[..6], false), None);
+        // The new place heard once before the old place's last sighting: a station heard
+        // at both in turn, whose newest sightings come from the rarer one, has not moved.
+        let (la, lo) = destination(50.1, 8.2, 0.0, 100.0);
+        let mut before = at(la, lo);
+        before.time = Some(1_000_000 + 86_400 / 2);
+        let mut heard_at_both = obs.clone();
+        heard_at_both.insert(1, before);
+        assert_eq!(moved_at(&heard_at_both, false), None);
+        // Heard there only after the old place's last sighting: moved, from then.
+        let mut after = heard_at_both[1].clone();
+        after.time = Some(1_000_000 + 10 * 86_400);
+        let mut moved_earlier = obs.clone();
+        moved_earlier.insert(6, after);
+        assert_eq!(moved_at(&moved_earlier, false), Some((later, None)));
     }
 }
