@@ -95,6 +95,10 @@ pub struct Params {
     pub cell_level_noise_db: f64,
     /// The same for an AP's level, dB.
     pub wifi_level_noise_db: f64,
+    /// The share of moved APs that moved within their neighbourhood (100 m to 3 km, a move
+    /// across town or next door), where the rest went 3 to 12 km: a short move links in with
+    /// the APs around its old place, a long one stands apart.
+    pub ap_short_move_share: f64,
     /// Shadowing standard deviation by the tower's zone, dB.
     pub shadow_sigma_db: [f64; 3],
     /// Grid of the shadowing value noise: its correlation length, metres.
@@ -162,6 +166,7 @@ impl Params {
             pl_exponent: [pl; 4],
             cell_level_noise_db: model::CELL_FAST_FADING_DB,
             wifi_level_noise_db: model::WIFI_FAST_FADING_DB,
+            ap_short_move_share: 0.0,
             shadow_sigma_db: [8.0, 7.0, 6.0],
             shadow_grid_m: 75.0,
             eirp_spread_db: 0.0,
@@ -331,6 +336,8 @@ impl Params {
             // fading a short average leaves.
             cell_level_noise_db: r.range(2.0, 6.0),
             wifi_level_noise_db: r.range(2.0, 6.0),
+            // Drawn after the levels' noise, for the same reason.
+            ap_short_move_share: r.range(0.0, 0.7),
         }
     }
 
@@ -472,6 +479,7 @@ impl Params {
             ("ap_missing", self.ap_missing),
             ("tower_moved", self.tower_moved),
             ("ap_moved", self.ap_moved),
+            ("ap_short_move_share", self.ap_short_move_share),
             ("ap_gap_factor", self.ap_gap_factor),
             ("wifi_5ghz_share", self.wifi_5ghz_share),
         ] {

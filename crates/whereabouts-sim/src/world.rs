@@ -769,6 +769,23 @@ fn place_aps(seed: u64, land: &Land, p: &Params) -> Vec<Ap> {
         if !mrng.chance(p.ap_moved) {
             continue;
         }
+        // A share of the moves stays within the neighbourhood, at a distance drawn on a log
+        // scale, any bearing.
+        if p.ap_short_move_share > 0.0 && mrng.chance(p.ap_short_move_share) {
+            let d = mrng.log_uniform(100.0, 3_000.0);
+            for _ in 0..200 {
+                let a = mrng.range(0.0, std::f64::consts::TAU);
+                let (nx, ny) = (ap.x + d * a.cos(), ap.y + d * a.sin());
+                if land.is_land(nx, ny) {
+                    ap.x = nx;
+                    ap.y = ny;
+                    ap.env = env_at(nx, ny);
+                    ap.moved = true;
+                    break;
+                }
+            }
+            continue;
+        }
         // Most moves land in the city so that urban scans meet them.
         for _ in 0..200 {
             let (nx, ny) = if mrng.chance(0.7) {
