@@ -132,10 +132,12 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     let samples: u32 = members().map(|(_, a)| a.samples).sum();
     let newest = members().map(|(_, a)| a.updated).max().unwrap_or(0);
     let count = members().count();
+    let spread_radius = var.sqrt() * WIFI_ACCURACY_FACTOR / (count as f64).sqrt().max(1.0).sqrt();
     Some(Answer {
         lat,
         lon,
-        accuracy_m: (var.sqrt() * WIFI_ACCURACY_FACTOR / (count as f64).sqrt().max(1.0).sqrt())
+        accuracy_m: spread_radius
+            .max(strongest_pull(pts, (px, py), sw))
             .max(MIN_WIFI_ACCURACY_M),
         fallback: Fallback::None,
         aged: samples <= 1 || newest < now - AGED_AFTER_S,
@@ -143,6 +145,34 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
         ring: false,
         level: false,
     })
+}
+
+/// How far the members' strongest AP alone moves their centroid (px, py) (the members'
+/// weights summing to `sw`): the distance from it to the others' centroid, with three members
+/// or more. The spread's radius trusts the members' agreement, divided by the root of their
+/// number; a moved AP that still links in (a router taken across the street or town, heard
+/// strongest where it now stands) pulls the answer toward its old place by more than that.
+/// No factor: the answer rests on that one AP by as much as it moved it.
+fn strongest_pull(pts: &[Point], (px, py): (f64, f64), sw: f64) -> f64 {
+    let mut members = pts.iter().filter(|p| p.member);
+    let Some(first) = members.next() else {
+        return 0.0;
+    };
+    let (mut count, mut strongest) = (1, first);
+    for p in members {
+        count += 1;
+        if p.signal_w > strongest.signal_w {
+            strongest = p;
+        }
+    }
+    let rest = sw - strongest.w;
+    if count < 3 || rest <= 0.0 {
+        return 0.0;
+    }
+    // The others' centroid, from the whole one less the strongest's share.
+    let ox = (px * sw - strongest.w * strongest.x) / rest;
+    let oy = (py * sw - strongest.w * strongest.y) / rest;
+    (ox - px).hypot(oy - py)
 }
 
 /// Single-linkage clusters; the one with most members wins, then the strongest. Returns
@@ -206,6 +236,30 @@ mod tests {
         // Alike, they meet halfway.
         let b = solve(&[ap(4.0, 5), ap(4.001, 5)], 0).unwrap();
         assert!((b.lon - 4.0005).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_radius_covers_the_strongest_members_pull() {
+        // Five APs within a few metres and one 200 m east heard far stronger (a router moved
+        // across the street, heard where it stands): the answer leans its way, and the radius
+        // is at least how far it moved the answer from the others' centroid.
+        let east = 4.0 + 200.0 / 68_470.0;
+        let mut aps: Vec<SeenAp> = (0..5).map(|i| ap(4.0 + f64::from(i) * 1e-5, 20)).collect();
+        aps.push(SeenAp {
+            signal: Some(-40.0),
+            ..ap(east, 20)
+        });
+        let a = solve(&aps, 0).unwrap();
+        let frame = LocalFrame::new(52.0, 4.0);
+        let (ax, _) = frame.to_xy(a.lat, a.lon);
+        let (ox, _) = frame.to_xy(52.0, 4.0 + 2e-5);
+        let pull = ax - ox;
+        assert!(pull > 50.0, "{pull}");
+        assert!((a.accuracy_m - pull).abs() < 1.0, "{} {pull}", a.accuracy_m);
+        // The same APs heard alike: the spread's radius, well under that pull.
+        aps[5].signal = aps[0].signal;
+        let b = solve(&aps, 0).unwrap();
+        assert!(b.accuracy_m < pull / 2.0, "{}", b.accuracy_m);
     }
 
     #[test]
