@@ -137,7 +137,7 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
         lat,
         lon,
         accuracy_m: spread_radius
-            .max(strongest_pull(pts, (px, py), sw))
+            .max(largest_pull(pts, (px, py), sw))
             .max(MIN_WIFI_ACCURACY_M),
         fallback: Fallback::None,
         aged: samples <= 1 || newest < now - AGED_AFTER_S,
@@ -147,32 +147,27 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     })
 }
 
-/// How far the members' strongest AP alone moves their centroid (px, py) (the members'
-/// weights summing to `sw`): the distance from it to the others' centroid, with three members
-/// or more. The spread's radius trusts the members' agreement, divided by the root of their
-/// number; a moved AP that still links in (a router taken across the street or town, heard
-/// strongest where it now stands) pulls the answer toward its old place by more than that.
-/// No factor: the answer rests on that one AP by as much as it moved it.
-fn strongest_pull(pts: &[Point], (px, py): (f64, f64), sw: f64) -> f64 {
-    let mut members = pts.iter().filter(|p| p.member);
-    let Some(first) = members.next() else {
-        return 0.0;
-    };
-    let (mut count, mut strongest) = (1, first);
-    for p in members {
+/// The most any one member alone moved the members' centroid (px, py) (their weights summing
+/// to `sw`): member i's leaving would move it by w_i / (sw - w_i) times its distance from
+/// it. With three members or more. The spread's radius trusts the members' agreement,
+/// divided by the root of their number; a moved AP that still links in (a router taken across
+/// the street or town, heard strongest where it now stands) pulls the answer toward its old
+/// place by more than that. No factor: the answer rests on that one AP by as much as it moved
+/// it.
+fn largest_pull(pts: &[Point], (px, py): (f64, f64), sw: f64) -> f64 {
+    // Squared, one root at the end: a hypot per member cost more than the rest of the pass.
+    let (mut count, mut most) = (0, 0.0f64);
+    for p in pts.iter().filter(|p| p.member) {
         count += 1;
-        if p.signal_w > strongest.signal_w {
-            strongest = p;
+        if p.w < sw {
+            let share = p.w / (sw - p.w);
+            most = most.max(share * share * ((p.x - px).powi(2) + (p.y - py).powi(2)));
         }
     }
-    let rest = sw - strongest.w;
-    if count < 3 || rest <= 0.0 {
+    if count < 3 {
         return 0.0;
     }
-    // The others' centroid, from the whole one less the strongest's share.
-    let ox = (px * sw - strongest.w * strongest.x) / rest;
-    let oy = (py * sw - strongest.w * strongest.y) / rest;
-    (ox - px).hypot(oy - py)
+    most.sqrt()
 }
 
 /// Single-linkage clusters; the one with most members wins, then the strongest. Returns
@@ -239,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn the_radius_covers_the_strongest_members_pull() {
+    fn the_radius_covers_the_largest_pull_of_one_member() {
         // Five APs within a few metres and one 200 m east heard far stronger (a router moved
         // across the street, heard where it stands): the answer leans its way, and the radius
         // is at least how far it moved the answer from the others' centroid.
