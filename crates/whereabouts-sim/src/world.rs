@@ -761,8 +761,9 @@ fn place_aps(seed: u64, land: &Land, p: &Params) -> Vec<Ap> {
             }
         }
     }
-    // Moved APs: taken along when their owners relocated, several km away,
-    // after the crowd had reported them.
+    // Moved APs: taken along when their owners relocated, after the crowd had reported
+    // them; in family worlds a share stays within the neighbourhood, the rest goes several
+    // km away.
     let mut mrng = Rng::stream(seed, "moved");
     let (ux, uy) = geo::urban_centre_xy();
     for ap in aps.iter_mut() {
