@@ -11,6 +11,9 @@
  * Each DIR is a world directory as `bench/families.ts` and `whereabouts eval --sim` leave it
  * (`DIR/world/scenarios/*.jsonl`, `DIR/db`). The factors apply exactly to a radius that is a
  * product of the constants (params.rs says which); the 50 m / 15 m floors are applied after.
+ * The WiFi radius is not one since its floor of one member's pull (`solve/wifi.rs`): its
+ * factor here scales the floor too, so `WIFI_ACCURACY_FACTOR` was refitted by a build per
+ * value and `bench/families.ts` instead (docs/experiments.md, 2026-11-28).
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
