@@ -133,12 +133,17 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     let newest = members().map(|(_, a)| a.updated).max().unwrap_or(0);
     let count = members().count();
     let spread_radius = var.sqrt() * WIFI_ACCURACY_FACTOR / (count as f64).sqrt().max(1.0).sqrt();
+    // With two members either one's leaving would move the answer onto the other, as far as
+    // they lie apart: their spread already measures that.
+    let pull = if count >= 3 {
+        largest_pull(pts, (px, py), sw)
+    } else {
+        0.0
+    };
     Some(Answer {
         lat,
         lon,
-        accuracy_m: spread_radius
-            .max(largest_pull(pts, (px, py), sw))
-            .max(MIN_WIFI_ACCURACY_M),
+        accuracy_m: spread_radius.max(pull).max(MIN_WIFI_ACCURACY_M),
         fallback: Fallback::None,
         aged: samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Wifi,
@@ -149,25 +154,21 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
 
 /// The most any one member alone moved the members' centroid (px, py) (their weights summing
 /// to `sw`): member i's leaving would move it by w_i / (sw - w_i) times its distance from
-/// it. With three members or more. The spread's radius trusts the members' agreement,
+/// it. Asked with three members or more. The spread's radius trusts the members' agreement,
 /// divided by the root of their number; a moved AP that still links in (a router taken across
 /// the street or town, heard strongest where it now stands) pulls the answer toward its old
 /// place by more than that. No factor: the answer rests on that one AP by as much as it moved
 /// it.
 fn largest_pull(pts: &[Point], (px, py): (f64, f64), sw: f64) -> f64 {
     // Squared, one root at the end: a hypot per member cost more than the rest of the pass.
-    let (mut count, mut most) = (0, 0.0f64);
-    for p in pts.iter().filter(|p| p.member) {
-        count += 1;
-        if p.w < sw {
+    pts.iter()
+        .filter(|p| p.member && p.w < sw)
+        .map(|p| {
             let share = p.w / (sw - p.w);
-            most = most.max(share * share * ((p.x - px).powi(2) + (p.y - py).powi(2)));
-        }
-    }
-    if count < 3 {
-        return 0.0;
-    }
-    most.sqrt()
+            share * share * ((p.x - px).powi(2) + (p.y - py).powi(2))
+        })
+        .fold(0.0, f64::max)
+        .sqrt()
 }
 
 /// Single-linkage clusters; the one with most members wins, then the strongest. Returns

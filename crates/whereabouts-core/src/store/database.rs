@@ -398,10 +398,8 @@ impl Database {
     ) -> Option<(&[StationRecord], NetworkScale)> {
         let (lo, hi) = key_span(radio, lac, around);
         self.nets(radio, mcc, mnc).iter().find_map(|p| {
-            let cells = &self.shards[p.shard as usize].cells()[p.cells()];
-            let start = cells.partition_point(|c| c.key() < lo);
-            let end = cells.partition_point(|c| c.key() <= hi);
-            (start < end).then(|| (&cells[start..end], p.scale))
+            let cells = self.part_cells_in(p, lo, hi);
+            (!cells.is_empty()).then_some((cells, p.scale))
         })
     }
 
@@ -416,15 +414,20 @@ impl Database {
         lac: u32,
     ) -> impl Iterator<Item = &[StationRecord]> + Clone + '_ {
         let (lo, hi) = (rank_key(lac, 0), rank_key(lac, CID_MASK));
-        self.nets(radio, mcc, mnc).iter().map(move |p| {
-            let cells = self.shards[p.shard as usize]
-                .cells()
-                .get(p.cells())
-                .unwrap_or_default();
-            let start = cells.partition_point(|c| c.key() < lo);
-            let end = cells.partition_point(|c| c.key() <= hi);
-            &cells[start..end]
-        })
+        self.nets(radio, mcc, mnc)
+            .iter()
+            .map(move |p| self.part_cells_in(p, lo, hi))
+    }
+
+    /// The cells of part `p` whose keys lie in `lo..=hi`, in key order.
+    fn part_cells_in(&self, p: &NetPart, lo: u64, hi: u64) -> &[StationRecord] {
+        let cells = self.shards[p.shard as usize]
+            .cells()
+            .get(p.cells())
+            .unwrap_or_default();
+        let start = cells.partition_point(|c| c.key() < lo);
+        let end = cells.partition_point(|c| c.key() <= hi);
+        &cells[start..end]
     }
 
     /// The first half of a cell lookup, as `wifi_block`: the block of the first part of the
@@ -529,14 +532,9 @@ impl Database {
         let (lo, hi) = (rank_key(lac, lo), rank_key(lac, hi));
         let mut out = Vec::new();
         for p in self.nets(radio, mcc, mnc) {
-            let Some(cells) = self.shards[p.shard as usize].cells().get(p.cells()) else {
-                continue;
-            };
-            let start = cells.partition_point(|c| c.key() < lo);
             out.extend(
-                cells[start..]
+                self.part_cells_in(p, lo, hi)
                     .iter()
-                    .take_while(|c| c.key() <= hi)
                     .filter(|c| {
                         let cid = key_cid(radio, c.key());
                         cid > 0xffff && cid as u16 == short
