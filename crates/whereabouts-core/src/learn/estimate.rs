@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::Observation;
 use crate::geo::{distance_m, LocalFrame};
-use crate::solve::CONFIDENCE;
+use crate::solve::{CONFIDENCE, MIN_CELL_ACCURACY_M};
 use crate::store::netstats::LevelPoint;
 use crate::store::record::Station;
 
@@ -316,6 +316,15 @@ fn level_position(near: &[(f64, (f64, f64, f64), u32)]) -> Option<(f64, f64, f64
 /// come in passes along one road, and the pass, not the sighting, is the unit a new device
 /// repeats: a level seen on two passes of other streets is as uncertain as they lie apart
 /// (docs/experiments.md).
+///
+/// Every sighting counts, as every request does: a phone that logs for hours in one place is
+/// where the next rows will come from. But a level that is tight only because a phone sat
+/// still is tight about one spot, and a device moving through the cell at that level may be
+/// anywhere along its road: so the spread is at least the same distance over the places
+/// (one sighting per pass and [`PASS_SQUARE_M`] square), up to the least a cell answer
+/// claims ([`MIN_CELL_ACCURACY_M`]), which a level seen at fewer places than a level needs
+/// sightings ([`LEVEL_MIN_SIGHTINGS`]) keeps. A level whose places are as tight as its
+/// sightings was walked or driven there, on several passes, and claims what they show.
 fn held_out_spread(
     near: &[(f64, (f64, f64, f64), u32)],
     by_pass: &HashMap<u32, (f64, f64, f64)>,
@@ -325,7 +334,7 @@ fn held_out_spread(
     let (tx, ty) = by_pass
         .values()
         .fold((0.0, 0.0), |(ax, ay), p| (ax + p.1, ay + p.2));
-    let mut d: Vec<f64> = near
+    let d: Vec<f64> = near
         .iter()
         .map(|h| {
             // Two passes or more (`LEVEL_MIN_PASSES`), so the others have sightings.
@@ -335,8 +344,27 @@ fn held_out_spread(
             (h.1 .0 - cx - ox).hypot(h.1 .1 - cy - oy)
         })
         .collect();
+    let square = |v: f64| (v / PASS_SQUARE_M).round() as i64;
+    let mut seen = HashSet::new();
+    let by_place: Vec<f64> = d
+        .iter()
+        .zip(near)
+        .filter(|(_, h)| seen.insert((h.2, square(h.1 .0), square(h.1 .1))))
+        .map(|(&d, _)| d)
+        .collect();
+    let over_places = if by_place.len() < LEVEL_MIN_SIGHTINGS {
+        MIN_CELL_ACCURACY_M
+    } else {
+        held_out_quantile(by_place).min(MIN_CELL_ACCURACY_M)
+    };
+    held_out_quantile(d).max(over_places)
+}
+
+/// Of `d`, the distance a further one stays within with 68% probability: rank 0.68 (n + 1)
+/// of the n, interpolated ([`held_out_spread`]). `d` is not empty.
+fn held_out_quantile(mut d: Vec<f64>) -> f64 {
     d.sort_by(f64::total_cmp);
-    let rank = CONFIDENCE * (n + 1.0);
+    let rank = CONFIDENCE * (d.len() as f64 + 1.0);
     let i = (rank.floor() as usize).clamp(1, d.len());
     let (below, above) = (d[i - 1], d[i.min(d.len() - 1)]);
     below + (above - below) * (rank - rank.floor())
@@ -706,6 +734,33 @@ mod tests {
             five.iter().map(|h| (h.2, (1.0, h.1 .0, h.1 .1))).collect();
         let spread = held_out_spread(&five, &by_pass, (320.0, 0.0));
         assert!((spread - (275.0 + 0.08 * 75.0)).abs() < 1e-6, "{spread}");
+    }
+
+    #[test]
+    fn a_level_tight_only_where_a_phone_sat_still_claims_the_cell_floor() {
+        let spread = |near: &[(f64, (f64, f64, f64), u32)]| level_position(near).unwrap().2;
+        // Walked on four passes along the same 60 m of street, a sighting every 6 m: as
+        // tight over its places as over its sightings, and it claims that.
+        let walked: Vec<_> = (0..40u32)
+            .map(|i| {
+                (
+                    -80.0,
+                    (f64::from(i % 10) * 6.0, f64::from(i / 10), 1.0),
+                    i / 10 + 1,
+                )
+            })
+            .collect();
+        let s = spread(&walked);
+        assert!(s > 10.0 && s < MIN_CELL_ACCURACY_M, "{s}");
+        // A phone that sat still for two sessions (500 sightings each within a metre) and one
+        // drive past 100 to 600 m away: tight over the sightings, not over the places.
+        let mut still: Vec<_> = (0..1_000u32)
+            .map(|i| (-80.0, (f64::from(i % 3) * 0.3, 0.0, 1.0), i / 500 + 1))
+            .collect();
+        still.extend((1..=6).map(|k| (-80.0, (f64::from(k) * 100.0, 0.0, 1.0), 3)));
+        assert_eq!(spread(&still), MIN_CELL_ACCURACY_M);
+        // The same two sessions alone: too few places to say anything tighter.
+        assert_eq!(spread(&still[..1_000]), MIN_CELL_ACCURACY_M);
     }
 
     #[test]

@@ -10,12 +10,13 @@ use super::lookup::{candidate_mccs, candidate_radios, seen_cell, SeenCell};
 use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
-    DEFAULT_RANGE_M, ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, OFF_AXIS_SCALE, ON_MAST_SCALE,
-    PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
-    RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT,
-    SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN,
-    SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS,
-    SITE_SPACING_RANK, SPREAD_RANGE_EXP, SPREAD_SCALE, UNCOUNTED_SAMPLES,
+    DEFAULT_RANGE_M, ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M, OFF_AXIS_SCALE,
+    ON_MAST_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE,
+    RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
+    ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF,
+    SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
+    SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP,
+    SPREAD_SCALE, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -267,9 +268,11 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // measured it (how far the next pass's device may be, `learn::estimate`), also when its
     // advance puts it on its mast's ring (the level said where along it). No factor: the one
     // that holds 68% depends on whether the next devices travel the learning's roads (0.88 on
-    // the LTE rows of three folds of the Cork learn files, 0.94 on its held-out files, 0.84 on
+    // the LTE rows of three folds of the Cork learn files, 0.94 on its held-out files, 0.87 on
     // the simulated walks, 0.92 to 0.97 on sightings at independent places), and a single one
-    // trades them (docs/experiments.md); `learn`'s calibration fits it per database.
+    // trades them (docs/experiments.md); `learn`'s calibration fits it per database. Its floor
+    // is a GPS fix's (`MIN_LEVEL_ACCURACY_M`): the learner keeps the crowd floor for a level
+    // tight only because a phone sat still.
     let by_level = match cells.len() {
         1 => first.level_spread_m,
         _ => None,
@@ -351,7 +354,11 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     Some(Answer {
         lat,
         lon,
-        accuracy_m: accuracy.max(MIN_CELL_ACCURACY_M),
+        accuracy_m: accuracy.max(if by_level.is_some() {
+            MIN_LEVEL_ACCURACY_M
+        } else {
+            MIN_CELL_ACCURACY_M
+        }),
         fallback: if cells.iter().any(|c| c.via_short_cid) {
             Fallback::Scf
         } else {
@@ -765,6 +772,21 @@ mod tests {
             level_spread_m: None,
         };
         (frame, cell)
+    }
+
+    #[test]
+    fn a_learned_level_claims_its_spread_down_to_a_gps_fix() {
+        let (_, mut cell) = serving_east(None);
+        cell.learned = true;
+        cell.tower = None;
+        for (spread, claimed) in [(120.0, 120.0), (30.0, 30.0), (5.0, MIN_LEVEL_ACCURACY_M)] {
+            cell.level_spread_m = Some(spread);
+            assert_eq!(solve(&[cell], 0).unwrap().accuracy_m, claimed, "{spread}");
+        }
+        // Without a level, a cell answer keeps the crowd floor however small its range.
+        cell.level_spread_m = None;
+        cell.range_m = 10.0;
+        assert_eq!(solve(&[cell], 0).unwrap().accuracy_m, MIN_CELL_ACCURACY_M);
     }
 
     #[test]

@@ -267,7 +267,12 @@ pub(super) const SITE_SPACING_MAX_CELLS: usize = 20_000;
 pub(super) const LEVEL_MATCH_DB: f64 = 4.0;
 
 /// The least a cell answer claims (a floor, not fitted): cell positions are crowd estimates.
-pub(super) const MIN_CELL_ACCURACY_M: f64 = 50.0;
+pub(crate) const MIN_CELL_ACCURACY_M: f64 = 50.0;
+/// The least a learned cell's answer at its level claims: the level's spread is what our own
+/// passes showed (`learn::estimate`, which keeps [`MIN_CELL_ACCURACY_M`] for a level that is
+/// tight only because a phone sat still), and no closer than the GPS fixes it was learned
+/// from (a prior: a phone's typical fix).
+pub(super) const MIN_LEVEL_ACCURACY_M: f64 = crate::learn::estimate::DEFAULT_GPS_ACCURACY_M;
 
 // WiFi: clusters, the centroid and its radius.
 
