@@ -110,6 +110,12 @@ const PASS_REACH_M: f64 = MODE_KERNEL_CELL_M;
 /// Passes are counted on one sighting per pass per square of this side: a
 /// phone that stays put logs thousands of rows in one place.
 const PASS_SQUARE_M: f64 = 10.0;
+
+/// The [`PASS_SQUARE_M`] square holding a local coordinate, along one axis: with the pass, what
+/// counts as one place.
+fn square(v: f64) -> i64 {
+    (v / PASS_SQUARE_M).round() as i64
+}
 /// The mode search stops when a step moves less than this, or after this many steps.
 const MODE_TOLERANCE_M: f64 = 0.5;
 const MODE_MAX_STEPS: usize = 50;
@@ -344,7 +350,6 @@ fn held_out_spread(
             (h.1 .0 - cx - ox).hypot(h.1 .1 - cy - oy)
         })
         .collect();
-    let square = |v: f64| (v / PASS_SQUARE_M).round() as i64;
     let mut seen = HashSet::new();
     let by_place: Vec<f64> = d
         .iter()
@@ -417,7 +422,6 @@ type Bins = HashMap<(i64, i64), Vec<(f64, f64, u32)>>;
 /// sighting within [`PASS_REACH_M`] of it, its own pass included. A sighting
 /// without a time is a pass of its own: nothing ties it to the others.
 fn passes_near(pass: &[u32], pts: &[(f64, f64, f64)]) -> Vec<u32> {
-    let square = |v: f64| (v / PASS_SQUARE_M).round() as i64;
     let bin = |v: f64| (v / PASS_REACH_M).floor() as i64;
     // One representative sighting per pass and square, binned by the reach.
     let mut seen = HashSet::new();
