@@ -103,6 +103,8 @@ export interface NetworkStats {
   masts?: LearnedMast[];
   /** Learned cells' positions by received level (absent when none). */
   levels?: LearnedLevels[];
+  /** Learned cells' positions by timing advance around their site's mast (absent when none). */
+  advances?: LearnedAdvances[];
   /** How the solver reads the network from these statistics (docs/positioning.md). */
   read_as: NetworkReading;
 }
@@ -138,6 +140,17 @@ export interface LearnedLevels {
   /**
    * Ascending by level, each `dbm/lat/lon/spread` (spread: metres holding 68% of the
    * sightings at that level), separated by `;`.
+   */
+  points: string;
+}
+
+/** Where a learned cell's sightings lay at each timing advance from its site's learned mast. */
+export interface LearnedAdvances {
+  /** The cell's store key. */
+  cell: number;
+  /**
+   * Ascending by advance, each `steps/lat/lon/spread` (spread: metres holding 68% of the
+   * sightings at that advance's distances from the mast), separated by `;`.
    */
   points: string;
 }

@@ -181,7 +181,7 @@ describe('whereabouts stats', () => {
     expect(mast).toMatchObject({ site: MAST_WALK.site, sightings: 40, updated: 1_699_920_000 });
     expect(metresNearMastWalk(mast, MAST_WALK.lat, MAST_WALK.lon)).toBeLessThan(40);
     expect(cli(['stats', '--db', db]).stdout).toMatch(
-      /learned masts {2}cells by level {2}read as\n.*lte 208 10 .* 1 +\d+ +as stored\n/s,
+      /learned masts {2}cells by level {2}cells by advance {2}read as\n.*lte 208 10 .* 1 +\d+ +\d+ +as stored\n/s,
     );
 
     // Sector 1 serving with advance 10 (781-859 m; a step either way, 703-937 m): on the

@@ -332,6 +332,7 @@ export async function runLearn(argv: string[]): Promise<number> {
       `database ${values.db}: ${n(report.cells)} cells, ${n(report.wifi)} WiFi APs, ` +
       (report.masts > 0 ? `${n(report.masts)} site masts from timing advances, ` : '') +
       (report.levels > 0 ? `${n(report.levels)} cells placed by level, ` : '') +
+      (report.advances > 0 ? `${n(report.advances)} by timing advance, ` : '') +
       `${report.shards} shard(s), ` +
       `${(report.bytes / 1e6).toFixed(1)} MB, ${learned.seconds.toFixed(1)} s\n`,
   );

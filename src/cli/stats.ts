@@ -66,6 +66,7 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     'cells on a shared position',
     'learned masts',
     'cells by level',
+    'cells by advance',
     'read as',
   ];
   const rows = networks.map((n) => [
@@ -81,6 +82,7 @@ export function formatStats(networks: NetworkStats[], version: number): string {
     String(n.colocated + n.colocated_learned),
     String(n.masts?.length ?? 0),
     String(n.levels?.length ?? 0),
+    String(n.advances?.length ?? 0),
     readAs(n.read_as),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));

@@ -233,7 +233,7 @@ mod tests {
     use super::*;
     use crate::import::{import_files, ImportOptions, SourceKind};
     use crate::sites::SiteKey;
-    use crate::store::netstats::{LearnedMast, LevelPoint};
+    use crate::store::netstats::{CellPoints, LearnedMast, LevelPoint};
     use crate::store::record::{cell_key, Station, StationInfo};
     use crate::store::{BuildOptions, DbBuilder};
 
@@ -286,9 +286,12 @@ mod tests {
                 lon: -8.4701234567,
                 spread_m: 35.0 + i as f32,
             };
-            b.learned_levels().insert(
+            b.learned_points().insert(
                 (Radio::Lte, 272, 1, cell_key(Radio::Lte, 3, 100 + i)),
-                vec![point(-100, -51.8981234567), point(-98, -51.8971234567)],
+                CellPoints {
+                    levels: vec![point(-100, -51.8981234567), point(-98, -51.8971234567)],
+                    advances: Vec::new(),
+                },
             );
         }
         for i in 0..5u64 {

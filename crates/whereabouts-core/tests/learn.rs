@@ -512,6 +512,50 @@ fn driven_road(path: &Path, origin: (f64, f64), cid: u64, passes: u64, mast: Opt
 }
 
 #[test]
+fn a_learned_cell_heard_at_an_advance_answers_where_its_drives_were_that_far_from_the_mast() {
+    use whereabouts_core::solve::Locator;
+    let tmp = tempfile::tempdir().unwrap();
+    let origin = (51.9, -8.47);
+    // Driven on three days with the advances of a mast 100 m off the road's west end: each
+    // advance's distances from the mast cross the road once.
+    let cid = 9100 * 256 + 1;
+    let file = tmp.path().join("road.csv");
+    driven_road(&file, origin, cid, 3, Some((-1_100.0, -100.0)));
+    let dir = tmp.path().join("db");
+    let report = learn(&dir, &[file], &LearnOptions::default()).unwrap();
+    assert_eq!(report.advances, 1);
+    let db = Database::open(&dir).unwrap();
+    let key = whereabouts_core::store::record::cell_key(Radio::Lte, 100, cid);
+    let advances = db.learned_advances(Radio::Lte, 272, 1, key).to_vec();
+    assert!(advances.len() > 10, "{advances:?}");
+    let mast = db
+        .learned_mast(Radio::Lte, 272, 1, cid)
+        .expect("a mast fitted from the advances");
+    let locator = Locator::new(db);
+    let frame = whereabouts_core::geo::LocalFrame::new(origin.0, origin.1);
+    // Advance 10 (703-937 m from the mast) meets the road from 404 to 168 m west of its
+    // middle: heard without a level, the cell answers there, not on the ring along its
+    // estimate's bearing, and claims that stretch, not the ring's radius.
+    let a = locate_lte(&locator, cid, None, Some(10.0));
+    let (lat, lon) = frame.to_latlon(-286.0, 0.0);
+    let off = distance_m(a.lat, a.lon, lat, lon);
+    assert!(off < 80.0, "{off} m from the road's stretch at advance 10");
+    let from_mast = distance_m(a.lat, a.lon, mast.lat, mast.lon);
+    assert!(
+        (from_mast - 10.5 * 78.12).abs() <= 1.5 * 78.12,
+        "{from_mast} m from the mast"
+    );
+    assert!(a.accuracy_m < 150.0, "{}", a.accuracy_m);
+    // An advance the drives never reached: the ring along the estimate's bearing, as before.
+    let far = locate_lte(&locator, cid, None, Some(40.0));
+    let from_mast = distance_m(far.lat, far.lon, mast.lat, mast.lon);
+    assert!(
+        (from_mast - 40.5 * 78.12).abs() <= 1.5 * 78.12 + 1.0,
+        "{from_mast} m"
+    );
+}
+
+#[test]
 fn a_learned_cell_heard_at_a_level_answers_where_its_drives_heard_it_so() {
     use whereabouts_core::solve::Locator;
     let tmp = tempfile::tempdir().unwrap();

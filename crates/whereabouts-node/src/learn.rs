@@ -82,6 +82,9 @@ pub struct LearnSummary {
     pub masts: f64,
     /// Learned cells placed by received level that the new database keeps.
     pub levels: f64,
+    /// Learned cells placed by timing advance around their site's mast that the new database
+    /// keeps.
+    pub advances: f64,
     pub cells: f64,
     pub wifi: f64,
     pub shards: f64,
@@ -113,6 +116,7 @@ impl Task for LearnTask {
             files: r.files.into_iter().map(file_report).collect(),
             masts: r.masts as f64,
             levels: r.levels as f64,
+            advances: r.advances as f64,
             cells: r.cells as f64,
             wifi: r.wifi as f64,
             shards: r.shards as f64,

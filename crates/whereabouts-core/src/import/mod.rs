@@ -358,7 +358,11 @@ pub fn import_files(
     let mut builder = builder;
     crate::learn::masts::keep(builder.learned_masts(), &read_masts);
     // Kept by the commit while their cells are written as learned.
-    builder.learned_levels().extend(read_levels);
+    // A cell's levels replace its earlier ones; the file carries no advances, so a cell's own
+    // stay.
+    for (cell, levels) in read_levels {
+        builder.learned_points().entry(cell).or_default().levels = levels;
+    }
     let mut merger = Merger::new(sources).map_err(io_error)?;
     let mut merged_duplicates = 0u64;
     let mut done = 0u64;

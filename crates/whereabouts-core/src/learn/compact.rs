@@ -112,7 +112,7 @@ pub fn compact(locator: &Locator) -> Result<CompactReport, LearnError> {
                 _ => true,
             };
             if moved {
-                builder.learned_levels().remove(&(radio, mcc, mnc, cell));
+                builder.learned_points().remove(&(radio, mcc, mnc, cell));
             }
         }
     }

@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 
 use super::Observation;
 use crate::geo::{distance_m, LocalFrame};
-use crate::solve::{CONFIDENCE, MIN_CELL_ACCURACY_M};
-use crate::store::netstats::LevelPoint;
+use crate::solve::{ta_interval, ta_middle_m, CONFIDENCE, MIN_CELL_ACCURACY_M};
+use crate::store::netstats::{AdvancePoint, LevelPoint, MAX_ADVANCE_STEPS};
 use crate::store::record::Station;
 
 /// Assumed GPS error when a row does not state one (G-NetTrack never does):
@@ -262,7 +262,7 @@ fn level_points(
         let l = level as f64;
         let from = heard.partition_point(|h| h.0 < l - LEVEL_WINDOW_DB);
         let to = heard.partition_point(|h| h.0 <= l + LEVEL_WINDOW_DB);
-        if let Some((x, y, spread)) = level_position(&heard[from..to]) {
+        if let Some((x, y, spread)) = mode_and_spread(&heard[from..to]) {
             let (lat, lon) = frame.to_latlon(x, y);
             out.push(LevelPoint {
                 dbm: level as i16,
@@ -276,10 +276,58 @@ fn level_points(
     out
 }
 
-/// The mode of the sightings `near` one level (level, local position and weight, pass) and
-/// their spread around it: the distance within which the next pass's device would be with 68%
+/// The positions by timing advance of a cell's sightings around its site's learned mast
+/// (`mast`, latitude and longitude; `step` metres an advance): for each advance a device may
+/// report, the mode of the sightings whose distance from the mast that advance allows
+/// (`solve::ta_interval`, the distances the solver holds a row with that advance to), with
+/// their spread, as for a level (`mode_and_spread`: five sightings from two passes or
+/// more). Every sighting counts, with or without an advance of its own: the advance only
+/// says how far from the mast, and the sightings at that distance say where around it the
+/// learning's devices were. Along the streets a cell's devices travel, the ring of an
+/// advance crosses them in a few places, so where the learning heard the cell at that
+/// distance is where the next device that reports the advance is; the cell's estimate, a
+/// mode over all its distances, says less of it (docs/experiments.md).
+pub fn advance_points(obs: &[Observation], mast: (f64, f64), step: f64) -> Vec<AdvancePoint> {
+    let frame = LocalFrame::new(mast.0, mast.1);
+    let (pts, pass) = weighted_points(obs, &frame, false);
+    // The operator's own sightings only, as for levels.
+    let mut own: Vec<(f64, (f64, f64, f64), u32)> = obs
+        .iter()
+        .zip(&pts)
+        .zip(&pass)
+        .filter(|((o, _), _)| o.source.is_none())
+        .map(|((_, &p), &k)| (p.0.hypot(p.1), p, k))
+        .collect();
+    if own.len() < LEVEL_MIN_SIGHTINGS || step.is_nan() || step <= 0.0 {
+        return Vec::new();
+    }
+    own.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let farthest = own[own.len() - 1].0;
+    let mut out = Vec::new();
+    for steps in 0..=MAX_ADVANCE_STEPS {
+        let (lo, hi) = ta_interval(ta_middle_m(f64::from(steps), step), step);
+        if lo > farthest {
+            break;
+        }
+        let from = own.partition_point(|h| h.0 < lo);
+        let to = own.partition_point(|h| h.0 <= hi);
+        if let Some((x, y, spread)) = mode_and_spread(&own[from..to]) {
+            let (lat, lon) = frame.to_latlon(x, y);
+            out.push(AdvancePoint {
+                steps,
+                lat,
+                lon,
+                spread_m: spread as f32,
+            });
+        }
+    }
+    out
+}
+
+/// The mode of the sightings `near` one level or advance (the level or distance, local
+/// position and weight, pass) and their spread around it: the distance within which the next pass's device would be with 68%
 /// probability ([`held_out_spread`]). None with too few sightings or passes.
-fn level_position(near: &[(f64, (f64, f64, f64), u32)]) -> Option<(f64, f64, f64)> {
+fn mode_and_spread(near: &[(f64, (f64, f64, f64), u32)]) -> Option<(f64, f64, f64)> {
     if near.len() < LEVEL_MIN_SIGHTINGS {
         return None;
     }
@@ -461,9 +509,15 @@ fn passes_near(pass: &[u32], pts: &[(f64, f64, f64)]) -> Vec<u32> {
 }
 
 /// Estimates a station from its observations (any order); None without any.
-pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
-    let first = obs.first()?;
-    let frame = LocalFrame::new(first.lat, first.lon);
+/// Each sighting's position in `frame` with its weight ([`weight`]; for a cell, times the
+/// passes near it, [`passes_near`]), and each sighting's pass (empty for WiFi). Passes: cells
+/// only, like the mode: fitted on drive tests, and no WiFi data here says how access points'
+/// sightings recur.
+fn weighted_points(
+    obs: &[Observation],
+    frame: &LocalFrame,
+    wifi: bool,
+) -> (Vec<(f64, f64, f64)>, Vec<u32>) {
     let newest = obs.iter().filter_map(|o| o.time).max();
     let mut pts: Vec<(f64, f64, f64)> = obs
         .iter()
@@ -472,8 +526,6 @@ pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
             (x, y, weight(o, newest))
         })
         .collect();
-    // Passes: cells only, like the mode below: fitted on drive tests, and no WiFi data
-    // here says how access points' sightings recur.
     let pass = if wifi { Vec::new() } else { pass_ids(obs) };
     if !wifi {
         let passes = passes_near(&pass, &pts);
@@ -481,6 +533,13 @@ pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
             p.2 *= f64::from(n);
         }
     }
+    (pts, pass)
+}
+
+pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
+    let first = obs.first()?;
+    let frame = LocalFrame::new(first.lat, first.lon);
+    let (pts, pass) = weighted_points(obs, &frame, wifi);
     let min_outlier = if wifi {
         MIN_OUTLIER_WIFI_M
     } else {
@@ -702,6 +761,62 @@ mod tests {
     }
 
     #[test]
+    fn advances_come_from_the_sightings_at_their_distance_from_the_mast() {
+        // A street from the mast at (50, 8) 1.5 km east, then 1 km north, walked on three
+        // days, a sighting every 50 m; none carries an advance of its own.
+        let street = |source: Option<super::super::Source>| -> Vec<Observation> {
+            (0..3)
+                .flat_map(|day| {
+                    (0..50).map(move |i| {
+                        let (lat, lon) = if i <= 30 {
+                            destination(50.0, 8.0, 90.0, i as f64 * 50.0)
+                        } else {
+                            let (la, lo) = destination(50.0, 8.0, 90.0, 1_500.0);
+                            destination(la, lo, 0.0, (i - 30) as f64 * 50.0)
+                        };
+                        Observation {
+                            time: Some(1_700_000_000 + day * 86_400 + i),
+                            signal_dbm: Some(-70.0 - i as f64),
+                            source,
+                            ..at(lat, lon)
+                        }
+                    })
+                })
+                .collect()
+        };
+        let step = 78.12;
+        let points = advance_points(&street(None), (50.0, 8.0), step);
+        let steps: Vec<u16> = points.iter().map(|p| p.steps).collect();
+        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+        // Advance 12 (859-1,094 m from the mast) is on the street's first stretch, 977 m
+        // east, where the cell's estimate (the mode of the whole street, drawn to the mast by
+        // the stronger readings) is not.
+        let p = points.iter().find(|p| p.steps == 12).unwrap();
+        let (lat, lon) = destination(50.0, 8.0, 90.0, ta_middle_m(12.0, step));
+        assert!(distance_m(p.lat, p.lon, lat, lon) < 60.0, "{p:?}");
+        let e = estimate(&street(None), false).unwrap();
+        assert!(distance_m(e.lat, e.lon, lat, lon) > 300.0, "{e:?}");
+        // Its spread is the street's length within those distances, not the ring's.
+        assert!(p.spread_m > 20.0 && p.spread_m < 150.0, "{p:?}");
+        // No advance beyond the farthest sighting's (1.8 km out), and every one up to it
+        // whose distances hold sightings of two passes.
+        let farthest = street(None)
+            .iter()
+            .map(|o| distance_m(50.0, 8.0, o.lat, o.lon))
+            .fold(0.0, f64::max);
+        let near_edge = |steps: u16| ta_interval(ta_middle_m(f64::from(steps), step), step).0;
+        let last = points.last().unwrap().steps;
+        assert!(near_edge(last) <= farthest && near_edge(last + 1) > farthest - 50.0);
+        assert!(points.len() >= 20, "{}", points.len());
+        // Submitted sightings place none; one pass neither; nor a step of nothing.
+        let submitted = street(Some(super::super::Source::of("ab", None)));
+        assert!(advance_points(&submitted, (50.0, 8.0), step).is_empty());
+        let once: Vec<Observation> = street(None).into_iter().take(50).collect();
+        assert!(advance_points(&once, (50.0, 8.0), step).is_empty());
+        assert!(advance_points(&street(None), (50.0, 8.0), 0.0).is_empty());
+    }
+
+    #[test]
     fn a_levels_spread_is_how_far_the_next_pass_may_be() {
         // Ten untimed sightings (a pass each) on a 300 m circle: each is measured from where
         // the other nine put the centre, 300 / 9 m the other way, so 333 m, not 300.
@@ -711,7 +826,7 @@ mod tests {
                 (-80.0, (300.0 * a.cos(), 300.0 * a.sin(), 1.0), i + 1)
             })
             .collect();
-        let (x, y, spread) = level_position(&circle).unwrap();
+        let (x, y, spread) = mode_and_spread(&circle).unwrap();
         assert!(x.hypot(y) < 1.0, "{x} {y}");
         assert!((spread - 3_000.0 / 9.0).abs() < 1.0, "{spread}");
         // Two passes 400 m apart, the first weighing more: the position is near it, and the
@@ -722,7 +837,7 @@ mod tests {
                 _ => (-80.0, (400.0, 0.0, 1.0), 2),
             })
             .collect();
-        let (x, _, spread) = level_position(&two).unwrap();
+        let (x, _, spread) = mode_and_spread(&two).unwrap();
         assert!(x < 50.0, "{x}");
         assert!(spread > 400.0, "{spread}");
         // Of n distances the next falls within the k-th smallest with probability k / (n + 1):
@@ -742,7 +857,7 @@ mod tests {
 
     #[test]
     fn a_level_tight_only_where_a_phone_sat_still_claims_the_cell_floor() {
-        let spread = |near: &[(f64, (f64, f64, f64), u32)]| level_position(near).unwrap().2;
+        let spread = |near: &[(f64, (f64, f64, f64), u32)]| mode_and_spread(near).unwrap().2;
         // Walked on four passes along the same 60 m of street, a sighting every 6 m: as
         // tight over its places as over its sightings, and it claims that.
         let walked: Vec<_> = (0..40u32)

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::import::default_range_m;
 use crate::radio::Radio;
+use crate::sites::SiteKey;
 use crate::store::record::{key_cid, key_lac, Estimated, Station, StationInfo};
 use crate::store::{BuildOptions, Database, DbBuilder, Manifest, StoreError};
 pub use estimate::Estimate;
@@ -264,6 +265,9 @@ pub struct LearnReport {
     pub masts: u64,
     /// Learned cells placed by received level ([`estimate`]) that the new database keeps.
     pub levels: u64,
+    /// Learned cells placed by timing advance around their site's mast
+    /// ([`estimate::advance_points`]) that the new database keeps.
+    pub advances: u64,
     pub cells: u64,
     pub wifi: u64,
     pub shards: u64,
@@ -838,10 +842,23 @@ pub fn learn_files(
     let mut block = read_blocklist(dir)?;
     let now = wall_clock();
 
-    // Decide every station the files mention.
     let label = dir.display().to_string();
+    // The masts first: a learned cell's positions by advance are read around its site's.
+    let fitted = masts::fit_masts(&obs, now, &mut |done, total| {
+        reporter.report(done == 0, || LearnProgress {
+            file: label.clone(),
+            bytes_done: done,
+            bytes_total: total,
+            rows: done,
+            phase: LearnPhase::Masts,
+        })
+    })?;
+    let mut builder = builder;
+    masts::keep(builder.learned_masts(), &fitted);
+
+    // Decide every station the files mention.
     let mut learned: BTreeMap<StationKey, Option<Station>> = BTreeMap::new();
-    let mut levels = Vec::new();
+    let mut points = Vec::new();
     let groups = obs.chunk_by(|a, b| a.key == b.key);
     let stations_total = obs.len() as u64;
     let mut done = 0u64;
@@ -892,31 +909,34 @@ pub fn learn_files(
             key: cell,
         } = key
         {
-            // A new estimate brings its own levels; a refined one keeps the old ones unless
-            // this run heard it at levels; a withdrawn cell has none.
+            // A new estimate brings its own levels and advances; a refined one keeps the old
+            // ones unless this run heard it at levels (or advances); a withdrawn cell has none.
+            let mut advances = || {
+                let site = SiteKey::of_cell(radio, mcc, mnc, key_cid(radio, cell))?;
+                let mast = builder.learned_masts().get(&site)?;
+                let step = radio.ta_step_m()?;
+                Some(estimate::advance_points(g, (mast.lat, mast.lon), step))
+            };
             let update = match &mut outcome {
-                Decided::Put(e) => Some(std::mem::take(&mut e.levels)),
-                Decided::Refine(e) if !e.levels.is_empty() => Some(std::mem::take(&mut e.levels)),
-                Decided::Withdraw => Some(Vec::new()),
+                Decided::Put(e) => Some((
+                    Some(std::mem::take(&mut e.levels)),
+                    Some(advances().unwrap_or_default()),
+                )),
+                Decided::Refine(e) => {
+                    let levels = Some(std::mem::take(&mut e.levels)).filter(|l| !l.is_empty());
+                    let advances = advances().filter(|a| !a.is_empty());
+                    (levels.is_some() || advances.is_some()).then_some((levels, advances))
+                }
+                Decided::Withdraw => Some((Some(Vec::new()), Some(Vec::new()))),
                 _ => None,
             };
-            if let Some(points) = update {
-                levels.push(((radio, mcc, mnc, cell), points));
+            if let Some(update) = update {
+                points.push(((radio, mcc, mnc, cell), update));
             }
         }
         let station = settle(key, outcome, existing.as_ref(), now, &mut report);
         learned.insert(key, station);
     }
-
-    let fitted = masts::fit_masts(&obs, now, &mut |done, total| {
-        reporter.report(done == 0, || LearnProgress {
-            file: label.clone(),
-            bytes_done: done,
-            bytes_total: total,
-            rows: done,
-            phase: LearnPhase::Masts,
-        })
-    })?;
 
     // Merge the database's stations with the learned ones, in store order.
     reporter.report(true, || LearnProgress {
@@ -926,13 +946,16 @@ pub fn learn_files(
         rows: learned.len() as u64,
         phase: LearnPhase::Writing,
     })?;
-    let mut builder = builder;
-    masts::keep(builder.learned_masts(), &fitted);
-    for (cell, points) in levels {
-        if points.is_empty() {
-            builder.learned_levels().remove(&cell);
-        } else {
-            builder.learned_levels().insert(cell, points);
+    for (cell, (levels, advances)) in points {
+        let kept = builder.learned_points().entry(cell).or_default();
+        if let Some(levels) = levels {
+            kept.levels = levels;
+        }
+        if let Some(advances) = advances {
+            kept.advances = advances;
+        }
+        if kept.is_empty() {
+            builder.learned_points().remove(&cell);
         }
     }
     write_merged(&mut builder, db.as_ref(), &learned)?;
@@ -942,6 +965,7 @@ pub fn learn_files(
     report.cells = stats.cells;
     report.masts = stats.learned_masts;
     report.levels = stats.learned_levels;
+    report.advances = stats.learned_advances;
     report.wifi = stats.wifi;
     report.shards = stats.shards;
     report.bytes = stats.bytes;

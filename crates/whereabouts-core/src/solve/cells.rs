@@ -211,10 +211,22 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     (tx + factor * ux, ty + factor * uy, true)
 }
 
+/// The middle of the step an advance of `ta` steps of `step` metres reports (an advance counts
+/// a step's near edge).
+pub(crate) fn ta_middle_m(ta: f64, step: f64) -> f64 {
+    ta * step + step / 2.0
+}
+
+/// The advance, in whole steps, whose step's middle is `d` ([`ta_middle_m`]).
+pub(crate) fn ta_steps(d: f64, step: f64) -> f64 {
+    (d / step - 0.5).round()
+}
+
 /// The distances from the mast a timing advance allows: `d` is the middle of the reported
-/// step, and a reported advance may be a step off either way (the simulator's is; real
-/// ones round and lag), so from one step below the reported one to one above.
-fn ta_interval(d: f64, step: f64) -> (f64, f64) {
+/// step ([`ta_middle_m`]), and a reported advance may be a step off either way (the
+/// simulator's is; real ones round and lag), so from one step below the reported one to one
+/// above.
+pub(crate) fn ta_interval(d: f64, step: f64) -> (f64, f64) {
     ((d - 1.5 * step).max(0.0), d + 1.5 * step)
 }
 
@@ -274,7 +286,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // is a GPS fix's (`MIN_LEVEL_ACCURACY_M`): the learner keeps the crowd floor for a level
     // tight only because a phone sat still.
     let by_level = match cells.len() {
-        1 => first.level_spread_m,
+        1 => first.point_spread_m,
         _ => None,
     };
     // Else a single cell on its mast's ring by its advance: the ring's radius, not the
@@ -769,7 +781,7 @@ mod tests {
             via_short_cid: false,
             learned: false,
             scale: NetworkScale::UNKNOWN,
-            level_spread_m: None,
+            point_spread_m: None,
         };
         (frame, cell)
     }
@@ -780,11 +792,11 @@ mod tests {
         cell.learned = true;
         cell.tower = None;
         for (spread, claimed) in [(120.0, 120.0), (30.0, 30.0), (5.0, MIN_LEVEL_ACCURACY_M)] {
-            cell.level_spread_m = Some(spread);
+            cell.point_spread_m = Some(spread);
             assert_eq!(solve(&[cell], 0).unwrap().accuracy_m, claimed, "{spread}");
         }
         // Without a level, a cell answer keeps the crowd floor however small its range.
-        cell.level_spread_m = None;
+        cell.point_spread_m = None;
         cell.range_m = 10.0;
         assert_eq!(solve(&[cell], 0).unwrap().accuracy_m, MIN_CELL_ACCURACY_M);
     }

@@ -14,7 +14,7 @@ use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::masts::MastSpill;
 use super::netstats::{
-    self, CellId, IdCell, LearnedMast, LevelPoint, NetworkStatsBuilder, NetworkStatsFile,
+    self, CellId, CellPoints, IdCell, LearnedMast, NetworkStatsBuilder, NetworkStatsFile,
 };
 use super::record::{key_cid, key_lac, Area, Estimated, Network, Station, StationRecord, KEY_BITS};
 use super::writer::ShardWriter;
@@ -60,6 +60,8 @@ pub struct BuildStats {
     pub learned_masts: u64,
     /// Learned cells with levels ([`netstats::LearnedLevels`]).
     pub learned_levels: u64,
+    /// Learned cells with advances ([`netstats::LearnedAdvances`]).
+    pub learned_advances: u64,
 }
 
 struct OpenShard {
@@ -140,11 +142,11 @@ pub struct DbBuilder {
     learned_masts: BTreeMap<SiteKey, LearnedMast>,
     /// The sites of the learned cells written, while there are learned masts to keep.
     learned_sites: BTreeSet<SiteKey>,
-    /// The learned cells' levels (`learn::estimate`): the previous generation's, and what a
-    /// learn run sets ([`DbBuilder::learned_levels`]). The commit keeps those of the cells
-    /// written as learned.
-    learned_levels: BTreeMap<CellId, Vec<LevelPoint>>,
-    /// The learned cells written, while there are learned levels to keep.
+    /// The learned cells' levels and advances (`learn::estimate`): the previous generation's,
+    /// and what a learn run sets ([`DbBuilder::learned_points`]). The commit keeps those of
+    /// the cells written as learned.
+    learned_points: BTreeMap<CellId, CellPoints>,
+    /// The learned cells written, while there are learned points to keep.
     learned_cells: BTreeSet<CellId>,
 }
 
@@ -173,13 +175,9 @@ impl DbBuilder {
             .as_ref()
             .map(|file| file.learned_masts().collect())
             .unwrap_or_default();
-        let learned_levels = previous
+        let learned_points = previous
             .as_ref()
-            .map(|file| {
-                file.learned_levels()
-                    .map(|(cell, points)| (cell, points.to_vec()))
-                    .collect()
-            })
+            .map(NetworkStatsFile::learned_points)
             .unwrap_or_default();
         let staging = dir.join(format!(".staging-{}", std::process::id()));
         fs::create_dir_all(&staging).map_err(|e| StoreError::io(&staging, e))?;
@@ -207,7 +205,7 @@ impl DbBuilder {
             network_stats: NetworkStatsBuilder::default(),
             learned_masts,
             learned_sites: BTreeSet::new(),
-            learned_levels,
+            learned_points,
             learned_cells: BTreeSet::new(),
         })
     }
@@ -218,10 +216,11 @@ impl DbBuilder {
         &mut self.learned_masts
     }
 
-    /// The learned cells' levels the commit will keep (for the cells still written as
-    /// learned): the previous generation's, for a learn run to set or remove before its cells.
-    pub fn learned_levels(&mut self) -> &mut BTreeMap<CellId, Vec<LevelPoint>> {
-        &mut self.learned_levels
+    /// The learned cells' levels and advances the commit will keep (for the cells still
+    /// written as learned): the previous generation's, for a learn run to set or remove before
+    /// its cells.
+    pub fn learned_points(&mut self) -> &mut BTreeMap<CellId, CellPoints> {
+        &mut self.learned_points
     }
 
     /// The manifest of the database this builder will replace, if any.
@@ -420,7 +419,7 @@ impl DbBuilder {
                     self.learned_sites.insert(site);
                 }
             }
-            if !self.learned_levels.is_empty() {
+            if !self.learned_points.is_empty() {
                 self.learned_cells.insert((radio, mcc, mnc, station.key));
             }
         }
@@ -566,10 +565,10 @@ impl DbBuilder {
             .filter(|(site, _)| learned_sites.contains(site));
         self.stats.learned_masts = stats.add_masts(masts);
         let learned_cells = std::mem::take(&mut self.learned_cells);
-        let levels = std::mem::take(&mut self.learned_levels)
+        let points = std::mem::take(&mut self.learned_points)
             .into_iter()
-            .filter(|(cell, points)| !points.is_empty() && learned_cells.contains(cell));
-        self.stats.learned_levels = stats.add_levels(levels);
+            .filter(|(cell, _)| learned_cells.contains(cell));
+        (self.stats.learned_levels, self.stats.learned_advances) = stats.add_points(points);
         stats.write(&self.dir, &stats_file)?;
         sync_dir(&self.dir)?;
         let manifest = Manifest {

@@ -239,9 +239,12 @@ impl Database {
             let mut levels: Vec<(CellId, Vec<LevelPoint>)> = self
                 .network_stats()
                 .map(|f| {
-                    f.learned_levels()
-                        .filter(|(cell, _)| levels_after.is_none_or(|after| *cell > after))
-                        .map(|(cell, points)| (cell, points.to_vec()))
+                    f.learned_points()
+                        .into_iter()
+                        .filter(|(cell, p)| {
+                            !p.levels.is_empty() && levels_after.is_none_or(|after| *cell > after)
+                        })
+                        .map(|(cell, p)| (cell, p.levels))
                         .collect()
                 })
                 .unwrap_or_default();

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::manifest::Manifest;
-use super::netstats::{CellId, LevelPoint, NetworkScale, NetworkStatsFile};
+use super::netstats::{
+    AdvancePoint, CellId, LevelPoint, NetworkScale, NetworkStats, NetworkStatsFile,
+};
 use super::record::{cell_key, key_cid, rank_key, short_cid_ranks, CID_MASK};
 use super::record::{Area, Mast, Station, StationRecord};
 
@@ -99,6 +101,8 @@ pub struct Database {
     /// Where each learned cell's positions by level are in `network_stats` (network, entry):
     /// they are kept once, in the file as read.
     learned_levels: HashMap<CellId, (u32, u32)>,
+    /// Where each learned cell's positions by timing advance are, the same way.
+    learned_advances: HashMap<CellId, (u32, u32)>,
     /// The manifest's radius model resolved for answering; None: the solver's radii.
     radius_model: Option<RadiusTable>,
 }
@@ -123,6 +127,24 @@ pub struct CellBlock {
 
 /// The keys of the cells whose ids lie in `around`, a site's id range or one id.
 #[inline]
+/// Where each cell's entry of a per-cell list of the statistics file is (network, entry).
+fn index_cells<T>(
+    file: Option<&NetworkStatsFile>,
+    entries: impl Fn(&NetworkStats) -> &[T],
+    cell: impl Fn(&T) -> u64,
+) -> HashMap<CellId, (u32, u32)> {
+    let mut out = HashMap::new();
+    for (n, net) in file.iter().flat_map(|f| f.networks.iter().enumerate()) {
+        let Some(radio) = Radio::parse(&net.radio) else {
+            continue;
+        };
+        for (e, entry) in entries(net).iter().enumerate() {
+            out.insert((radio, net.mcc, net.mnc, cell(entry)), (n as u32, e as u32));
+        }
+    }
+    out
+}
+
 fn key_span(radio: Radio, lac: u32, around: (u64, u64)) -> (u64, u64) {
     (
         cell_key(radio, lac, around.0),
@@ -215,18 +237,8 @@ impl Database {
                 .map(|(site, m)| (site, (m.lat, m.lon)))
                 .collect()
         });
-        let mut learned_levels = HashMap::new();
-        for (n, net) in network_stats
-            .iter()
-            .flat_map(|f| f.networks.iter().enumerate())
-        {
-            let Some(radio) = Radio::parse(&net.radio) else {
-                continue;
-            };
-            for (l, levels) in net.levels.iter().enumerate() {
-                learned_levels.insert((radio, net.mcc, net.mnc, levels.cell), (n as u32, l as u32));
-            }
-        }
+        let learned_levels = index_cells(network_stats.as_ref(), |n| &n.levels, |l| l.cell);
+        let learned_advances = index_cells(network_stats.as_ref(), |n| &n.advances, |a| a.cell);
         if let Some(file) = &network_stats {
             for n in &file.networks {
                 let Some(radio) = Radio::parse(&n.radio) else {
@@ -258,6 +270,7 @@ impl Database {
             network_stats,
             learned_masts,
             learned_levels,
+            learned_advances,
         })
     }
 
@@ -350,6 +363,21 @@ impl Database {
             &self.network_stats,
         ) {
             (Some(&(n, l)), Some(file)) => &file.networks[n as usize].levels[l as usize].points,
+            _ => &[],
+        }
+    }
+
+    /// A learned cell's positions by timing advance, ascending (`learn::estimate`); empty
+    /// for the others.
+    pub fn learned_advances(&self, radio: Radio, mcc: u16, mnc: u16, key: u64) -> &[AdvancePoint] {
+        if self.learned_advances.is_empty() {
+            return &[];
+        }
+        match (
+            self.learned_advances.get(&(radio, mcc, mnc, key)),
+            &self.network_stats,
+        ) {
+            (Some(&(n, a)), Some(file)) => &file.networks[n as usize].advances[a as usize].points,
             _ => &[],
         }
     }

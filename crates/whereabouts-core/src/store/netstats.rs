@@ -26,6 +26,7 @@
 //! Quantiles come from logarithmic histograms (16 bins an octave, under 2.2% from the exact
 //! value), so memory stays bounded by the networks, whatever the stations.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::Path;
@@ -115,10 +116,14 @@ pub struct NetworkStats {
     /// absent from the file when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub levels: Vec<LearnedLevels>,
+    /// The learned cells' positions by timing advance (`learn::estimate`), sorted by cell;
+    /// absent from the file when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub advances: Vec<LearnedAdvances>,
 }
 
 /// Where a learned cell's sightings lay at each received level: a device that hears the cell
-/// at a level is most likely where the learning drives heard it so.
+/// at a level is most likely where the learning's devices heard it so.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct LearnedLevels {
     /// The cell's store key (`record::cell_key`).
@@ -132,6 +137,36 @@ pub struct LearnedLevels {
     pub points: Vec<LevelPoint>,
 }
 
+/// Where a learned cell's sightings lay at each timing advance from its site's learned mast:
+/// a device that hears the cell at an advance is most likely where the learning's devices
+/// were at that distance from the mast. Kept apart from the levels, so that a reader that
+/// does not know them reads the file as before.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct LearnedAdvances {
+    /// The cell's store key (`record::cell_key`).
+    pub cell: u64,
+    /// By advance, ascending; in the file as one string ([`advances_text`]).
+    #[serde(
+        serialize_with = "serialize_advances",
+        deserialize_with = "deserialize_advances"
+    )]
+    pub points: Vec<AdvancePoint>,
+}
+
+/// What a learned cell's sightings say of where a device hearing it is, by what the device
+/// reports: its level, its timing advance. Either may be empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CellPoints {
+    pub levels: Vec<LevelPoint>,
+    pub advances: Vec<AdvancePoint>,
+}
+
+impl CellPoints {
+    pub fn is_empty(&self) -> bool {
+        self.levels.is_empty() && self.advances.is_empty()
+    }
+}
+
 /// One level of a [`LearnedLevels`]: the level in whole dBm, the position, and the distance
 /// from it holding 68% of the sightings it was found from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -142,30 +177,45 @@ pub struct LevelPoint {
     pub spread_m: f32,
 }
 
-/// A cell's levels as text, as the statistics file and the sync pages' level file write them:
-/// ascending, each `dbm/lat/lon/spread` (positions to 7 decimals, a centimetre; spreads to
-/// the metre), separated by `;`.
-pub fn levels_text(points: &[LevelPoint]) -> String {
+/// One advance of a [`LearnedLevels`]: the timing advance in the radio's steps, the position
+/// of the sightings within that advance's distances of the site's learned mast, and the
+/// distance from it holding 68% of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdvancePoint {
+    pub steps: u16,
+    pub lat: f64,
+    pub lon: f64,
+    pub spread_m: f32,
+}
+
+/// The most steps an advance point may have: LTE's largest timing advance (1,282 steps of
+/// 78 m, 100 km), more than GSM's 63.
+pub const MAX_ADVANCE_STEPS: u16 = 1_282;
+
+/// Points as text: ascending, each `key/lat/lon/spread` (positions to 7 decimals, a
+/// centimetre; spreads to the metre), separated by `;`.
+fn points_text(points: impl ExactSizeIterator<Item = (i32, f64, f64, f32)>) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(points.len() * 32);
-    for (i, p) in points.iter().enumerate() {
+    for (i, (key, lat, lon, spread)) in points.enumerate() {
         let sep = if i == 0 { "" } else { ";" };
-        let _ = write!(
-            out,
-            "{sep}{}/{:.7}/{:.7}/{}",
-            p.dbm,
-            p.lat,
-            p.lon,
-            p.spread_m.round()
-        );
+        let _ = write!(out, "{sep}{key}/{lat:.7}/{lon:.7}/{}", spread.round());
     }
     out
 }
 
-/// Reads [`levels_text`], or says why it is not: whole dBm from -200 to 0, strictly
-/// ascending, lat within ±90, lon within ±180, spreads of 0 or more metres; one point at least.
-pub fn parse_levels_text(text: &str) -> Result<Vec<LevelPoint>, String> {
-    let mut points: Vec<LevelPoint> = Vec::new();
+/// Reads [`points_text`], or says why it is not: whole keys within `keys`, strictly
+/// ascending, lat within ±90, lon within ±180, spreads of 0 or more metres; one point at
+/// least. `what` names a point in the messages (`level`, `advance`), `key` its key in the
+/// format (`dbm`, `steps`) and `unit` the key's unit.
+fn parse_points(
+    text: &str,
+    what: &str,
+    key: &str,
+    unit: &str,
+    keys: std::ops::RangeInclusive<i32>,
+) -> Result<Vec<(i32, f64, f64, f32)>, String> {
+    let mut points: Vec<(i32, f64, f64, f32)> = Vec::new();
     for p in text.split(';') {
         let v: Vec<&str> = p.split('/').map(str::trim).collect();
         let number = |i: usize, max: f64| {
@@ -173,29 +223,85 @@ pub fn parse_levels_text(text: &str) -> Result<Vec<LevelPoint>, String> {
                 .and_then(|x| x.parse::<f64>().ok())
                 .filter(|x| x.is_finite() && x.abs() <= max)
         };
-        let (Some(dbm), Some(lat), Some(lon), Some(spread), 4) = (
-            number(0, 200.0).filter(|d| d.fract() == 0.0 && *d <= 0.0),
+        let (Some(k), Some(lat), Some(lon), Some(spread), 4) = (
+            number(0, 1e6).filter(|k| k.fract() == 0.0 && keys.contains(&(*k as i32))),
             number(1, 90.0),
             number(2, 180.0),
             number(3, 1e7).filter(|s| *s >= 0.0),
             v.len(),
         ) else {
             return Err(format!(
-                "level {p:?} is not dbm/lat/lon/spread (whole dBm -200..=0, lat ±90, lon ±180, \
-                 spread 0 or more metres)"
+                "{what} {p:?} is not {key}/lat/lon/spread (whole {unit} {}..={}, lat ±90, lon \
+                 ±180, spread 0 or more metres)",
+                keys.start(),
+                keys.end()
             ));
         };
-        if let Some(last) = points.last().filter(|l| f64::from(l.dbm) >= dbm) {
-            return Err(format!("level {dbm} dBm does not follow {} dBm", last.dbm));
+        let k = k as i32;
+        if let Some(last) = points.last().filter(|l| l.0 >= k) {
+            return Err(format!(
+                "{what} {k} {unit} does not follow {} {unit}",
+                last.0
+            ));
         }
-        points.push(LevelPoint {
+        points.push((k, lat, lon, spread as f32));
+    }
+    Ok(points)
+}
+
+/// A cell's levels as text, as the statistics file and the sync pages' level file write them:
+/// ascending, each `dbm/lat/lon/spread` (positions to 7 decimals, a centimetre; spreads to the
+/// metre), separated by `;`.
+pub fn levels_text(points: &[LevelPoint]) -> String {
+    points_text(
+        points
+            .iter()
+            .map(|p| (i32::from(p.dbm), p.lat, p.lon, p.spread_m)),
+    )
+}
+
+/// Reads [`levels_text`], or says why it is not: whole dBm from -200 to 0, strictly
+/// ascending, lat within ±90, lon within ±180, spreads of 0 or more metres; one point at least.
+pub fn parse_levels_text(text: &str) -> Result<Vec<LevelPoint>, String> {
+    Ok(parse_points(text, "level", "dbm", "dBm", -200..=0)?
+        .into_iter()
+        .map(|(dbm, lat, lon, spread_m)| LevelPoint {
             dbm: dbm as i16,
             lat,
             lon,
-            spread_m: spread as f32,
-        });
-    }
-    Ok(points)
+            spread_m,
+        })
+        .collect())
+}
+
+/// A cell's advances as text, as the statistics file writes them: ascending, each
+/// `steps/lat/lon/spread`, as [`levels_text`] writes levels.
+pub fn advances_text(points: &[AdvancePoint]) -> String {
+    points_text(
+        points
+            .iter()
+            .map(|p| (i32::from(p.steps), p.lat, p.lon, p.spread_m)),
+    )
+}
+
+/// Reads [`advances_text`], or says why it is not: whole steps from 0 to
+/// [`MAX_ADVANCE_STEPS`], strictly ascending, as [`parse_levels_text`] otherwise.
+pub fn parse_advances_text(text: &str) -> Result<Vec<AdvancePoint>, String> {
+    Ok(parse_points(
+        text,
+        "advance",
+        "steps",
+        "steps",
+        0..=i32::from(MAX_ADVANCE_STEPS),
+    )?
+    .into_iter()
+    .map(|(steps, lat, lon, spread_m)| AdvancePoint {
+        steps: steps as u16,
+        lat,
+        lon,
+        spread_m,
+    })
+    .collect())
 }
 
 fn serialize_levels<S: serde::Serializer>(points: &[LevelPoint], s: S) -> Result<S::Ok, S::Error> {
@@ -205,6 +311,20 @@ fn serialize_levels<S: serde::Serializer>(points: &[LevelPoint], s: S) -> Result
 fn deserialize_levels<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LevelPoint>, D::Error> {
     let text = String::deserialize(d)?;
     parse_levels_text(&text).map_err(serde::de::Error::custom)
+}
+
+fn serialize_advances<S: serde::Serializer>(
+    points: &[AdvancePoint],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&advances_text(points))
+}
+
+fn deserialize_advances<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<AdvancePoint>, D::Error> {
+    let text = String::deserialize(d)?;
+    parse_advances_text(&text).map_err(serde::de::Error::custom)
 }
 
 /// A cell of a network: (radio, mcc, mnc, store key).
@@ -286,37 +406,60 @@ impl NetworkStatsFile {
         added
     }
 
-    /// Every learned cell's levels in the file.
-    pub fn learned_levels(&self) -> impl Iterator<Item = (CellId, &[LevelPoint])> + '_ {
-        self.networks.iter().flat_map(|n| {
-            let radio = Radio::parse(&n.radio);
-            n.levels
-                .iter()
-                .filter_map(move |l| Some(((radio?, n.mcc, n.mnc, l.cell), l.points.as_slice())))
-        })
+    /// Every learned cell's levels and advances in the file, by cell.
+    pub fn learned_points(&self) -> BTreeMap<CellId, CellPoints> {
+        let mut out: BTreeMap<CellId, CellPoints> = BTreeMap::new();
+        for n in &self.networks {
+            let Some(radio) = Radio::parse(&n.radio) else {
+                continue;
+            };
+            for l in &n.levels {
+                out.entry((radio, n.mcc, n.mnc, l.cell)).or_default().levels = l.points.clone();
+            }
+            for a in &n.advances {
+                out.entry((radio, n.mcc, n.mnc, a.cell))
+                    .or_default()
+                    .advances = a.points.clone();
+            }
+        }
+        out
     }
 
-    /// Adds learned cells' levels to their networks' entries (each network's sorted by
-    /// cell); returns how many cells had one.
-    pub fn add_levels(
+    /// Adds learned cells' levels and advances to their networks' entries (each network's
+    /// sorted by cell); returns how many cells had levels and how many had advances.
+    pub fn add_points(
         &mut self,
-        levels: impl IntoIterator<Item = (CellId, Vec<LevelPoint>)>,
-    ) -> u64 {
-        let mut added = 0;
-        for ((radio, mcc, mnc, cell), points) in levels {
+        points: impl IntoIterator<Item = (CellId, CellPoints)>,
+    ) -> (u64, u64) {
+        let (mut levels, mut advances) = (0, 0);
+        for ((radio, mcc, mnc, cell), p) in points {
             let at = self
                 .networks
                 .iter()
                 .position(|n| (n.radio.as_str(), n.mcc, n.mnc) == (radio.name(), mcc, mnc));
-            if let Some(i) = at {
-                self.networks[i].levels.push(LearnedLevels { cell, points });
-                added += 1;
+            let Some(i) = at else {
+                continue;
+            };
+            if !p.levels.is_empty() {
+                self.networks[i].levels.push(LearnedLevels {
+                    cell,
+                    points: p.levels,
+                });
+                levels += 1;
+            }
+            if !p.advances.is_empty() {
+                self.networks[i].advances.push(LearnedAdvances {
+                    cell,
+                    points: p.advances,
+                });
+                advances += 1;
             }
         }
         for n in &mut self.networks {
             n.levels.sort_by_key(|l| l.cell);
+            n.advances.sort_by_key(|l| l.cell);
         }
-        added
+        (levels, advances)
     }
 
     /// The file as JSON with each network's reading by the solver ([`NetworkScale`]) beside
@@ -593,6 +736,7 @@ impl NetworkStatsBuilder {
                 site_holdouts: a.holdout.total,
                 masts: Vec::new(),
                 levels: Vec::new(),
+                advances: Vec::new(),
             });
         }
     }
@@ -896,6 +1040,7 @@ mod tests {
             site_holdouts: 60,
             masts: Vec::new(),
             levels: Vec::new(),
+            advances: Vec::new(),
         }
     }
 
@@ -1127,6 +1272,81 @@ mod tests {
             None
         );
         assert!(NetworkStatsFile::read(dir.path(), "../x.json").is_err());
+    }
+
+    #[test]
+    fn a_cells_levels_and_advances_round_trip_each_in_its_own_list() {
+        let mut b = NetworkStatsBuilder::default();
+        b.cell(Radio::Lte, 208, 1, 500.0, 10, true);
+        let mut file = b.finish();
+        let level = |dbm| LevelPoint {
+            dbm,
+            lat: 48.1,
+            lon: 2.2,
+            spread_m: 35.0,
+        };
+        let advance = |steps| AdvancePoint {
+            steps,
+            lat: 48.1234567,
+            lon: -2.2,
+            spread_m: 41.0,
+        };
+        let cell = |key| (Radio::Lte, 208, 1, key);
+        let points: BTreeMap<CellId, CellPoints> = [
+            (
+                cell(1),
+                CellPoints {
+                    levels: vec![level(-100), level(-98)],
+                    advances: vec![advance(0), advance(7)],
+                },
+            ),
+            (
+                cell(2),
+                CellPoints {
+                    levels: Vec::new(),
+                    advances: vec![advance(3)],
+                },
+            ),
+            (
+                cell(3),
+                CellPoints {
+                    levels: vec![level(-80)],
+                    advances: Vec::new(),
+                },
+            ),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(file.add_points(points.clone()), (2, 2));
+        let dir = tempfile::tempdir().unwrap();
+        file.write(dir.path(), &file_name(1)).unwrap();
+        let back = NetworkStatsFile::read(dir.path(), &file_name(1))
+            .unwrap()
+            .unwrap();
+        assert_eq!(back.learned_points(), points);
+        // A cell with advances only is not in the levels, whose entries a reader that does
+        // not know advances needs whole.
+        let json: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(dir.path().join(file_name(1))).unwrap())
+                .unwrap();
+        let net = &json["networks"][0];
+        assert_eq!(net["levels"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            net["advances"][0]["points"],
+            "0/48.1234567/-2.2000000/41;7/48.1234567/-2.2000000/41"
+        );
+        // The text is checked as the levels' is.
+        assert_eq!(parse_advances_text("3/1/2/40;4/1.5/2/30").unwrap().len(), 2);
+        for bad in [
+            "4/1/2/40;3/1/2/40",
+            "-1/1/2/40",
+            "1283/1/2/40",
+            "2.5/1/2/40",
+            "3/1/2",
+        ] {
+            assert!(parse_advances_text(bad).is_err(), "{bad}");
+        }
+        assert!(parse_levels_text("1/1/2/40").is_err());
     }
 
     #[test]
