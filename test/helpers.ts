@@ -173,9 +173,11 @@ export const LEVEL_DRIVE_CELL = (301 << 8) | 1;
 /**
  * An OpenCelliD measurement CSV: {@link LEVEL_DRIVE_CELL} driven along a road 2 km west to
  * east through {@link MAST_WALK}'s point on three days, heard at -70 dBm at the west end and
- * 40 dB weaker at the east end (the learner keeps where it was heard at each level).
+ * 40 dB weaker at the east end (the learner keeps where it was heard at each level). Another
+ * `cell` may be driven so; with `mast` (metres east and north of that point), each row has
+ * the timing advance that mast gives.
  */
-export function levelDriveCsv(): string {
+export function levelDriveCsv(cell = LEVEL_DRIVE_CELL, mast?: { east: number; north: number }): string {
   const { lat: lat0, lon: lon0, mPerDegLon } = MAST_WALK;
   const rows = [
     'mcc,mnc,lac,cellid,lat,lon,signal,measured_at,rating,speed,direction,act,ta,psc,tac,pci,sid,nid,bid',
@@ -185,8 +187,9 @@ export function levelDriveCsv(): string {
       const x = -1000 + i * 25;
       const signal = Math.round(-70 - (40 * (x + 1000)) / 2000);
       const t = 1.7e12 + day * 86_400_000 + i * 2000;
+      const ta = mast ? String(Math.floor(Math.hypot(x - mast.east, mast.north) / 78.12)) : '';
       rows.push(
-        `208,10,,${LEVEL_DRIVE_CELL},${lat0.toFixed(6)},${(lon0 + x / mPerDegLon).toFixed(6)},${signal},${t},10,12,0,LTE,,,7,2,,,`,
+        `208,10,,${cell},${lat0.toFixed(6)},${(lon0 + x / mPerDegLon).toFixed(6)},${signal},${t},10,12,0,LTE,${ta},,7,2,,,`,
       );
     }
   }

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { Engine } from '../src/engine.js';
@@ -486,11 +486,15 @@ describe('learned site masts between Whereabouts servers', () => {
     const dir = tempDir('wb-sync-masts-');
     const csv = join(dir, 'walk.csv');
     writeFileSync(csv, mastWalkCsv());
-    // And where it heard eNB 301's sector at each level, driving past on three days.
+    // And where it heard eNB 301's sector at each level, driving past on three days, and
+    // eNB 302's at each timing advance from its mast, 100 m off the road's west end.
     const drive = join(dir, 'drive.csv');
     writeFileSync(drive, levelDriveCsv());
+    const ringed = join(dir, 'ringed.csv');
+    const RINGED_CELL = (302 << 8) | 1;
+    writeFileSync(ringed, levelDriveCsv(RINGED_CELL, { east: -1100, north: -100 }));
     const remoteDb = join(dir, 'remote');
-    expect(cli(['learn', '--db', remoteDb, '--no-calibrate', '--quiet', csv, drive]).code).toBe(0);
+    expect(cli(['learn', '--db', remoteDb, '--no-calibrate', '--quiet', csv, drive, ringed]).code).toBe(0);
     const remote = await startTestServer({
       engine: { db: remoteDb, land: false, ipDatabases: false },
       clock: () => Date.UTC(2026, 0, 10, 12),
@@ -499,17 +503,31 @@ describe('learned site masts between Whereabouts servers', () => {
       const token = remote.tokens.create({ scopes: ['sync'] }).token;
       const pages = await fetch(`${remote.base}/v2/sync?since=0&token=${token}&limit=1`);
       expect(pages.headers.get('x-sync-kind')).toBe('cells');
+      // The level page's header: with advances for a receiver that asks, without for others
+      // (older versions), which then get no row for a cell with advances only.
+      const levelPage = async (extra: string) => {
+        for (let cursor = ''; ; ) {
+          const res = await fetch(`${remote.base}/v2/sync?since=0&token=${token}${cursor}${extra}`);
+          const body = Buffer.from(await res.arrayBuffer());
+          if (res.headers.get('x-sync-kind') === 'levels') return gunzipSync(body).toString().split('\n')[0];
+          const next = res.headers.get('x-sync-next');
+          if (!next) return undefined;
+          cursor = `&cursor=${encodeURIComponent(next)}`;
+        }
+      };
+      expect(await levelPage('&advances=1')).toBe('radio,mcc,net,area,cell,levels,advances');
+      expect(await levelPage('')).toBe('radio,mcc,net,area,cell,levels');
 
       const db = newDir();
       const from = `whereabouts+${remote.base}`;
       const first = await syncDatabase({ db, from, token });
-      expect(first).toMatchObject({ changed: true, stations: 3, masts: 1, levels: 1, rejected: 0 });
+      expect(first).toMatchObject({ changed: true, stations: 4, masts: 2, levels: 2, rejected: 0 });
       const masts = (d: string) => {
         const stats = JSON.parse(cli(['stats', '--db', d, '--json']).stdout);
         return stats.networks.flatMap((n: { masts?: unknown[] }) => n.masts ?? []);
       };
-      const [sent] = masts(remoteDb);
-      const [got] = masts(db);
+      const [sent] = masts(remoteDb).filter((m: { site: number }) => m.site === MAST_WALK.site);
+      const [got] = masts(db).filter((m: { site: number }) => m.site === MAST_WALK.site);
       expect(got).toMatchObject({ site: MAST_WALK.site, sightings: sent.sightings, updated: sent.updated });
       expect(metresNearMastWalk(got, sent.lat, sent.lon)).toBeLessThan(0.05);
 
@@ -552,9 +570,35 @@ describe('learned site masts between Whereabouts servers', () => {
       expect(there.accuracy).toBe(sender.accuracy);
       expect(there.accuracy).toBeLessThan(300);
 
+      // And eNB 302's advances: heard at advance 10, without a level, the cell answers where
+      // the drives were that far from its mast, on both.
+      const advances = (d: string) => {
+        const stats = JSON.parse(cli(['stats', '--db', d, '--json']).stdout);
+        return stats.networks.flatMap((n: { advances?: { points: string }[] }) =>
+          (n.advances ?? []).map((a) => a.points.split(';')),
+        );
+      };
+      const [sentAdvances] = advances(remoteDb);
+      expect(sentAdvances.length).toBeGreaterThan(10);
+      expect(advances(db)).toEqual([sentAdvances]);
+      const atAdvance = JSON.stringify({
+        token: 't',
+        radio: 'lte',
+        mcc: 208,
+        mnc: 10,
+        cells: [{ lac: 7, cid: RINGED_CELL, ta: 10 }],
+      });
+      const [here10, sender10] = [db, remoteDb].map((d) =>
+        JSON.parse(cli(['locate', '--db', d], atAdvance).stdout),
+      );
+      const road = { lat: MAST_WALK.lat, lon: MAST_WALK.lon - 286 / MAST_WALK.mPerDegLon };
+      expect(metresNearMastWalk(sender10, road.lat, road.lon)).toBeLessThan(80);
+      expect(metresNearMastWalk(here10, sender10.lat, sender10.lon)).toBeLessThan(0.1);
+      expect(here10.accuracy).toBe(sender10.accuracy);
+
       // Nothing new: the mast is not merged again.
       expect(await syncDatabase({ db, from, token })).toMatchObject({ changed: false, masts: 0, levels: 0 });
-      expect(masts(db)).toHaveLength(1);
+      expect(masts(db)).toHaveLength(2);
     } finally {
       await remote.close();
     }

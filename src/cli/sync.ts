@@ -72,7 +72,9 @@ export async function runSync(argv: string[]): Promise<number> {
     outcome.changed
       ? `sync ${values.db} from ${what}: ${outcome.stations.toLocaleString('en')} stations ` +
           (outcome.masts > 0 ? `and ${outcome.masts.toLocaleString('en')} learned masts ` : '') +
-          (outcome.levels > 0 ? `and ${outcome.levels.toLocaleString('en')} cells' levels ` : '') +
+          (outcome.levels > 0
+            ? `and ${outcome.levels.toLocaleString('en')} cells' levels and advances `
+            : '') +
           'imported ' +
           `(${outcome.rejected.toLocaleString('en')} rows rejected), generation ${outcome.generation}, ` +
           `${(outcome.bytes / 1e6).toFixed(1)} MB downloaded, ${outcome.seconds.toFixed(1)} s\n`

@@ -66,6 +66,9 @@ export function syncRoutes(deps: {
           cursor: queryParam(request, 'cursor'),
           maxStations: limit,
           maxScanned: SYNC_SCAN_PER_PAGE,
+          // A receiver that reads learned cells' advances says so; others get the level
+          // file they have always read (docs/sync.md).
+          advances: queryParam(request, 'advances') === '1',
         });
       } catch (err) {
         if ((err as Error).message === 'invalid cursor')

@@ -51,6 +51,9 @@ export async function pullServer(options: PullOptions): Promise<Pulled> {
     const q = new URLSearchParams({ since: String(options.since) });
     if (until !== undefined) q.set('until', String(until));
     if (cursor !== undefined) q.set('cursor', cursor);
+    // This receiver reads learned cells' advances (a server that does not know them
+    // ignores the parameter).
+    q.set('advances', '1');
     q.set('token', token);
     const { res, body } = await fetchPage(`${base}/v2/sync?${q}`, base, page, options);
     bytes += body.length;

@@ -61,7 +61,10 @@ export interface SyncOutcome {
   stations: number;
   /** Learned site masts accepted (a Whereabouts server's `masts` pages; docs/sync.md). */
   masts: number;
-  /** Learned cells' positions by level accepted, one a cell (`levels` pages; docs/sync.md). */
+  /**
+   * Learned cells' positions by level (and by advance) accepted, one a cell (`levels` pages;
+   * docs/sync.md).
+   */
   levels: number;
   /** Rows the importer rejected (with line numbers in `badLines`). */
   rejected: number;

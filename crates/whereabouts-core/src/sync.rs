@@ -1,5 +1,6 @@
 //! Sync pages: the stations of a database changed in a time window, the site masts its
-//! learner fitted and the learned cells' positions by level that changed in it, written in
+//! learner fitted and the learned cells' positions by level (and, for a receiver that reads
+//! them, by advance) that changed in it, written in
 //! the formats `import` reads (the OpenCelliD/MLS cell export, the WiFi station file, the
 //! learned-mast and learned-level files) and
 //! gzip-compressed. A client stores each page as a `.csv.gz` file and imports them
@@ -10,10 +11,10 @@ use std::io::{self, Write};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-use crate::import::{CELL_HEADER, LEVELS_HEADER, MAST_HEADER, WIFI_HEADER};
+use crate::import::{CELL_HEADER, LEVELS_ADVANCES_HEADER, LEVELS_HEADER, MAST_HEADER, WIFI_HEADER};
 use crate::radio::Radio;
 use crate::store::changes::{Scanned, StationKey, Window};
-use crate::store::netstats::levels_text;
+use crate::store::netstats::{advances_text, levels_text};
 use crate::store::record::{key_cid, key_lac, Estimated};
 use crate::store::Database;
 
@@ -28,6 +29,10 @@ pub struct PageRequest {
     /// Most stations looked at, changed or not: bounds the time one page takes on a
     /// large database where few stations changed.
     pub max_scanned: u64,
+    /// The receiver reads learned cells' advances: level pages carry them in a column of
+    /// their own (`LEVELS_ADVANCES_HEADER`). A receiver that does not ask gets the level
+    /// file it has always read, without the cells that have advances only.
+    pub advances: bool,
 }
 
 /// Which file format a page's body is in: a page never mixes kinds, because each format has
@@ -76,7 +81,9 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
         }
         scanned += 1;
         last = Some(key);
-        if !req.window.contains(&s) {
+        if !req.window.contains(&s)
+            || matches!(&s, Scanned::Levels { points, .. } if !req.advances && points.levels.is_empty())
+        {
             continue;
         }
         let (_, gz) = out.get_or_insert_with(|| {
@@ -87,6 +94,7 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
                 PageKind::Cells => CELL_HEADER,
                 PageKind::Wifi => WIFI_HEADER,
                 PageKind::Masts => MAST_HEADER,
+                PageKind::Levels if req.advances => LEVELS_ADVANCES_HEADER,
                 PageKind::Levels => LEVELS_HEADER,
             };
             // Writing into a Vec cannot fail.
@@ -94,7 +102,7 @@ pub fn changes_page(db: &Database, req: &PageRequest) -> io::Result<Page> {
             (kind, gz)
         });
         line.clear();
-        csv_line(&s, &mut line);
+        csv_line(&s, req.advances, &mut line);
         gz.write_all(line.as_bytes())?;
         stations += 1;
     }
@@ -119,8 +127,9 @@ fn push_e7(out: &mut String, v: i32) {
     let _ = write!(out, "{sign}{}.{:07}", a / 10_000_000, a % 10_000_000);
 }
 
-/// One row in the import format of its kind, newline included.
-fn csv_line(s: &Scanned, out: &mut String) {
+/// One row in the import format of its kind, newline included; a learned cell's advances in a
+/// column of their own with `advances`.
+fn csv_line(s: &Scanned, advances: bool, out: &mut String) {
     use std::fmt::Write as _;
     match s {
         &Scanned::Cell {
@@ -210,7 +219,11 @@ fn csv_line(s: &Scanned, out: &mut String) {
                 key_lac(*key),
                 key_cid(*radio, *key)
             );
-            out.push_str(&levels_text(points));
+            out.push_str(&levels_text(&points.levels));
+            if advances {
+                out.push(',');
+                out.push_str(&advances_text(&points.advances));
+            }
             out.push('\n');
         }
     }
@@ -233,7 +246,7 @@ mod tests {
     use super::*;
     use crate::import::{import_files, ImportOptions, SourceKind};
     use crate::sites::SiteKey;
-    use crate::store::netstats::{CellPoints, LearnedMast, LevelPoint};
+    use crate::store::netstats::{AdvancePoint, CellPoints, LearnedMast, LevelPoint};
     use crate::store::record::{cell_key, Station, StationInfo};
     use crate::store::{BuildOptions, DbBuilder};
 
@@ -277,8 +290,9 @@ mod tests {
                 updated: D0 - DAY,
             },
         );
-        // Levels of the learned cells 101 (in the windows below) and 103 (in the first only),
-        // and of cell 102, which is not learned: the builder keeps no levels for it.
+        // Levels and advances of the learned cells 101 (in the windows below) and 103 (in
+        // the first only; advances alone), and of cell 102, which is not learned: the builder
+        // keeps none for it.
         for i in [1u64, 2, 3] {
             let point = |dbm: i16, lat: f64| LevelPoint {
                 dbm,
@@ -286,11 +300,21 @@ mod tests {
                 lon: -8.4701234567,
                 spread_m: 35.0 + i as f32,
             };
+            let advance = |steps: u16| AdvancePoint {
+                steps,
+                lat: -51.8961234567,
+                lon: -8.4711234567,
+                spread_m: 50.0 + i as f32,
+            };
             b.learned_points().insert(
                 (Radio::Lte, 272, 1, cell_key(Radio::Lte, 3, 100 + i)),
                 CellPoints {
-                    levels: vec![point(-100, -51.8981234567), point(-98, -51.8971234567)],
-                    advances: Vec::new(),
+                    levels: if i == 3 {
+                        Vec::new()
+                    } else {
+                        vec![point(-100, -51.8981234567), point(-98, -51.8971234567)]
+                    },
+                    advances: vec![advance(2), advance(5)],
                 },
             );
         }
@@ -325,7 +349,7 @@ mod tests {
         (dir, db)
     }
 
-    fn all_pages(db: &Database, window: Window, max_stations: usize) -> Vec<Page> {
+    fn all_pages(db: &Database, window: Window, max_stations: usize, advances: bool) -> Vec<Page> {
         let mut pages = Vec::new();
         let mut after = None;
         loop {
@@ -336,6 +360,7 @@ mod tests {
                     after,
                     max_stations,
                     max_scanned: 1_000,
+                    advances,
                 },
             )
             .unwrap();
@@ -354,7 +379,7 @@ mod tests {
             since: D0 - 2 * DAY,
             until: D0 + DAY,
         };
-        let pages = all_pages(&db, window, 2);
+        let pages = all_pages(&db, window, 2, false);
         let counts: Vec<(Option<PageKind>, u64)> =
             pages.iter().map(|p| (p.kind, p.stations)).collect();
         // Three cells in the window (two pages), one AP, one mast, one learned cell's levels
@@ -385,6 +410,7 @@ mod tests {
                 after: None,
                 max_stations: 10,
                 max_scanned: 3,
+                advances: false,
             },
         )
         .unwrap();
@@ -393,16 +419,15 @@ mod tests {
         assert!(p.next.is_some());
     }
 
-    #[test]
-    fn pages_import_back_to_the_same_stations() {
-        let (_dir, db) = source();
+    /// The pages of `db` since 0, imported into a new database.
+    fn imported(db: &Database, advances: bool) -> (tempfile::TempDir, Database, Vec<SourceKind>) {
         let window = Window {
             since: 0,
             until: D0 + DAY,
         };
         let out = tempfile::tempdir().unwrap();
         let mut files = Vec::new();
-        for (i, p) in all_pages(&db, window, 1000).iter().enumerate() {
+        for (i, p) in all_pages(db, window, 1000, advances).iter().enumerate() {
             if p.stations > 0 {
                 let f = out.path().join(format!("page-{i}.csv.gz"));
                 std::fs::write(&f, &p.body).unwrap();
@@ -413,8 +438,17 @@ mod tests {
         let report =
             import_files(&target, &files, &ImportOptions::default(), &mut |_| true).unwrap();
         assert!(report.files.iter().all(|f| f.rejected == 0), "{report:?}");
+        let kinds = report.files.iter().map(|f| f.kind).collect();
+        let copy = Database::open(&target).unwrap();
+        (out, copy, kinds)
+    }
+
+    #[test]
+    fn pages_import_back_to_the_same_stations() {
+        let (_dir, db) = source();
+        let (_out, copy, kinds) = imported(&db, true);
         assert_eq!(
-            report.files.iter().map(|f| f.kind).collect::<Vec<_>>(),
+            kinds,
             [
                 SourceKind::CellCsv,
                 SourceKind::WifiCsv,
@@ -422,7 +456,6 @@ mod tests {
                 SourceKind::LevelsCsv
             ]
         );
-        let copy = Database::open(&target).unwrap();
         let a: Vec<_> = db.scan_from(None).collect();
         let b: Vec<_> = copy.scan_from(None).collect();
         assert_eq!(a.len(), b.len());
@@ -446,9 +479,15 @@ mod tests {
                         points: pb,
                     },
                 ) => {
-                    assert_eq!((ca, ua, pa.len()), (cb, ub, pb.len()));
-                    for (a, b) in pa.iter().zip(pb) {
+                    assert_eq!((ca, ua), (cb, ub));
+                    assert_eq!(pa.levels.len(), pb.levels.len());
+                    for (a, b) in pa.levels.iter().zip(&pb.levels) {
                         assert_eq!((a.dbm, a.spread_m), (b.dbm, b.spread_m));
+                        assert!((a.lat - b.lat).abs() < 1e-7 && (a.lon - b.lon).abs() < 1e-7);
+                    }
+                    assert_eq!(pa.advances.len(), pb.advances.len());
+                    for (a, b) in pa.advances.iter().zip(&pb.advances) {
+                        assert_eq!((a.steps, a.spread_m), (b.steps, b.spread_m));
                         assert!((a.lat - b.lat).abs() < 1e-7 && (a.lon - b.lon).abs() < 1e-7);
                     }
                 }
@@ -459,7 +498,8 @@ mod tests {
             s,
             Scanned::Cell { station, .. } if station.estimated() == Estimated::Learned
         )));
-        // The learned cells' levels come last: 101 and 103, not 102 (not learned).
+        // The learned cells' levels and advances come last: 101 and 103, not 102 (not
+        // learned).
         let levels: Vec<_> = a
             .iter()
             .filter_map(|(k, _)| match k {
@@ -476,5 +516,22 @@ mod tests {
         let last = a.last().unwrap().0;
         assert_eq!(StationKey::parse(&last.to_string()), Some(last));
         assert_eq!(db.scan_from(Some(a[a.len() - 2].0)).count(), 1);
+
+        // A receiver that does not read advances gets the levels alone: 101's, not 103's
+        // (it has none).
+        let (_out, copy, _) = imported(&db, false);
+        let points: Vec<_> = copy
+            .scan_from(None)
+            .filter_map(|(_, s)| match s {
+                Scanned::Levels { cell, points, .. } => Some((cell.3, points)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(points.len(), 1);
+        assert_eq!(points[0].0, cell_key(Radio::Lte, 3, 101));
+        assert_eq!(
+            (points[0].1.levels.len(), points[0].1.advances.len()),
+            (2, 0)
+        );
     }
 }

@@ -19,6 +19,9 @@ pub struct ChangesQuery {
     pub cursor: Option<String>,
     pub max_stations: u32,
     pub max_scanned: f64,
+    /// The receiver reads learned cells' advances: `levels` pages carry them in a column of
+    /// their own (`LEVELS_ADVANCES_HEADER`). Absent: the level file older receivers read.
+    pub advances: Option<bool>,
 }
 
 #[napi(object)]
@@ -27,7 +30,7 @@ pub struct ChangesPage {
     pub body: Buffer,
     /// `cells` (OpenCelliD export header), `wifi` (WiFi station header), `masts` (learned
     /// site masts, `MAST_HEADER`) or `levels` (learned cells' positions by level,
-    /// `LEVELS_HEADER`); null when empty.
+    /// `LEVELS_HEADER`, and by advance when asked, `LEVELS_ADVANCES_HEADER`); null when empty.
     #[napi(ts_type = "'cells' | 'wifi' | 'masts' | 'levels' | null")]
     pub kind: Option<String>,
     /// Rows in `body`: stations, masts on a `masts` page, cells on a `levels` page.
@@ -89,6 +92,7 @@ pub fn page_request(q: &ChangesQuery) -> Result<PageRequest> {
         after,
         max_stations: q.max_stations.max(1) as usize,
         max_scanned: q.max_scanned.max(1.0) as u64,
+        advances: q.advances.unwrap_or(false),
     })
 }
 

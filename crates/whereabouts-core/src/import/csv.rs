@@ -8,7 +8,7 @@ use std::io::{self, Read};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-use super::levels::{is_levels_header, read_levels};
+use super::levels::{has_advances, is_levels_header, read_levels};
 use super::masts::{is_mast_header, read_masts, Rows};
 use super::parse::{detect, explain_line, parse_line, Detected, Layout};
 use super::rec::Rec;
@@ -200,7 +200,7 @@ pub fn read_csv(
             return if kind == SourceKind::MastCsv {
                 read_masts(rows, reader, ctx)
             } else {
-                read_levels(rows, reader, ctx)
+                read_levels(rows, reader, ctx, has_advances(line))
             };
         }
         match detect(line) {

@@ -1,8 +1,9 @@
 //! The learned-level file: the positions by received level of our learned cells
-//! (`learn::estimate`), one row a cell, as `GET /v2/sync` hands them to another server
-//! (`crate::sync` writes it). An import sets each cell's levels in those the new generation
-//! keeps, replacing the cell's earlier ones, and keeps them while the database holds the cell
-//! as learned.
+//! (`learn::estimate`), and in its second form by timing advance too, one row a cell, as
+//! `GET /v2/sync` hands them to another server (`crate::sync` writes it). An import sets each
+//! cell's levels (and advances, when the file has them) in those the new generation keeps,
+//! replacing the cell's earlier ones, and keeps them while the database holds the cell as
+//! learned.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -11,7 +12,9 @@ use super::masts::Rows;
 use super::source::Ctx;
 use super::{FileReport, ImportError};
 use crate::radio::Radio;
-use crate::store::netstats::{parse_levels_text, CellId, LevelPoint};
+use crate::store::netstats::{
+    parse_advances_text, parse_levels_text, AdvancePoint, CellId, LevelPoint,
+};
 use crate::store::record::cell_key;
 
 /// The learned-level file header. `levels` is the cell's points as the statistics file writes
@@ -19,16 +22,29 @@ use crate::store::record::cell_key;
 /// degrees, metres), separated by `;`.
 pub const LEVELS_HEADER: &str = "radio,mcc,net,area,cell,levels";
 
-/// Whether `line` is [`LEVELS_HEADER`], as the station files' headers are told.
+/// The learned-level file with advances: `advances` is the cell's points by timing advance as
+/// the statistics file writes them (`netstats::advances_text`: ascending, each
+/// `steps/lat/lon/spread`). Either of `levels` and `advances` may be empty, not both.
+pub const LEVELS_ADVANCES_HEADER: &str = "radio,mcc,net,area,cell,levels,advances";
+
+/// Whether `line` is [`LEVELS_HEADER`] or [`LEVELS_ADVANCES_HEADER`], as the station files'
+/// headers are told.
 pub(crate) fn is_levels_header(line: &[u8]) -> bool {
-    super::parse::is_header(line, LEVELS_HEADER)
+    super::parse::is_header(line, LEVELS_HEADER) || has_advances(line)
 }
 
-/// One row, or why it is refused.
-fn parse_row(line: &str) -> Result<(CellId, Vec<LevelPoint>), String> {
+/// Whether `line` is [`LEVELS_ADVANCES_HEADER`].
+pub(crate) fn has_advances(line: &[u8]) -> bool {
+    super::parse::is_header(line, LEVELS_ADVANCES_HEADER)
+}
+
+/// One row, or why it is refused: the cell, its levels, and with `advances` (the file's
+/// second form) its advances.
+fn parse_row(line: &str, advances: bool) -> Result<(CellId, ReadPoints), String> {
     let f: Vec<&str> = line.split(',').map(str::trim).collect();
-    if f.len() != 6 {
-        return Err(format!("{} fields where the header has 6", f.len()));
+    let fields = if advances { 7 } else { 6 };
+    if f.len() != fields {
+        return Err(format!("{} fields where the header has {fields}", f.len()));
     }
     let radio = Radio::parse(f[0]).ok_or_else(|| format!("unknown radio {:?}", f[0]))?;
     let int = |i: usize, name: &str| -> Result<i64, String> {
@@ -51,7 +67,24 @@ fn parse_row(line: &str) -> Result<(CellId, Vec<LevelPoint>), String> {
             return Err(format!("{name} {v} out of range (0..={max} for {radio})"));
         }
     }
-    let points = parse_levels_text(f[5])?;
+    let points = if advances {
+        if f[5].is_empty() && f[6].is_empty() {
+            return Err("neither levels nor advances".to_string());
+        }
+        let levels = if f[5].is_empty() {
+            Vec::new()
+        } else {
+            parse_levels_text(f[5])?
+        };
+        let advances = if f[6].is_empty() {
+            Vec::new()
+        } else {
+            parse_advances_text(f[6])?
+        };
+        (levels, Some(advances))
+    } else {
+        (parse_levels_text(f[5])?, None)
+    };
     let cell = (
         radio,
         mcc as u16,
@@ -61,15 +94,16 @@ fn parse_row(line: &str) -> Result<(CellId, Vec<LevelPoint>), String> {
     Ok((cell, points))
 }
 
-/// Reads the rows after the header; they go to `ctx.levels` (when importing), one entry a
-/// cell, a later row replacing an earlier one.
+/// Reads the rows after the header (with `advances`, the file's second form); they go to
+/// `ctx.levels` (when importing), one entry a cell, a later row replacing an earlier one.
 pub(crate) fn read_levels(
     rows: Rows,
     reader: &mut dyn Read,
     ctx: &mut Ctx,
+    advances: bool,
 ) -> Result<FileReport, ImportError> {
     rows.read(reader, ctx, |ctx, line| {
-        let (cell, points) = parse_row(line)?;
+        let (cell, points) = parse_row(line, advances)?;
         if let Some(levels) = ctx.levels.as_deref_mut() {
             levels.insert(cell, points);
         }
@@ -77,8 +111,11 @@ pub(crate) fn read_levels(
     })
 }
 
-/// The levels an import read, by cell.
-pub(crate) type ReadLevels = BTreeMap<CellId, Vec<LevelPoint>>;
+/// A cell's levels as a file gave them, and its advances when the file has them.
+pub(crate) type ReadPoints = (Vec<LevelPoint>, Option<Vec<AdvancePoint>>);
+
+/// The levels (and advances) an import read, by cell.
+pub(crate) type ReadLevels = BTreeMap<CellId, ReadPoints>;
 
 #[cfg(test)]
 mod tests {
@@ -86,8 +123,12 @@ mod tests {
 
     #[test]
     fn rows_are_checked_field_by_field() {
-        let (cell, points) =
-            parse_row("LTE,272,1,100,2304001,-100/51.9/-8.47/35;-98/51.91/-8.46/40").unwrap();
+        let (cell, (points, advances)) = parse_row(
+            "LTE,272,1,100,2304001,-100/51.9/-8.47/35;-98/51.91/-8.46/40",
+            false,
+        )
+        .unwrap();
+        assert_eq!(advances, None);
         assert_eq!(
             cell,
             (Radio::Lte, 272, 1, cell_key(Radio::Lte, 100, 2_304_001))
@@ -127,12 +168,55 @@ mod tests {
                 "does not follow",
             ),
         ] {
-            let err = parse_row(row).unwrap_err();
+            let err = parse_row(row, false).unwrap_err();
             assert!(err.contains(why), "{row}: {err}");
         }
         assert!(is_levels_header(b"Radio, mcc,net,area,cell,levels"));
+        assert!(!has_advances(b"Radio, mcc,net,area,cell,levels"));
         assert!(!is_levels_header(
             b"radio,mcc,net,site,lat,lon,sightings,updated"
         ));
+    }
+
+    #[test]
+    fn the_second_form_carries_advances_beside_the_levels() {
+        assert!(is_levels_header(LEVELS_ADVANCES_HEADER.as_bytes()));
+        assert!(has_advances(LEVELS_ADVANCES_HEADER.as_bytes()));
+        let (_, (levels, advances)) = parse_row(
+            "LTE,272,1,100,2304001,-100/51.9/-8.47/35,3/51.91/-8.46/40;4/51.92/-8.46/30",
+            true,
+        )
+        .unwrap();
+        assert_eq!(levels.len(), 1);
+        let advances = advances.unwrap();
+        assert_eq!(
+            (advances[1].steps, advances[1].lat, advances[1].spread_m),
+            (4, 51.92, 30.0)
+        );
+        // Either column may be empty, not both.
+        let (_, (levels, advances)) =
+            parse_row("LTE,272,1,100,2304001,,3/51.91/-8.46/40", true).unwrap();
+        assert!(levels.is_empty() && advances.is_some_and(|a| a.len() == 1));
+        let (_, (_, advances)) =
+            parse_row("LTE,272,1,100,2304001,-100/51.9/-8.47/35,", true).unwrap();
+        assert_eq!(advances, Some(Vec::new()));
+        for (row, why) in [
+            ("LTE,272,1,100,2304001,,", "neither levels nor advances"),
+            (
+                "LTE,272,1,100,2304001,-100/51.9/-8.47/35",
+                "6 fields where the header has 7",
+            ),
+            (
+                "LTE,272,1,100,2304001,,4/1/2/40;3/1/2/40",
+                "does not follow",
+            ),
+            (
+                "LTE,272,1,100,2304001,,-1/1/2/40",
+                "not steps/lat/lon/spread",
+            ),
+        ] {
+            let err = parse_row(row, true).unwrap_err();
+            assert!(err.contains(why), "{row}: {err}");
+        }
     }
 }

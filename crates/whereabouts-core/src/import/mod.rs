@@ -31,7 +31,7 @@ use merge::{is_wifi, reduce_runs, split_cell_key, Merger, Source};
 use rec::{full_key, wifi_full_key, Acc, Rec};
 use runs::Runs;
 
-pub use levels::LEVELS_HEADER;
+pub use levels::{LEVELS_ADVANCES_HEADER, LEVELS_HEADER};
 pub use masts::MAST_HEADER;
 pub use parse::{default_range_m, CELL_HEADER, WIFI_HEADER};
 pub use upgrade::{upgrade, UpgradeReport};
@@ -95,7 +95,8 @@ pub enum SourceKind {
     SqliteCells,
     /// Learned site masts (`GET /v2/sync` pages, [`MAST_HEADER`]).
     MastCsv,
-    /// Learned cells' positions by level (`GET /v2/sync` pages, [`LEVELS_HEADER`]).
+    /// Learned cells' positions by level, and by advance (`GET /v2/sync` pages,
+    /// [`LEVELS_HEADER`], [`LEVELS_ADVANCES_HEADER`]).
     LevelsCsv,
     /// Addresses in the OpenAddresses CSV layout (see [`crate::addresses`]).
     OpenAddressesCsv,
@@ -358,10 +359,17 @@ pub fn import_files(
     let mut builder = builder;
     crate::learn::masts::keep(builder.learned_masts(), &read_masts);
     // Kept by the commit while their cells are written as learned.
-    // A cell's levels replace its earlier ones; the file carries no advances, so a cell's own
-    // stay.
-    for (cell, levels) in read_levels {
-        builder.learned_points().entry(cell).or_default().levels = levels;
+    // A cell's levels replace its earlier ones, and so do its advances when the file carries
+    // them (else the cell's own stay).
+    for (cell, (levels, advances)) in read_levels {
+        let kept = builder.learned_points().entry(cell).or_default();
+        kept.levels = levels;
+        if let Some(advances) = advances {
+            kept.advances = advances;
+        }
+        if kept.is_empty() {
+            builder.learned_points().remove(&cell);
+        }
     }
     let mut merger = Merger::new(sources).map_err(io_error)?;
     let mut merged_duplicates = 0u64;

@@ -11,7 +11,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::csv::read_csv;
-use super::levels::LEVELS_HEADER;
+use super::levels::{LEVELS_ADVANCES_HEADER, LEVELS_HEADER};
 use super::masts::MAST_HEADER;
 use super::parse::{
     self, explain, Field, Layout, Problem, RawCell, Reject, CELL_HEADER, WIFI_HEADER,
@@ -167,7 +167,8 @@ pub fn accepted_formats() -> String {
         "accepted: an OpenCelliD/MLS cell export with the header `{CELL_HEADER}` (or the same \
          columns without a header line), a WiFi file with the header `{WIFI_HEADER}`, a \
          learned-mast file with the header `{MAST_HEADER}`, a learned-level file with the \
-         header `{LEVELS_HEADER}` (each plain or gzip-compressed), \
+         header `{LEVELS_HEADER}` or `{LEVELS_ADVANCES_HEADER}` (each plain or \
+         gzip-compressed), \
          or a SQLite database with a `cells` table \
          (mcc, mnc, lac, cid, longitude, latitude, accuracy, samples)"
     )

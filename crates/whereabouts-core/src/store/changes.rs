@@ -12,7 +12,7 @@ use std::fmt;
 
 use super::database::Database;
 use super::layout::FORMAT_VERSION;
-use super::netstats::{CellId, LearnedMast, LevelPoint};
+use super::netstats::{CellId, CellPoints, LearnedMast};
 use super::record::{key_cid, key_lac, Station};
 use crate::radio::Radio;
 use crate::sites::SiteKey;
@@ -109,7 +109,8 @@ impl Window {
 }
 
 /// What the scan meets: a station, with its network for cells, a learned mast, or a learned
-/// cell's positions by level with the day its cell last changed (they change with it).
+/// cell's positions by level and by advance with the day its cell last changed (they change
+/// with it).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Scanned {
     Cell {
@@ -120,10 +121,12 @@ pub enum Scanned {
     },
     Wifi(Station),
     Mast(SiteKey, LearnedMast),
+    /// Its levels and advances: a page for a receiver that does not read advances skips a
+    /// cell that has none of the levels (`sync::PageRequest::advances`).
     Levels {
         cell: CellId,
         updated: i64,
-        points: Vec<LevelPoint>,
+        points: CellPoints,
     },
 }
 
@@ -236,15 +239,12 @@ impl Database {
         // One a learned cell heard on repeated passes: collected and ordered when the scan
         // gets there, each with its cell's day (a cell no longer stored has none to send).
         let levels = std::iter::once(()).flat_map(move |()| {
-            let mut levels: Vec<(CellId, Vec<LevelPoint>)> = self
+            let mut levels: Vec<(CellId, CellPoints)> = self
                 .network_stats()
                 .map(|f| {
                     f.learned_points()
                         .into_iter()
-                        .filter(|(cell, p)| {
-                            !p.levels.is_empty() && levels_after.is_none_or(|after| *cell > after)
-                        })
-                        .map(|(cell, p)| (cell, p.levels))
+                        .filter(|(cell, _)| levels_after.is_none_or(|after| *cell > after))
                         .collect()
                 })
                 .unwrap_or_default();
