@@ -713,23 +713,36 @@ mod tests {
             .collect()
     }
 
+    /// Three passes a day apart over `n` places (`place(i)`), a second apart, heard 1 dB
+    /// weaker at each; from `source`.
+    fn three_passes(
+        n: u32,
+        place: impl Fn(u32) -> (f64, f64),
+        source: Option<super::super::Source>,
+    ) -> Vec<Observation> {
+        (0..3)
+            .flat_map(|day| (0..n).map(move |i| (day, i)))
+            .map(|(day, i)| {
+                let (lat, lon) = place(i);
+                Observation {
+                    time: Some(1_700_000_000 + day * 86_400 + i64::from(i)),
+                    signal_dbm: Some(-70.0 - f64::from(i)),
+                    source,
+                    ..at(lat, lon)
+                }
+            })
+            .collect()
+    }
+
     #[test]
     fn levels_come_from_repeated_passes_of_the_operators_own_sightings() {
         // Three passes a day apart along a road east, 40 dB weaker at its end.
         let road = |source: Option<super::super::Source>| -> Vec<Observation> {
-            (0..3)
-                .flat_map(|day| {
-                    (0..=40).map(move |i| {
-                        let (lat, lon) = destination(50.0, 8.0, 90.0, i as f64 * 50.0);
-                        Observation {
-                            time: Some(1_700_000_000 + day * 86_400 + i),
-                            signal_dbm: Some(-70.0 - i as f64),
-                            source,
-                            ..at(lat, lon)
-                        }
-                    })
-                })
-                .collect()
+            three_passes(
+                41,
+                |i| destination(50.0, 8.0, 90.0, f64::from(i) * 50.0),
+                source,
+            )
         };
         let own = estimate(&road(None), false).unwrap();
         assert_eq!(own.levels.len(), 21, "{:?}", own.levels);
@@ -765,24 +778,15 @@ mod tests {
         // A street from the mast at (50, 8) 1.5 km east, then 1 km north, walked on three
         // days, a sighting every 50 m; none carries an advance of its own.
         let street = |source: Option<super::super::Source>| -> Vec<Observation> {
-            (0..3)
-                .flat_map(|day| {
-                    (0..50).map(move |i| {
-                        let (lat, lon) = if i <= 30 {
-                            destination(50.0, 8.0, 90.0, i as f64 * 50.0)
-                        } else {
-                            let (la, lo) = destination(50.0, 8.0, 90.0, 1_500.0);
-                            destination(la, lo, 0.0, (i - 30) as f64 * 50.0)
-                        };
-                        Observation {
-                            time: Some(1_700_000_000 + day * 86_400 + i),
-                            signal_dbm: Some(-70.0 - i as f64),
-                            source,
-                            ..at(lat, lon)
-                        }
-                    })
-                })
-                .collect()
+            let place = |i: u32| {
+                if i <= 30 {
+                    destination(50.0, 8.0, 90.0, f64::from(i) * 50.0)
+                } else {
+                    let (la, lo) = destination(50.0, 8.0, 90.0, 1_500.0);
+                    destination(la, lo, 0.0, f64::from(i - 30) * 50.0)
+                }
+            };
+            three_passes(50, place, source)
         };
         let step = 78.12;
         let points = advance_points(&street(None), (50.0, 8.0), step);

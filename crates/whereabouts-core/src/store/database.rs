@@ -355,29 +355,32 @@ impl Database {
     /// A learned cell's positions by level, ascending (`learn::estimate`); empty for the
     /// others.
     pub fn learned_levels(&self, radio: Radio, mcc: u16, mnc: u16, key: u64) -> &[LevelPoint] {
-        if self.learned_levels.is_empty() {
-            return &[];
-        }
-        match (
-            self.learned_levels.get(&(radio, mcc, mnc, key)),
-            &self.network_stats,
-        ) {
-            (Some(&(n, l)), Some(file)) => &file.networks[n as usize].levels[l as usize].points,
-            _ => &[],
-        }
+        self.cell_entry(&self.learned_levels, (radio, mcc, mnc, key), |n, i| {
+            &n.levels[i].points
+        })
     }
 
     /// A learned cell's positions by timing advance, ascending (`learn::estimate`); empty
     /// for the others.
     pub fn learned_advances(&self, radio: Radio, mcc: u16, mnc: u16, key: u64) -> &[AdvancePoint] {
-        if self.learned_advances.is_empty() {
+        self.cell_entry(&self.learned_advances, (radio, mcc, mnc, key), |n, i| {
+            &n.advances[i].points
+        })
+    }
+
+    /// A cell's entry of a per-cell list of the statistics file, by its index ([`index_cells`]);
+    /// empty when it has none.
+    fn cell_entry<'a, T>(
+        &'a self,
+        index: &HashMap<CellId, (u32, u32)>,
+        cell: CellId,
+        entry: impl Fn(&'a NetworkStats, usize) -> &'a [T],
+    ) -> &'a [T] {
+        if index.is_empty() {
             return &[];
         }
-        match (
-            self.learned_advances.get(&(radio, mcc, mnc, key)),
-            &self.network_stats,
-        ) {
-            (Some(&(n, a)), Some(file)) => &file.networks[n as usize].advances[a as usize].points,
+        match (index.get(&cell), &self.network_stats) {
+            (Some(&(n, e)), Some(file)) => entry(&file.networks[n as usize], e as usize),
             _ => &[],
         }
     }
