@@ -2,7 +2,15 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, importedSites, MAST_WALK, mastWalkCsv, metresNearMastWalk, siteRowCsv } from './helpers.js';
+import {
+  cli,
+  importedSites,
+  levelDriveCsv,
+  MAST_WALK,
+  mastWalkCsv,
+  metresNearMastWalk,
+  siteRowCsv,
+} from './helpers.js';
 import { tempDir } from './temp-dirs.js';
 
 /** Metres from `answer` to the point `east`, `north` metres from the first mast of {@link siteRowCsv}. */
@@ -164,6 +172,25 @@ describe('whereabouts stats', () => {
     const row = siteRowCsv({ sites: 70, gsm: true }).split('\n')[5]?.split(',') ?? [];
     expect(answer.lat).toBeCloseTo(Number(row[7]), 5);
     expect(answer.lon).toBeCloseTo(Number(row[6]), 5);
+  });
+
+  it('counts the cells learn placed by timing advance, and shows their points', () => {
+    // Driven on three days, with the advances of a mast 100 m off the road's west end.
+    const dir = tempDir('wb-stats-advances-');
+    const csv = join(dir, 'drive.csv');
+    const cell = (302 << 8) | 1;
+    writeFileSync(csv, levelDriveCsv(cell, { east: -1100, north: -100 }));
+    const db = join(dir, 'db');
+    const learned = cli(['learn', '--db', db, '--no-calibrate', csv]);
+    expect(learned.code).toBe(0);
+    expect(learned.stderr).toContain('1 cells placed by level, 1 by timing advance');
+    const [lte] = JSON.parse(cli(['stats', '--db', db, '--json']).stdout).networks;
+    const [advances] = lte.advances;
+    expect(advances.points.split(';').length).toBeGreaterThan(10);
+    expect(advances.points).toMatch(/^\d+\/-?\d+\.\d{7}\/-?\d+\.\d{7}\/\d+(;|$)/);
+    expect(cli(['stats', '--db', db]).stdout).toMatch(
+      /cells by advance {2}read as\n.*lte 208 10 .* 1 +1 +1 +as stored\n/s,
+    );
   });
 
   it('shows the site masts learn fitted from timing advances, and locate puts a serving cell on its ring', () => {
