@@ -325,8 +325,9 @@ pub fn advance_points(obs: &[Observation], mast: (f64, f64), step: f64) -> Vec<A
 }
 
 /// The mode of the sightings `near` one level or advance (the level or distance, local
-/// position and weight, pass) and their spread around it: the distance within which the next pass's device would be with 68%
-/// probability ([`held_out_spread`]). None with too few sightings or passes.
+/// position and weight, pass) and their spread around it: the distance within which the next
+/// pass's device would be with 68% probability ([`held_out_spread`]). None with too few
+/// sightings or passes.
 fn mode_and_spread(near: &[(f64, (f64, f64, f64), u32)]) -> Option<(f64, f64, f64)> {
     if near.len() < LEVEL_MIN_SIGHTINGS {
         return None;
@@ -508,7 +509,6 @@ fn passes_near(pass: &[u32], pts: &[(f64, f64, f64)]) -> Vec<u32> {
         .collect()
 }
 
-/// Estimates a station from its observations (any order); None without any.
 /// Each sighting's position in `frame` with its weight ([`weight`]; for a cell, times the
 /// passes near it, [`passes_near`]), and each sighting's pass (empty for WiFi). Passes: cells
 /// only, like the mode: fitted on drive tests, and no WiFi data here says how access points'
@@ -536,6 +536,7 @@ fn weighted_points(
     (pts, pass)
 }
 
+/// Estimates a station from its observations (any order); None without any.
 pub fn estimate(obs: &[Observation], wifi: bool) -> Option<Estimate> {
     let first = obs.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);

@@ -276,9 +276,10 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     // The frame's origin is the first cell, so the coordinates are a few kilometres at most
     // and E[d^2] - |mean|^2 keeps its precision; max(0) absorbs rounding.
     let spread = (a2 / sw - (mx * mx + my * my)).max(0.0).sqrt();
-    // A single learned cell placed by its level: the level's own spread, as the learner
-    // measured it (how far the next pass's device may be, `learn::estimate`), also when its
-    // advance puts it on its mast's ring (the level said where along it). No factor: the one
+    // A single learned cell placed by its level or its advance (`lookup`): that point's own
+    // spread, as the learner measured it (how far the next pass's device may be,
+    // `learn::estimate`), also when its advance puts it on its mast's ring (the level said
+    // where along it). No factor: the one
     // that holds 68% depends on whether the next devices travel the learning's roads (0.88 on
     // the LTE rows of three folds of the Cork learn files, 0.94 on its held-out files, 0.87 on
     // the simulated walks, 0.92 to 0.97 on sightings at independent places), and a single one
