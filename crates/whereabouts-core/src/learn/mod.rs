@@ -914,7 +914,9 @@ pub fn learn_files(
             let mut advances = || {
                 let site = SiteKey::of_cell(radio, mcc, mnc, key_cid(radio, cell))?;
                 let mast = builder.learned_masts().get(&site)?;
-                let step = radio.ta_step_m()?;
+                // Only where a request's advance is read: another radio's points would answer
+                // nothing.
+                let step = crate::solve::read_advance_step_m(radio)?;
                 Some(estimate::advance_points(g, (mast.lat, mast.lon), step))
             };
             let update = match &mut outcome {

@@ -211,6 +211,15 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell) -> (f64, f64, bool) {
     (tx + factor * ux, ty + factor * uy, true)
 }
 
+/// The metres a step of a serving cell's timing advance, for the radios whose requests'
+/// advances the solver reads (GSM and LTE); None for the others.
+pub(crate) fn read_advance_step_m(radio: Radio) -> Option<f64> {
+    match radio {
+        Radio::Gsm | Radio::Lte => radio.ta_step_m(),
+        _ => None,
+    }
+}
+
 /// The middle of the step an advance of `ta` steps of `step` metres reports (an advance counts
 /// a step's near edge).
 pub(crate) fn ta_middle_m(ta: f64, step: f64) -> f64 {

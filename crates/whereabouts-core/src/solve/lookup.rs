@@ -379,10 +379,10 @@ pub(super) fn seen_cell(
         .or_else(|| obs.asu.and_then(|a| asu_to_dbm(radio, a)));
     // The middle of the reported step (a step's near edge is what the advance counts), on the
     // radios whose requests' advances the solver reads.
-    let ta_m = match (serving, radio, obs.ta) {
-        (true, Radio::Gsm | Radio::Lte, Some(ta)) => radio
-            .ta_step_m()
-            .map(|step| (super::ta_middle_m(ta, step), step)),
+    let ta_m = match (serving, obs.ta) {
+        (true, Some(ta)) => {
+            super::read_advance_step_m(radio).map(|step| (super::ta_middle_m(ta, step), step))
+        }
         _ => None,
     };
     let published = published_row(st.estimated(), &scale);

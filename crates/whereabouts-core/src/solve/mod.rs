@@ -23,7 +23,7 @@ pub mod query;
 mod weights;
 mod wifi;
 
-pub(crate) use cells::{ta_interval, ta_middle_m, ta_steps};
+pub(crate) use cells::{read_advance_step_m, ta_interval, ta_middle_m, ta_steps};
 pub(crate) use params::MIN_CELL_ACCURACY_M;
 pub use query::{Answer, CellObs, Fallback, Options, Query, Source, WifiObs};
 
