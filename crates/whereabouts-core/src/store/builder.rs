@@ -177,7 +177,7 @@ impl DbBuilder {
             .unwrap_or_default();
         let learned_points = previous
             .as_ref()
-            .map(NetworkStatsFile::learned_points)
+            .map(|file| file.learned_points(|_| true))
             .unwrap_or_default();
         let staging = dir.join(format!(".staging-{}", std::process::id()));
         fs::create_dir_all(&staging).map_err(|e| StoreError::io(&staging, e))?;

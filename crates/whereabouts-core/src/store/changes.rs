@@ -8,6 +8,7 @@
 //! key, not a position, so paging stays correct when the database is replaced by a new
 //! generation between two pages.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use super::database::Database;
@@ -239,16 +240,11 @@ impl Database {
         // One a learned cell heard on repeated passes: collected and ordered when the scan
         // gets there, each with its cell's day (a cell no longer stored has none to send).
         let levels = std::iter::once(()).flat_map(move |()| {
-            let mut levels: Vec<(CellId, CellPoints)> = self
+            // By cell (a map's order), from the cursor on.
+            let levels: BTreeMap<CellId, CellPoints> = self
                 .network_stats()
-                .map(|f| {
-                    f.learned_points()
-                        .into_iter()
-                        .filter(|(cell, _)| levels_after.is_none_or(|after| *cell > after))
-                        .collect()
-                })
+                .map(|f| f.learned_points(|cell| levels_after.is_none_or(|after| *cell > after)))
                 .unwrap_or_default();
-            levels.sort_by_key(|(cell, _)| *cell);
             levels.into_iter().filter_map(move |(cell, points)| {
                 let (radio, mcc, mnc, key) = cell;
                 let station = self.cell(radio, mcc, mnc, key_lac(key), key_cid(radio, key))?;

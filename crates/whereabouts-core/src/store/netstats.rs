@@ -177,7 +177,7 @@ pub struct LevelPoint {
     pub spread_m: f32,
 }
 
-/// One advance of a [`LearnedLevels`]: the timing advance in the radio's steps, the position
+/// One advance of a [`LearnedAdvances`]: the timing advance in the radio's steps, the position
 /// of the sightings within that advance's distances of the site's learned mast, and the
 /// distance from it holding 68% of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -406,20 +406,20 @@ impl NetworkStatsFile {
         added
     }
 
-    /// Every learned cell's levels and advances in the file, by cell.
-    pub fn learned_points(&self) -> BTreeMap<CellId, CellPoints> {
+    /// The levels and advances in the file of the learned cells `keep` takes, by cell (only
+    /// those are copied: a sync page reads the cells after its cursor).
+    pub fn learned_points(&self, keep: impl Fn(&CellId) -> bool) -> BTreeMap<CellId, CellPoints> {
         let mut out: BTreeMap<CellId, CellPoints> = BTreeMap::new();
         for n in &self.networks {
             let Some(radio) = Radio::parse(&n.radio) else {
                 continue;
             };
-            for l in &n.levels {
-                out.entry((radio, n.mcc, n.mnc, l.cell)).or_default().levels = l.points.clone();
+            let cell = |key| (radio, n.mcc, n.mnc, key);
+            for l in n.levels.iter().filter(|l| keep(&cell(l.cell))) {
+                out.entry(cell(l.cell)).or_default().levels = l.points.clone();
             }
-            for a in &n.advances {
-                out.entry((radio, n.mcc, n.mnc, a.cell))
-                    .or_default()
-                    .advances = a.points.clone();
+            for a in n.advances.iter().filter(|a| keep(&cell(a.cell))) {
+                out.entry(cell(a.cell)).or_default().advances = a.points.clone();
             }
         }
         out
@@ -1323,7 +1323,7 @@ mod tests {
         let back = NetworkStatsFile::read(dir.path(), &file_name(1))
             .unwrap()
             .unwrap();
-        assert_eq!(back.learned_points(), points);
+        assert_eq!(back.learned_points(|_| true), points);
         // A cell with advances only is not in the levels, whose entries a reader that does
         // not know advances needs whole.
         let json: serde_json::Value =
