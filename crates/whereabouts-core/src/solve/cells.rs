@@ -11,7 +11,7 @@ use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
     DEFAULT_RANGE_M, ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M, OFF_AXIS_SCALE,
-    ON_MAST_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE,
+    ONE_MAST_SCALE, ON_MAST_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE,
     RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
     ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF,
     SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
@@ -242,6 +242,9 @@ pub(crate) fn ta_interval(d: f64, step: f64) -> (f64, f64) {
 pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
+    if cells.len() > 1 && on_one_mast(&frame, cells) {
+        return one_mast_answer(cells, now);
+    }
     let (mut sw, mut sr, mut ax, mut ay, mut a2, mut moved) = (0.0, 0.0, 0.0, 0.0, 0.0, false);
     // The position's first estimate: the anchors' mean by their position weights.
     let (mut pw, mut px, mut py) = (0.0, 0.0, 0.0);
@@ -371,8 +374,6 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     }
 
     let (lat, lon) = frame.to_latlon(px, py);
-    let total_samples: u32 = cells.iter().map(|c| c.samples).sum();
-    let newest = cells.iter().map(|c| c.updated).max().unwrap_or(0);
     Some(Answer {
         lat,
         lon,
@@ -381,16 +382,61 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         } else {
             MIN_CELL_ACCURACY_M
         }),
-        fallback: if cells.iter().any(|c| c.via_short_cid) {
-            Fallback::Scf
-        } else {
-            Fallback::None
-        },
-        aged: total_samples <= 1 || newest < now - AGED_AFTER_S,
+        fallback: fallback_of(cells),
+        aged: aged(cells, now),
         source: Source::Cells,
         ring: ring.is_some(),
         level: by_level.is_some(),
     })
+}
+
+/// A short-CID match among the cells marks the answer.
+fn fallback_of(cells: &[SeenCell]) -> Fallback {
+    if cells.iter().any(|c| c.via_short_cid) {
+        Fallback::Scf
+    } else {
+        Fallback::None
+    }
+}
+
+/// Based on a single sighting in all, or on cells none of which was updated lately.
+fn aged(cells: &[SeenCell], now: i64) -> bool {
+    let total_samples: u32 = cells.iter().map(|c| c.samples).sum();
+    let newest = cells.iter().map(|c| c.updated).max().unwrap_or(0);
+    total_samples <= 1 || newest < now - AGED_AFTER_S
+}
+
+/// Whether every cell heard is a sector of one mast at that mast (a network published at its
+/// masts): their anchors are one point, whose spread is nil.
+fn on_one_mast(frame: &LocalFrame, cells: &[SeenCell]) -> bool {
+    let Some((lat, lon)) = mast_of(&cells[0]) else {
+        return false;
+    };
+    let (mx, my) = frame.to_xy(lat, lon);
+    cells.iter().all(|c| {
+        on_its_mast(frame, c)
+            && mast_of(c).is_some_and(|(lat, lon)| {
+                let (x, y) = frame.to_xy(lat, lon);
+                (x - mx).hypot(y - my) < 1.0
+            })
+    })
+}
+
+/// Sectors of one published mast, and no other mast heard: together they say where the mast
+/// is, as one of them does, so the answer is the serving cell's alone (at the mast; with a
+/// timing advance, the advance's distance for its radius). The anchors' spread, nil, is no
+/// radius: as one, such answers claimed the 50 m floor and held 4% inside on the world
+/// families' `cells-known-towers` (docs/experiments.md). Without an advance the serving
+/// cell's radius shrinks by [`ONE_MAST_SCALE`]: a device whose strongest cells are all on one
+/// mast is nearer it than one that hears its serving sector among other masts.
+fn one_mast_answer(cells: &[SeenCell], now: i64) -> Option<Answer> {
+    let mut answer = solve(&cells[..1], now)?;
+    if !answer.ring {
+        answer.accuracy_m = (answer.accuracy_m * ONE_MAST_SCALE).max(MIN_CELL_ACCURACY_M);
+    }
+    answer.fallback = fallback_of(cells);
+    answer.aged = aged(cells, now);
+    Some(answer)
 }
 
 /// Where `c`'s mast stands: the one its sibling sectors give (or our learner fitted), or, for
@@ -934,6 +980,46 @@ mod tests {
         // Advance 0 on LTE: the floor of a cell answer.
         cell.ta_m = Some((0.5 * 78.12, 78.12));
         assert_eq!(solve(&[cell], 0).unwrap().accuracy_m, MIN_CELL_ACCURACY_M);
+    }
+
+    #[test]
+    fn sectors_of_one_mast_answer_as_their_serving_cell() {
+        let (_, mut serving) = serving_east(None);
+        let tower = serving.tower.unwrap();
+        // Published tower positions: every sector's estimate is the mast.
+        (serving.lat, serving.lon) = (tower.lat, tower.lon);
+        let sibling = SeenCell {
+            serving: false,
+            signal: Some(-105.0),
+            ..serving
+        };
+        let alone = solve(&[serving], 0).unwrap();
+        let both = solve(&[serving, sibling], 0).unwrap();
+        // At the mast, as the serving cell alone, with half its radius: not the nil spread's
+        // floor.
+        assert!((both.lat - tower.lat).abs() < 1e-9 && (both.lon - tower.lon).abs() < 1e-9);
+        let want = ONE_MAST_SCALE * alone.accuracy_m;
+        assert!(want > 2.0 * MIN_CELL_ACCURACY_M);
+        assert!(
+            (both.accuracy_m - want).abs() < 1e-6,
+            "{} vs {want}",
+            both.accuracy_m
+        );
+        // With an advance, the advance's distance, as the serving cell alone claims.
+        let d = 6.5 * 78.12;
+        serving.ta_m = Some((d, 78.12));
+        let a = solve(&[serving, sibling], 0).unwrap();
+        assert!(a.ring);
+        assert!((a.accuracy_m - d).abs() < 1e-9, "{}", a.accuracy_m);
+        // A sector of another mast makes it a multi-cell answer again.
+        let (lat, lon) = LocalFrame::new(tower.lat, tower.lon).to_latlon(-800.0, 0.0);
+        let other = SeenCell {
+            lat,
+            lon,
+            tower: Some(SiteMast { lat, lon, ..tower }),
+            ..sibling
+        };
+        assert!(!solve(&[serving, sibling, other], 0).unwrap().ring);
     }
 
     #[test]
