@@ -10,9 +10,9 @@ use super::lookup::{candidate_mccs, candidate_radios, seen_cell, SeenCell};
 use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
-    DEFAULT_RANGE_M, ESTIMATE_ERROR, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M, OFF_AXIS_SCALE,
-    ONE_MAST_SCALE, ON_MAST_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE,
-    RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
+    DEFAULT_RANGE_M, ESTIMATE_ERROR, LEVEL_RADIUS_SCALE, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M,
+    OFF_AXIS_SCALE, ONE_MAST_SCALE, ON_MAST_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR,
+    RING_MISS_SCALE, RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
     ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF,
     SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
     SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP,
@@ -331,7 +331,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
             } else {
                 prior_range_of(first)
             };
-            crowd_cell_accuracy(radius_range_of(first), prior, median_samples)
+            crowd_cell_accuracy(radius_range_of(first), prior, median_samples) * level_reach(first)
         };
         radius * scale
     } else {
@@ -585,6 +585,22 @@ fn single_cell_accuracy(range_m: f64, samples: u32) -> f64 {
         * (SINGLE_SPREAD * SINGLE_SPREAD + ESTIMATE_ERROR * ESTIMATE_ERROR / samples as f64).sqrt()
 }
 
+/// How far a lone crowd or published cell's device lies from its estimate by the level it
+/// was heard at, as a factor on the cell's radius: the distance factor the level implies on
+/// its sector's axis ([`cell_distance_factor`], 1 at the radio's typical serving level, more
+/// when weaker, 0.2 to 3) times [`LEVEL_RADIUS_SCALE`]. A weak level puts the device out at
+/// the edge of the coverage, a strong one near the mast, whose sector estimate is near it
+/// too. 1 without a level, for a radio whose levels give no distance, and for a short-CID
+/// match, which may name another cell than the one heard.
+fn level_reach(c: &SeenCell) -> f64 {
+    match c.signal {
+        Some(signal) if !c.via_short_cid => {
+            cell_distance_factor(c.radio, signal).map_or(1.0, |f| LEVEL_RADIUS_SCALE * f)
+        }
+        _ => 1.0,
+    }
+}
+
 /// The 68% radius of a single crowd-averaged cell's answer ([`CROWD_SPREAD`]): its stored
 /// range, at least its network's typical range (`prior_range_m`) over its sightings.
 fn crowd_cell_accuracy(range_m: f64, prior_range_m: f64, samples: u32) -> f64 {
@@ -791,6 +807,7 @@ pub fn area_answer(db: &Database, cells: &[CellObs]) -> Option<Answer> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::solve::params::typical_serving_dbm;
     use crate::store::netstats::NetworkScale;
 
     #[test]
@@ -911,7 +928,9 @@ mod tests {
         );
         cell.ta_m = None;
         let off_ring = solve(&[cell], 0).unwrap().accuracy_m;
-        let want = crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 50) * SINGLE_ON_AXIS_SCALE;
+        let want = crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 50)
+            * level_reach(&cell)
+            * SINGLE_ON_AXIS_SCALE;
         assert!((off_ring - want).abs() < 1e-6, "{off_ring} {want}");
     }
 
@@ -964,7 +983,10 @@ mod tests {
         let without = solve(&[cell], 0).unwrap();
         assert!(!without.ring);
         assert!(
-            (without.accuracy_m - crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 50)).abs() < 1e-6
+            (without.accuracy_m
+                - crowd_cell_accuracy(1_000.0, DEFAULT_RANGE_M, 50) * level_reach(&cell))
+            .abs()
+                < 1e-6
         );
         // Advance 6: the device is on the ring 508 m out, any bearing; the answer stays on
         // the mast and claims the ring's distance, whatever the range.
@@ -980,6 +1002,41 @@ mod tests {
         // Advance 0 on LTE: the floor of a cell answer.
         cell.ta_m = Some((0.5 * 78.12, 78.12));
         assert_eq!(solve(&[cell], 0).unwrap().accuracy_m, MIN_CELL_ACCURACY_M);
+    }
+
+    #[test]
+    fn a_lone_cell_heard_weaker_claims_more() {
+        // No mast: the level does not move the answer, only its radius.
+        let (_, cell) = serving_east(None);
+        let cell = SeenCell {
+            tower: None,
+            ..cell
+        };
+        let at = |signal: Option<f64>, via_short_cid: bool| {
+            solve(
+                &[SeenCell {
+                    signal,
+                    via_short_cid,
+                    ..cell
+                }],
+                0,
+            )
+            .unwrap()
+            .accuracy_m
+        };
+        let typical = typical_serving_dbm(cell.radio).unwrap();
+        let (weak, usual, strong) = (
+            at(Some(typical - 20.0), false),
+            at(Some(typical), false),
+            at(Some(typical + 20.0), false),
+        );
+        assert!(weak > usual && usual > strong, "{weak} {usual} {strong}");
+        // The level's distance factor, times the scale: 10^(20/80) either way of the typical.
+        let f = cell_distance_factor(cell.radio, typical - 20.0).unwrap();
+        assert!((weak / usual - f).abs() < 1e-9, "{}", weak / usual);
+        assert!((at(None, false) * LEVEL_RADIUS_SCALE - usual).abs() < 1e-9);
+        // A short-CID match may be another cell: its level says nothing of this one.
+        assert_eq!(at(Some(typical - 20.0), true), at(None, true));
     }
 
     #[test]
