@@ -362,14 +362,7 @@ pub fn import_files(
     // A cell's levels replace its earlier ones, and so do its advances when the file carries
     // them (else the cell's own stay).
     for (cell, (levels, advances)) in read_levels {
-        let kept = builder.learned_points().entry(cell).or_default();
-        kept.levels = levels;
-        if let Some(advances) = advances {
-            kept.advances = advances;
-        }
-        if kept.is_empty() {
-            builder.learned_points().remove(&cell);
-        }
+        builder.set_learned_points(cell, Some(levels), advances);
     }
     let mut merger = Merger::new(sources).map_err(io_error)?;
     let mut merged_duplicates = 0u64;

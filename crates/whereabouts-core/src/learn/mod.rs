@@ -949,16 +949,7 @@ pub fn learn_files(
         phase: LearnPhase::Writing,
     })?;
     for (cell, (levels, advances)) in points {
-        let kept = builder.learned_points().entry(cell).or_default();
-        if let Some(levels) = levels {
-            kept.levels = levels;
-        }
-        if let Some(advances) = advances {
-            kept.advances = advances;
-        }
-        if kept.is_empty() {
-            builder.learned_points().remove(&cell);
-        }
+        builder.set_learned_points(cell, levels, advances);
     }
     write_merged(&mut builder, db.as_ref(), &learned)?;
     write_blocklist(dir, &block)?;

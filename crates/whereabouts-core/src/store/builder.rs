@@ -14,7 +14,8 @@ use super::layout::{VectorField, FENCE_STRIDE};
 use super::manifest::{sync_dir, Manifest, ShardEntry};
 use super::masts::MastSpill;
 use super::netstats::{
-    self, CellId, CellPoints, IdCell, LearnedMast, NetworkStatsBuilder, NetworkStatsFile,
+    self, AdvancePoint, CellId, CellPoints, IdCell, LearnedMast, LevelPoint, NetworkStatsBuilder,
+    NetworkStatsFile,
 };
 use super::record::{key_cid, key_lac, Area, Estimated, Network, Station, StationRecord, KEY_BITS};
 use super::writer::ShardWriter;
@@ -221,6 +222,27 @@ impl DbBuilder {
     /// its cells.
     pub fn learned_points(&mut self) -> &mut BTreeMap<CellId, CellPoints> {
         &mut self.learned_points
+    }
+
+    /// Sets what a learn run or an import found of a learned cell: each of its levels and
+    /// advances that is given replaces the cell's earlier ones, one not given leaves them; a
+    /// cell left with neither keeps none.
+    pub fn set_learned_points(
+        &mut self,
+        cell: CellId,
+        levels: Option<Vec<LevelPoint>>,
+        advances: Option<Vec<AdvancePoint>>,
+    ) {
+        let kept = self.learned_points.entry(cell).or_default();
+        if let Some(levels) = levels {
+            kept.levels = levels;
+        }
+        if let Some(advances) = advances {
+            kept.advances = advances;
+        }
+        if kept.is_empty() {
+            self.learned_points.remove(&cell);
+        }
     }
 
     /// The manifest of the database this builder will replace, if any.

@@ -125,8 +125,6 @@ pub struct CellBlock {
     end: usize,
 }
 
-/// The keys of the cells whose ids lie in `around`, a site's id range or one id.
-#[inline]
 /// Where each cell's entry of a per-cell list of the statistics file is (network, entry).
 fn index_cells<T>(
     file: Option<&NetworkStatsFile>,
@@ -145,6 +143,8 @@ fn index_cells<T>(
     out
 }
 
+/// The keys of the cells whose ids lie in `around`, a site's id range or one id.
+#[inline]
 fn key_span(radio: Radio, lac: u32, around: (u64, u64)) -> (u64, u64) {
     (
         cell_key(radio, lac, around.0),
