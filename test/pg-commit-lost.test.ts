@@ -17,6 +17,8 @@ interface Relay {
   url: string;
   /** Cuts the next connection that sends COMMIT: after forwarding it, or instead of it. */
   cutNextCommit(mode: 'after' | 'before'): void;
+  /** While on, new connections are closed at once, as by a database that is down. */
+  refuse(on: boolean): void;
   /** How many COMMITs were cut. */
   cut(): number;
   close(): Promise<void>;
@@ -26,8 +28,13 @@ async function relay(target: string): Promise<Relay> {
   const to = new URL(target);
   let pending: 'after' | 'before' | undefined;
   let cut = 0;
+  let refusing = false;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = createConnection(Number(to.port), to.hostname);
     sockets.add(client);
     sockets.add(upstream);
@@ -68,6 +75,9 @@ async function relay(target: string): Promise<Relay> {
       pending = mode;
     },
     cut: () => cut,
+    refuse: (on) => {
+      refusing = on;
+    },
     close: () =>
       new Promise((resolve) => {
         for (const s of sockets) s.destroy();
@@ -117,4 +127,21 @@ it('a COMMIT lost before it reached the database: the charge is refused as unava
   expect(r.cut()).toBe(1);
   expect(await direct.balance(t.token, 'geolocation')).toBe(10);
   expect(await store.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 9 });
+});
+
+it('while the database is asked how a lost COMMIT ended, the charges behind it are refused at once, not held', async () => {
+  const { direct, t, r, store } = await throughRelay();
+  r.refuse(true);
+  r.cutNextCommit('after');
+  // The relay refuses new connections already: the first charge needs the one the store opened.
+  const first = store.charge(t.token, 'geolocation');
+  await expect.poll(() => r.cut(), { timeout: 5000, interval: 20 }).toBe(1);
+  // The store now asks the database, out of reach, whether the first batch committed.
+  const started = Date.now();
+  await expect(store.charge(t.token, 'geolocation')).rejects.toBeInstanceOf(StoreUnavailableError);
+  expect(Date.now() - started).toBeLessThan(1000);
+  r.refuse(false);
+  expect(await first).toMatchObject({ ok: true, balance: 9 });
+  expect(await direct.balance(t.token, 'geolocation')).toBe(9);
+  expect(await store.charge(t.token, 'geolocation')).toMatchObject({ ok: true, balance: 8 });
 });

@@ -23,6 +23,7 @@
  *   (`txid_status`) once it answers again: committed, the callers get their results; aborted,
  *   they reject; still unknown after `resolveMs`, they reject, and those charges may stand
  *   while their requests were refused (the only case where a charge and an answer disagree).
+ *   The batches behind such a batch do not wait for its answer.
  * - `get` is synchronous (authorization runs on every request): it answers from an in-memory
  *   copy of the tokens table, loaded at open, updated at once for this store's own changes,
  *   by LISTEN/NOTIFY for other servers' changes (milliseconds), and by a full reload every
@@ -241,6 +242,8 @@ export class PgTokenStore implements TokenStorage {
   #queue: Pending[] = [];
   #timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   readonly #inFlight = new Set<Promise<void>>();
+  /** Batches whose COMMIT's answer was lost, while the database is asked how they ended. */
+  readonly #settling = new Set<Promise<void>>();
   #listener: pg.Client | undefined;
   #reloadTimer: NodeJS.Timeout | undefined;
   #reconnectTimer: NodeJS.Timeout | undefined;
@@ -446,6 +449,7 @@ export class PgTokenStore implements TokenStorage {
       this.#flush();
       await Promise.allSettled([...this.#inFlight]);
     }
+    await Promise.allSettled([...this.#settling]);
     const listener = this.#listener;
     this.#listener = undefined;
     await listener?.end().catch(() => {});
@@ -575,33 +579,47 @@ export class PgTokenStore implements TokenStorage {
     try {
       results = await this.#applyBatch(batch, run);
     } catch (err) {
-      let failure = err;
       if (err instanceof CommitOutcomeUnknown) {
-        // A batch that locked no row wrote nothing: its results hold whatever COMMIT did.
-        const outcome = run.xid === undefined ? 'committed' : await this.#outcome(run.xid);
-        if (outcome === 'committed' && run.results) {
-          const known = run.results;
-          batch.forEach((p, i) => {
-            p.resolve(known[i] as JobResult);
-          });
-          return;
-        }
-        failure = new StoreUnavailableError(
-          outcome === 'aborted'
-            ? `the PostgreSQL token store is unavailable (${(err.lost as Error).message}); the batch was rolled back`
-            : `the PostgreSQL token store is unavailable (${(err.lost as Error).message}); whether the batch committed is unknown`,
-          { cause: err.lost },
-        );
+        // Asking whether COMMIT took may last `resolveMs`. It goes on outside the batch's slot:
+        // the batches behind it run now (refused at once while the database is down) rather
+        // than wait for its answer. They cannot miscount: a batch locks its tokens' rows, so it
+        // waits for this transaction, should the database still hold it, and reads what it left.
+        const settling = this.#settle(batch, run, err).finally(() => this.#settling.delete(settling));
+        this.#settling.add(settling);
+        return;
       }
-      for (const p of batch) p.reject(failure);
+      for (const p of batch) p.reject(err);
       // What waited behind a batch the database could not take would wait as long again for
       // the same answer: it fails with it, so that nothing waits more than one time limit.
-      if (failure instanceof StoreUnavailableError) for (const p of this.#queue.splice(0)) p.reject(failure);
+      if (err instanceof StoreUnavailableError) for (const p of this.#queue.splice(0)) p.reject(err);
       return;
     }
     batch.forEach((p, i) => {
       p.resolve(results[i] as JobResult);
     });
+  }
+
+  /**
+   * Answers a batch whose COMMIT went out and whose answer was lost: with its results when the
+   * transaction committed, else as unavailable.
+   */
+  async #settle(batch: Pending[], run: BatchRun, err: CommitOutcomeUnknown): Promise<void> {
+    // A batch that locked no row wrote nothing: its results hold whatever COMMIT did.
+    const outcome = run.xid === undefined ? 'committed' : await this.#outcome(run.xid);
+    if (outcome === 'committed' && run.results) {
+      const known = run.results;
+      batch.forEach((p, i) => {
+        p.resolve(known[i] as JobResult);
+      });
+      return;
+    }
+    const failure = new StoreUnavailableError(
+      outcome === 'aborted'
+        ? `the PostgreSQL token store is unavailable (${(err.lost as Error).message}); the batch was rolled back`
+        : `the PostgreSQL token store is unavailable (${(err.lost as Error).message}); whether the batch committed is unknown`,
+      { cause: err.lost },
+    );
+    for (const p of batch) p.reject(failure);
   }
 
   /**
