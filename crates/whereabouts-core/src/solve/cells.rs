@@ -13,8 +13,8 @@ use super::params::{
     DEFAULT_RANGE_M, ESTIMATE_ERROR, LEVEL_RADIUS_SCALE, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M,
     OFF_AXIS_SCALE, ONE_MAST_SCALE, ON_MAST_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR,
     RING_MISS_SCALE, RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
-    ROBUST_SCALE_RANGES, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF,
-    SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
+    ROBUST_SCALE_RANGES, SAME_PLACE_COUNT, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
+    SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
     SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP,
     SPREAD_SCALE, UNCOUNTED_SAMPLES,
 };
@@ -349,7 +349,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         } else {
             cells_accuracy(spread, sr / sw, median_samples)
         };
-        between * count_factor(cells.len()) * scale * offset_factor(first)
+        between * count_factor(anchor_count(&anchors)) * scale * offset_factor(first)
     };
     // The radius models were fitted on the spread around the plain weighted mean, so the
     // robust refinement moves only the position.
@@ -630,9 +630,26 @@ fn offset_factor(c: &SeenCell) -> f64 {
     }
 }
 
-/// The calibration of a multi-cell radius by the number of cells ([`COUNT_REF`]).
-fn count_factor(cells: usize) -> f64 {
-    (COUNT_REF / cells.max(1) as f64).powf(COUNT_EXP)
+/// The calibration of a multi-cell radius by the number of cells ([`COUNT_REF`]), counted by
+/// [`anchor_count`].
+fn count_factor(cells: f64) -> f64 {
+    (COUNT_REF / cells.max(1.0)).powf(COUNT_EXP)
+}
+
+/// How many cells the count law counts: each anchor at a place of its own as one, each further
+/// anchor at a place already counted (a sector of a published mast heard with its sibling) as
+/// [`SAME_PLACE_COUNT`].
+fn anchor_count(anchors: &[Anchor]) -> f64 {
+    let places = anchors
+        .iter()
+        .enumerate()
+        .filter(|&(i, a)| {
+            !anchors[..i]
+                .iter()
+                .any(|b| (a.x - b.x).hypot(a.y - b.y) < 1.0)
+        })
+        .count();
+    places as f64 + SAME_PLACE_COUNT * (anchors.len() - places) as f64
 }
 
 /// The 68% radius of an area's answer from its radius and cell count.
@@ -1233,13 +1250,13 @@ mod tests {
         // their distance), with no range or sightings term.
         assert!((mast.lat - no_mast.lat).abs() < 1e-12 && (mast.lon - no_mast.lon).abs() < 1e-12);
         let spread = 500f64.hypot(300.0) / 2.0;
-        let want = ON_MAST_SCALE * SPREAD_SCALE * spread * count_factor(2);
+        let want = ON_MAST_SCALE * SPREAD_SCALE * spread * count_factor(2.0);
         assert!(
             (mast.accuracy_m - want).abs() < 1e-6,
             "{} vs {want}",
             mast.accuracy_m
         );
-        let crowd = cells_accuracy(spread, 1_000.0, 50) * count_factor(2) * OFF_AXIS_SCALE;
+        let crowd = cells_accuracy(spread, 1_000.0, 50) * count_factor(2.0) * OFF_AXIS_SCALE;
         assert!(
             (no_mast.accuracy_m - crowd).abs() < 1e-6,
             "{} vs {crowd}",
@@ -1487,8 +1504,26 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_at_a_place_already_counted_counts_half() {
+        let at = |x: f64, y: f64| Anchor {
+            x,
+            y,
+            w: 1.0,
+            range: 1_000.0,
+        };
+        // Three sectors of one mast (within a metre of each other) and one of another mast.
+        let sectors = [at(0.0, 0.0), at(0.4, 0.0), at(0.0, 0.5), at(800.0, 0.0)];
+        assert_eq!(anchor_count(&sectors), 2.0 + 2.0 * SAME_PLACE_COUNT);
+        let apart = [at(0.0, 0.0), at(5.0, 0.0), at(0.0, 5.0), at(800.0, 0.0)];
+        assert_eq!(anchor_count(&apart), 4.0);
+        // More sectors of the masts already heard still narrow the radius, by less than masts.
+        assert!(count_factor(anchor_count(&sectors)) > count_factor(4.0));
+        assert!(count_factor(anchor_count(&sectors)) < count_factor(2.0));
+    }
+
+    #[test]
     fn fewer_cells_claim_more_of_their_spread() {
-        let f: Vec<f64> = (2..=7).map(count_factor).collect();
+        let f: Vec<f64> = (2..=7).map(|n| count_factor(n as f64)).collect();
         assert!(f.windows(2).all(|w| w[0] > w[1]));
         // about 2.8 times the spread model's radius for 2 cells, about itself for 5, three
         // quarters of it for 7
