@@ -19,7 +19,9 @@
  *     the area the same request gets with `lacf` 2 (`AREA_BASELINE`);
  *   - `inside`: the share of truths within the stated 68% radius (worst = farthest outside
  *     60-76%);
- *   - on `cells-known-towers` also the centroid's p90 over ours.
+ *   - on `cells-known-towers` also the centroid's p90 over ours;
+ *   - per cell scenario, the ratio on the requests whose serving cell reported a timing
+ *     advance and on the rest, with the share of the first;
  * and whether the issue's targets hold, and flags a world's scenario drawn in fewer than five
  * LAC/TAC areas (a few places, not a world). `--worlds` adds a line per world and scenario;
  * `--show-fit` evaluates the fit worlds too and prints their median world beside (a fit that
@@ -89,6 +91,8 @@ const INSIDE = [0.6, 0.76] as const;
 /** A world's scenario drawn in fewer LAC/TAC areas than this is flagged in the report. */
 const NARROW_AREAS = 5;
 const KNOWN = 'cells-known-towers';
+/** The scenarios answered by cells, whose ratio {@link advanceTable} splits by timing advance. */
+const CELL_SCENARIOS = new Set(['cells-urban', 'cells-suburban', 'cells-rural', 'single-cell', KNOWN]);
 /** Scenarios measured against the LAC/TAC area (the `area` baseline of src/eval/results.ts). */
 const AREA_BASELINE = new Set(['lacf', 'lacf-site']);
 
@@ -108,6 +112,11 @@ interface WorldLine {
   ratio: number;
   /** The LAC/TAC areas the scenario's requests were drawn in (of their first cell). */
   areas: number;
+  /** The ratio on the requests whose serving cell reported a timing advance, and on the rest. */
+  ratioWithAdvance: number;
+  ratioWithoutAdvance: number;
+  /** The share of the requests whose serving cell reported a timing advance. */
+  advanceShare: number;
 }
 
 async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params: unknown }> {
@@ -130,10 +139,16 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
     }
     return keys.size;
   };
+  const baseOf = (l: (typeof json.table)[number]) =>
+    AREA_BASELINE.has(l.scenario) ? l.baselines.area : l.baselines.wmean;
+  const byAdvance = (scenario: string, value: string) =>
+    json.table.find((l) => l.scenario === scenario && l.by === 'advance' && l.value === value);
   const lines = json.table
     .filter((l) => l.by === 'all')
     .map((l) => {
-      const base = AREA_BASELINE.has(l.scenario) ? l.baselines.area : l.baselines.wmean;
+      const base = baseOf(l);
+      const withAdvance = byAdvance(l.scenario, 'with advance');
+      const withoutAdvance = byAdvance(l.scenario, 'without advance');
       return {
         seed,
         scenario: l.scenario,
@@ -146,6 +161,9 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
         baseP90: base?.p90 ?? Number.NaN,
         ratio: base?.ratio ?? Number.NaN,
         areas: areas(l.scenario),
+        ratioWithAdvance: (withAdvance && baseOf(withAdvance)?.ratio) ?? Number.NaN,
+        ratioWithoutAdvance: (withoutAdvance && baseOf(withoutAdvance)?.ratio) ?? Number.NaN,
+        advanceShare: (withAdvance?.ours.count ?? 0) / Math.max(l.ours.count, 1),
       };
     });
   return { lines, params };
@@ -185,6 +203,10 @@ interface ScenarioSummary {
   inside: Spread;
   /** cells-known-towers: the centroid's p90 over ours. */
   p90Ratio?: Spread;
+  /** The ratio on the requests with a timing advance and on those without, and their share. */
+  ratioWithAdvance: Spread;
+  ratioWithoutAdvance: Spread;
+  advanceShare: number;
   ratioTarget: number | null;
   /** Median world at or above the target, and every world at or above 1. */
   ratioMet: boolean | null;
@@ -215,6 +237,12 @@ function summarise(lines: WorldLine[]): ScenarioSummary[] {
       inside,
       ratioTarget: target,
       ratioMet: target === null ? null : ratio.median >= target && ratio.min >= 1,
+      ratioWithAdvance: spread(ls, (l) => l.ratioWithAdvance, low),
+      ratioWithoutAdvance: spread(ls, (l) => l.ratioWithoutAdvance, low),
+      advanceShare: quantile(
+        ls.map((l) => l.advanceShare),
+        0.5,
+      ),
       insideMet: ls.every((l) => outside(l.inside) === 0),
     };
     if (scenario === KNOWN) {
@@ -263,6 +291,32 @@ function summaryTable(sums: ScenarioSummary[], fit?: ScenarioSummary[]): string 
     return r;
   });
   return renderColumns(head, rows, 1);
+}
+
+/**
+ * Per cell scenario, the ratio on the requests whose serving cell reported a timing advance
+ * and on the rest (median world / worst): an advance is a measured distance from the mast,
+ * which the weighted mean cannot use, so the gain a scenario shows may come from those rows.
+ */
+function advanceTable(sums: ScenarioSummary[]): string {
+  const rows = sums
+    .filter((s) => CELL_SCENARIOS.has(s.scenario))
+    .map((s) => [
+      s.scenario,
+      fmtPct(s.advanceShare),
+      `${fmtRatio(s.ratioWithAdvance.median)} / ${fmtRatio(s.ratioWithAdvance.worst)} (${s.ratioWithAdvance.worstSeed})`,
+      `${fmtRatio(s.ratioWithoutAdvance.median)} / ${fmtRatio(s.ratioWithoutAdvance.worst)} (${s.ratioWithoutAdvance.worstSeed})`,
+    ]);
+  return renderColumns(
+    [
+      'scenario',
+      'with advance (median world)',
+      'base/ours with advance: median / worst (seed)',
+      'without advance: median / worst (seed)',
+    ],
+    rows,
+    1,
+  );
 }
 
 function worldTable(lines: WorldLine[]): string {
@@ -362,6 +416,7 @@ if (values.json) {
     console.log(
       `\n${KNOWN}: centroid p90 / ours, median world ${fmtRatio(known.p90Ratio.median)}, worst ${fmtRatio(known.p90Ratio.worst)} (seed ${known.p90Ratio.worstSeed}); target >= 1 in every world: ${met(known.p90Met)}`,
     );
+  console.log(`\n${advanceTable(reportSums)}`);
   // A scenario a world could draw in only a few places measures those places, not the world.
   const narrow = report.lines.filter((l) => l.areas > 0 && l.areas < NARROW_AREAS);
   if (narrow.length > 0)

@@ -222,6 +222,30 @@ describe('whereabouts eval', () => {
     expect(all?.ours).toMatchObject({ count: 2, answered: 1, median: 0, inside: 1 });
   });
 
+  it('splits each scenario by whether the serving cell reported a timing advance', () => {
+    const db = fixtureDb();
+    const dir = tempDir('wb-eval-advance-');
+    const cell = { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1 };
+    const row = (lat: number, extra: object) =>
+      JSON.stringify({ request: { cells: [{ ...cell, ...extra }] }, truth: { lat, lon: 13.4 } });
+    const wifi = JSON.stringify({
+      request: { wifi: [{ bssid: '00:11:22:33:44:55' }, { bssid: '00:11:22:33:44:56' }] },
+      truth: { lat: 52.5, lon: 13.4 },
+    });
+    writeFileSync(
+      join(dir, 'rows.jsonl'),
+      `${row(52.501, { ta: 3 })}\n${row(52.502, { ta: 0 })}\n${row(52.503, {})}\n${wifi}\n`,
+    );
+    const r = cli(['eval', '--db', db, '--json', join(dir, 'rows.jsonl')]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = (JSON.parse(r.stdout) as EvalJson).table.filter((l) => l.by === 'advance');
+    expect(Object.fromEntries(lines.map((l) => [l.value, l.ours.count]))).toEqual({
+      'with advance': 2,
+      'without advance': 1,
+      'no cell': 1,
+    });
+  });
+
   it('--split files: the rows of a tested file never reach learning', () => {
     const dir = tempDir('wb-eval-split-');
     // Four files sorted a/1, a/2, a/3, b/4: b/4 is tested. Its cell (LAC 9) is in no other file.

@@ -1,6 +1,6 @@
 /**
  * Per-row outcomes of an evaluation (compact columns, so a million rows stay small) and the
- * table taken from them: per scenario, then per radio and per fallback within it.
+ * table taken from them: per scenario, then per radio, per fallback and by timing advance within it.
  */
 import { parseRequest } from '../locating/request/index.js';
 import type { ProcessResponse } from '../locating/response.js';
@@ -25,6 +25,8 @@ export class Results {
   readonly scenario: number[] = [];
   readonly radio: number[] = [];
   readonly fallback: number[] = [];
+  /** Whether the serving cell reported a timing advance: `with advance`, `without advance`, `no cell`. */
+  readonly advance: number[] = [];
   readonly lat: number[] = [];
   readonly lon: number[] = [];
   /** The engine's error in metres and stated radius; NaN when it gave no position. */
@@ -88,6 +90,8 @@ export class Results {
       this.scenario.push(this.#id(this.scenarios, row.scenario));
       this.radio.push(this.#id(this.labels, radio));
       this.fallback.push(this.#id(this.labels, fallback));
+      const advance = !serving ? 'no cell' : serving.ta === undefined ? 'without advance' : 'with advance';
+      this.advance.push(this.#id(this.labels, advance));
       this.lat.push(lat);
       this.lon.push(lon);
       this.error.push(ok ? distanceM(lat, lon, a.lat as number, a.lon as number) : Number.NaN);
@@ -109,9 +113,13 @@ export class Results {
 /** One line of the table: the engine's figures, each baseline's and their ratios. */
 export interface TableLine {
   scenario: string;
-  /** `all`, `radio` or `fallback`. */
+  /** `all`, `radio`, `fallback` or `advance`. */
   by: string;
-  /** `all`, the radio (`lte`, `wifi`, ...) or the fallback (`none`, `lacf`, `no answer`, ...). */
+  /**
+   * `all`, the radio (`lte`, `wifi`, ...), the fallback (`none`, `lacf`, `no answer`, ...) or
+   * whether the serving cell reported a timing advance (`with advance`, `without advance`,
+   * `no cell`).
+   */
   value: string;
   ours: ErrorSummary;
   baselines: Partial<
@@ -119,7 +127,10 @@ export interface TableLine {
   >;
 }
 
-/** The table of a run: per scenario (in order of first appearance), all rows, then by radio and by fallback. */
+/**
+ * The table of a run: per scenario (in order of first appearance), all rows, then by radio, by
+ * fallback and by whether the serving cell reported a timing advance.
+ */
 export function tabulate(r: Results): TableLine[] {
   const out: TableLine[] = [];
   const names = BASELINES.filter((b) => (b === 'centroid' ? r.centroid : b === 'area' ? r.area : true));
@@ -157,6 +168,7 @@ export function tabulate(r: Results): TableLine[] {
     for (const [by, col] of [
       ['radio', r.radio],
       ['fallback', r.fallback],
+      ['advance', r.advance],
     ] as const) {
       const parts = new Map<number, number[]>();
       for (const i of rows) {
