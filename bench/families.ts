@@ -4,7 +4,7 @@
  * the engine's constants were not fitted on, with the worst world beside the median one.
  *
  *   npx tsx bench/families.ts --fit-seeds 1..8 --report-seeds 101..116 [--requests N] [--json]
- *                             [--worlds] [--show-fit] [--svg FILE]
+ *                             [--worlds] [--show-fit] [--svg FILE] [--level-offset DB]
  *
  * `--fit-seeds` names the seeds a fit may use, `--report-seeds` those it must not: the ranges
  * must be disjoint. Each world is written and imported once into `.eval/family-SEED-N/` and
@@ -27,7 +27,9 @@
  * `--show-fit` evaluates the fit worlds too and prints their median world beside (a fit that
  * only holds on its own worlds shows there); `--json` writes everything as JSON instead;
  * `--svg FILE` draws every report world's inside share and ratio per scenario against the
- * targets (the README's picture).
+ * targets (the README's picture); `--level-offset DB` evaluates every request as a device
+ * that reads its cells DB stronger (negative: weaker) would send it (`whereabouts eval
+ * --level-offset`).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,6 +48,7 @@ const { values } = parseArgs({
     worlds: { type: 'boolean', default: false },
     'show-fit': { type: 'boolean', default: false },
     svg: { type: 'string' },
+    'level-offset': { type: 'string', default: '0' },
   },
 });
 
@@ -73,6 +76,9 @@ const overlap = reportSeeds.filter((s) => fitSeeds.includes(s));
 if (overlap.length > 0)
   fail(`--fit-seeds and --report-seeds overlap (${overlap.join(', ')}): report on worlds the fit never saw`);
 const requests = values.requests as string;
+const levelOffset = Number(values['level-offset']);
+if (!Number.isFinite(levelOffset) || Math.abs(levelOffset) > 60)
+  fail(`--level-offset: \`${values['level-offset']}\` is not a number of dB from -60 to 60`);
 if (!/^\d+$/.test(requests) || Number(requests) < 1)
   fail(`--requests: \`${requests}\` is not a positive integer`);
 
@@ -124,6 +130,7 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
   const { json } = await runEval({
     inputs: [],
     sim: { seed: String(seed), requests, work, family: true },
+    levelOffset,
   });
   const params = JSON.parse(readFileSync(join(work, 'world', 'params.json'), 'utf8')) as unknown;
   const areas = (scenario: string) => {
@@ -392,6 +399,7 @@ if (values.json) {
         fitSeeds,
         reportSeeds,
         requests: Number(requests),
+        levelOffset,
         seconds,
         summary: reportSums,
         fitSummary: fitSums ?? null,
@@ -405,7 +413,7 @@ if (values.json) {
   );
 } else {
   console.log(
-    `World families: report seeds ${reportSeeds[0]}..${reportSeeds.at(-1)} (fit seeds ${fitSeeds[0]}..${fitSeeds.at(-1)}, disjoint), ${requests} requests a scenario, ${seconds.toFixed(0)} s.`,
+    `World families: report seeds ${reportSeeds[0]}..${reportSeeds.at(-1)} (fit seeds ${fitSeeds[0]}..${fitSeeds.at(-1)}, disjoint), ${requests} requests a scenario${levelOffset === 0 ? '' : `, every cell's level moved by ${levelOffset} dB`}, ${seconds.toFixed(0)} s.`,
   );
   console.log(
     '"base/ours": the baseline\'s median error over ours on requests both answered; the baseline is the signal-weighted mean of the known stations (on cells-known-towers: the power-weighted centroid of the true towers heard; on lacf and lacf-site: the LAC/TAC area the same request gets with lacf 2). "inside": truths within the stated 68% radius, target 60-76% in every world.\n',

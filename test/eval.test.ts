@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ObservationGroup } from '../src/eval/inputs.js';
+import { type ObservationGroup, withCellLevelOffset } from '../src/eval/inputs.js';
 import { distanceM, pairedRatio, summarise } from '../src/eval/metrics.js';
 import { worldsSvg } from '../src/eval/report.js';
 import { assignFolds, learnPlan, parseSplit } from '../src/eval/split.js';
@@ -246,6 +246,34 @@ describe('whereabouts eval', () => {
     });
   });
 
+  it('--level-offset moves every cell level the engine and the baselines read, and refuses a bad value', () => {
+    const db = fixtureDb();
+    const dir = tempDir('wb-eval-offset-');
+    const cell = { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1, signal: -80 };
+    writeFileSync(
+      join(dir, 'rows.jsonl'),
+      `${JSON.stringify({ request: { cells: [cell] }, truth: { lat: 52.5, lon: 13.4 } })}\n`,
+    );
+    const out = join(dir, 'requests.jsonl');
+    const r = cli([
+      'eval',
+      '--db',
+      db,
+      '--json',
+      '--level-offset=-7',
+      '--requests-out',
+      out,
+      join(dir, 'rows.jsonl'),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ cells: [{ signal: -87 }] });
+    for (const bad of ['loud', '61', '']) {
+      const b = cli(['eval', '--db', db, `--level-offset=${bad}`, join(dir, 'rows.jsonl')]);
+      expect(b.code).toBe(2);
+      expect(b.stderr).toMatch(/--level-offset takes dB/);
+    }
+  });
+
   it('--split files: the rows of a tested file never reach learning', () => {
     const dir = tempDir('wb-eval-split-');
     // Four files sorted a/1, a/2, a/3, b/4: b/4 is tested. Its cell (LAC 9) is in no other file.
@@ -268,6 +296,54 @@ describe('whereabouts eval', () => {
     expect(all?.ours.count).toBe(7);
     expect(all?.baselines.centroid?.answeredShare).toBeCloseTo(1 / 7, 6);
     expect(json.table.some((l) => l.scenario === 'a')).toBe(false);
+  });
+});
+
+describe('withCellLevelOffset', () => {
+  const row = (request: unknown) => ({ request, truth: { lat: 0, lon: 0 }, scenario: 's' });
+  it("moves each cell's level within its radio's range, by the request's radio where the cell names none", () => {
+    const moved = withCellLevelOffset(
+      row({
+        radio: 'lte',
+        cells: [
+          { cid: 1, signal: -100 },
+          { radio: 'gsm', cid: 2, signal: -55 },
+          { radio: 'umts', cid: 3 },
+          { radio: 'nbiot', cid: 4, signal: -90 },
+          { radio: 'no such radio', cid: 5, signal: -90 },
+        ],
+        wifi: [{ bssid: '00:11:22:33:44:55', signal: -70 }],
+      }),
+      10,
+    );
+    expect(moved.request).toEqual({
+      radio: 'lte',
+      cells: [
+        { cid: 1, signal: -90 },
+        // GSM's range ends at -51 dBm: a modem reports its limit.
+        { radio: 'gsm', cid: 2, signal: -51 },
+        { radio: 'umts', cid: 3 },
+        // NB-IoT's level is ignored by the spec; an unknown radio has no range.
+        { radio: 'nbiot', cid: 4, signal: -90 },
+        { radio: 'no such radio', cid: 5, signal: -90 },
+      ],
+      wifi: [{ bssid: '00:11:22:33:44:55', signal: -70 }],
+    });
+    expect(
+      (
+        withCellLevelOffset(row({ cells: [{ radio: 'lte', signal: -136 }] }), -5).request as {
+          cells: unknown[];
+        }
+      ).cells,
+    ).toEqual([{ radio: 'lte', signal: -137 }]);
+  });
+
+  it('leaves rows without cells, and an offset of 0, as they are', () => {
+    const r = row({ wifi: [] });
+    expect(withCellLevelOffset(r, 5)).toBe(r);
+    const c = row({ cells: [{ radio: 'lte', signal: -90 }] });
+    expect(withCellLevelOffset(c, 0)).toBe(c);
+    expect(withCellLevelOffset(row(null), 5).request).toBeNull();
   });
 });
 

@@ -29,6 +29,7 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
     mnc: { type: 'string' },
     answers: { type: 'string' },
     'requests-out': { type: 'string' },
+    'level-offset': { type: 'string' },
     json: { type: 'boolean' },
     report: { type: 'string' },
     compare: { type: 'boolean' },
@@ -65,6 +66,12 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
     split = values.split === undefined ? undefined : parseSplit(values.split);
   } catch (e) {
     throw new UsageError((e as Error).message);
+  }
+  let levelOffset: number | undefined;
+  if (values['level-offset'] !== undefined) {
+    levelOffset = Number(values['level-offset']);
+    if (values['level-offset'].trim() === '' || !Number.isFinite(levelOffset) || Math.abs(levelOffset) > 60)
+      throw new UsageError('--level-offset takes dB, a number from -60 to 60');
   }
   let now: number | undefined;
   if (values.now !== undefined) {
@@ -105,6 +112,7 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
       mnc,
       answers: values.answers,
       requestsOut,
+      levelOffset,
       now,
       bad,
       progress: values.quiet

@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { formatBssid } from '../locating/request/index.js';
+import { formatBssid, LIMITS, parseRadio } from '../locating/request/index.js';
 import { type NativeObservationColumns, native } from '../native/binding.js';
 
 /** One labelled row: a `/process` request and where the device truly was. */
@@ -14,6 +14,31 @@ export interface EvalRow {
   request: unknown;
   truth: { lat: number; lon: number };
   scenario: string;
+}
+
+/**
+ * `row` as a device that reads its cells `db` dB stronger (negative: weaker) would have sent
+ * it: every cell's `signal` moved by `db` and held within its radio's range of spec table 2.3
+ * (a modem reports its limit, not a value past it). Cells without a level, of an unknown
+ * radio or of one whose level the spec ignores, and access points, are left as they are. The
+ * weighted mean's weights all scale alike, so it answers the same; what moves is what an
+ * algorithm reads from the level itself.
+ */
+export function withCellLevelOffset(row: EvalRow, db: number): EvalRow {
+  const request = row.request as { radio?: unknown; cells?: unknown } | null;
+  if (db === 0 || typeof request !== 'object' || request === null || !Array.isArray(request.cells))
+    return row;
+  const cells = request.cells.map((c: unknown) => {
+    if (typeof c !== 'object' || c === null) return c;
+    const cell = c as { radio?: unknown; signal?: unknown };
+    const name = cell.radio ?? request.radio;
+    const code = typeof name === 'string' ? parseRadio(name) : undefined;
+    const range = code === undefined ? undefined : LIMITS[code]?.signal;
+    if (typeof cell.signal !== 'number' || range === undefined) return c;
+    const moved = Math.round(cell.signal + db);
+    return { ...cell, signal: Math.min(range.max, Math.max(range.min, moved)) };
+  });
+  return { ...row, request: { ...request, cells } };
 }
 
 /** A line that could not be a row, with why. */

@@ -18,6 +18,7 @@ import {
   isLabelled,
   readLabelled,
   readObservationFiles,
+  withCellLevelOffset,
 } from './inputs.js';
 import { Results, tabulate } from './results.js';
 import { SIM_NOW, simWorld } from './sim.js';
@@ -42,6 +43,8 @@ export interface EvalOptions {
   answers?: string;
   /** Writes each evaluated row's request, one JSON line each, in evaluation order. */
   requestsOut?: number;
+  /** Every cell's level moved by this many dB before anything reads it ({@link withCellLevelOffset}). */
+  levelOffset?: number;
   now?: number;
   progress?: (done: number, total: number, rows: number) => void;
   bad?: (b: BadLine) => void;
@@ -81,8 +84,9 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
     tables: MapBaseline,
     centroid?: CentroidBaseline,
   ) => {
+    const offset = o.levelOffset ?? 0;
     for (let s = 0; s < rows.length; s += BATCH) {
-      const part = rows.slice(s, s + BATCH);
+      const part = rows.slice(s, s + BATCH).map((r) => withCellLevelOffset(r, offset));
       let out: (ProcessResponse | undefined)[];
       if (answers) {
         out = answers.slice(answered, answered + part.length);

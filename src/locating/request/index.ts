@@ -63,6 +63,7 @@ function failure(message: string): ParseResult {
 }
 
 export {
+  LIMITS,
   parseRadio,
   RadioCode,
   type RadioCodeValue,
