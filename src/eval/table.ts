@@ -74,7 +74,7 @@ export function parseEvalJson(text: string, file: string): EvalJson {
 }
 
 /**
- * Two runs side by side, line by line (scenario, then radio or fallback): each one's count,
+ * Two runs side by side, line by line (scenario, then radio, fallback or advance): each one's count,
  * median, p90 and inside share, and B's median over A's (below 1: B's errors are smaller).
  */
 export function formatCompare(a: EvalJson, b: EvalJson): string {
