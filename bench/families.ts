@@ -154,8 +154,8 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
     .filter((l) => l.by === 'all')
     .map((l) => {
       const base = baseOf(l);
-      const withAdvance = byAdvance(l.scenario, 'with advance');
-      const withoutAdvance = byAdvance(l.scenario, 'without advance');
+      const withAdvance = byAdvance(l.scenario, 'reported');
+      const withoutAdvance = byAdvance(l.scenario, 'none');
       return {
         seed,
         scenario: l.scenario,

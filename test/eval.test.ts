@@ -240,8 +240,8 @@ describe('whereabouts eval', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = (JSON.parse(r.stdout) as EvalJson).table.filter((l) => l.by === 'advance');
     expect(Object.fromEntries(lines.map((l) => [l.value, l.ours.count]))).toEqual({
-      'with advance': 2,
-      'without advance': 1,
+      reported: 2,
+      none: 1,
       'no cell': 1,
     });
   });

@@ -25,7 +25,7 @@ export class Results {
   readonly scenario: number[] = [];
   readonly radio: number[] = [];
   readonly fallback: number[] = [];
-  /** Whether the serving cell reported a timing advance: `with advance`, `without advance`, `no cell`. */
+  /** Whether the serving cell reported a timing advance: `reported`, `none`, `no cell`. */
   readonly advance: number[] = [];
   readonly lat: number[] = [];
   readonly lon: number[] = [];
@@ -90,7 +90,7 @@ export class Results {
       this.scenario.push(this.#id(this.scenarios, row.scenario));
       this.radio.push(this.#id(this.labels, radio));
       this.fallback.push(this.#id(this.labels, fallback));
-      const advance = !serving ? 'no cell' : serving.ta === undefined ? 'without advance' : 'with advance';
+      const advance = !serving ? 'no cell' : serving.ta === undefined ? 'none' : 'reported';
       this.advance.push(this.#id(this.labels, advance));
       this.lat.push(lat);
       this.lon.push(lon);
@@ -117,8 +117,7 @@ export interface TableLine {
   by: string;
   /**
    * `all`, the radio (`lte`, `wifi`, ...), the fallback (`none`, `lacf`, `no answer`, ...) or
-   * whether the serving cell reported a timing advance (`with advance`, `without advance`,
-   * `no cell`).
+   * whether the serving cell reported a timing advance (`reported`, `none`, `no cell`).
    */
   value: string;
   ours: ErrorSummary;
