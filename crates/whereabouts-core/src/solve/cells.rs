@@ -213,9 +213,9 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell, alone: bool) -> (f64, f64, bool) 
             factor = factor.clamp(lo / own, hi / own);
         }
         // The full move gained 1-3% in the median world of the families' lone cells without
-        // an advance and lost up to 14% in a few; half of it loses at most 4% (fit worlds
-        // 101..130: median 1.073 -> 1.083, worst 0.937 -> 0.973; on Cork's centroids the
-        // median 215.7 -> 210.2 m; docs/experiments.md).
+        // an advance and lost up to 14% in a few; half of it loses at most 4% (single cell,
+        // fit worlds 101..130: median world 1.072 -> 1.059, worst 0.937 -> 0.973; on Cork's
+        // centroids the median 215.7 -> 210.2 m; docs/experiments.md).
         None if alone => factor = factor.sqrt(),
         None => {}
     }
