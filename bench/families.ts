@@ -34,6 +34,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { MAX_LEVEL_OFFSET_DB, parseLevelOffset } from '../src/eval/inputs.js';
 import { quantile } from '../src/eval/metrics.js';
 import { worldsSvg } from '../src/eval/report.js';
 import { runEval } from '../src/eval/run.js';
@@ -76,9 +77,11 @@ const overlap = reportSeeds.filter((s) => fitSeeds.includes(s));
 if (overlap.length > 0)
   fail(`--fit-seeds and --report-seeds overlap (${overlap.join(', ')}): report on worlds the fit never saw`);
 const requests = values.requests as string;
-const levelOffset = Number(values['level-offset']);
-if (!Number.isFinite(levelOffset) || Math.abs(levelOffset) > 60)
-  fail(`--level-offset: \`${values['level-offset']}\` is not a number of dB from -60 to 60`);
+const levelOffset =
+  parseLevelOffset(values['level-offset'] as string) ??
+  fail(
+    `--level-offset: \`${values['level-offset']}\` is not a number of dB from -${MAX_LEVEL_OFFSET_DB} to ${MAX_LEVEL_OFFSET_DB}`,
+  );
 if (!/^\d+$/.test(requests) || Number(requests) < 1)
   fail(`--requests: \`${requests}\` is not a positive integer`);
 

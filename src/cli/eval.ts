@@ -6,7 +6,7 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BadLine } from '../eval/inputs.js';
+import { type BadLine, MAX_LEVEL_OFFSET_DB, parseLevelOffset } from '../eval/inputs.js';
 import { reportHtml } from '../eval/report.js';
 import { runEval } from '../eval/run.js';
 import { parseSplit } from '../eval/split.js';
@@ -67,12 +67,12 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  let levelOffset: number | undefined;
-  if (values['level-offset'] !== undefined) {
-    levelOffset = Number(values['level-offset']);
-    if (values['level-offset'].trim() === '' || !Number.isFinite(levelOffset) || Math.abs(levelOffset) > 60)
-      throw new UsageError('--level-offset takes dB, a number from -60 to 60');
-  }
+  const levelOffset =
+    values['level-offset'] === undefined ? undefined : parseLevelOffset(values['level-offset']);
+  if (values['level-offset'] !== undefined && levelOffset === undefined)
+    throw new UsageError(
+      `--level-offset takes dB, a number from -${MAX_LEVEL_OFFSET_DB} to ${MAX_LEVEL_OFFSET_DB}`,
+    );
   let now: number | undefined;
   if (values.now !== undefined) {
     now = Number(values.now);

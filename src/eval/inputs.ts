@@ -16,6 +16,18 @@ export interface EvalRow {
   scenario: string;
 }
 
+/** The largest cell level offset, either way, an evaluation takes (dB). */
+export const MAX_LEVEL_OFFSET_DB = 60;
+
+/**
+ * `text` as a cell level offset in dB ({@link withCellLevelOffset}), or undefined when it is
+ * not a number within {@link MAX_LEVEL_OFFSET_DB} either way.
+ */
+export function parseLevelOffset(text: string): number | undefined {
+  const db = Number(text);
+  return text.trim() !== '' && Number.isFinite(db) && Math.abs(db) <= MAX_LEVEL_OFFSET_DB ? db : undefined;
+}
+
 /**
  * `row` as a device that reads its cells `db` dB stronger (negative: weaker) would have sent
  * it: every cell's `signal` moved by `db` and held within its radio's range of spec table 2.3

@@ -26,6 +26,10 @@ use crate::radio::Radio;
 use crate::sites::{site_cids, site_of_key, SiteMast};
 use crate::store::Database;
 
+/// Two positions nearer than this are one place: an estimate on its mast (a published
+/// tower's), sectors of one mast, anchors the count law counts once ([`anchor_count`]).
+const SAME_PLACE_M: f64 = 1.0;
+
 /// A cell's anchor ([`anchor_of`]) in the local frame with its weight and range.
 #[derive(Clone, Copy)]
 struct Anchor {
@@ -190,7 +194,7 @@ fn anchor_of(frame: &LocalFrame, c: &SeenCell, alone: bool) -> (f64, f64, bool) 
     let (ux, uy) = (x - tx, y - ty);
     let own = (ux * ux + uy * uy).sqrt();
     // An estimate on the mast gives no axis.
-    if own < 1.0 {
+    if own < SAME_PLACE_M {
         return (x, y, false);
     }
     // The estimate gives the axis and how far out along it the crowd sat: the sector's own
@@ -428,7 +432,7 @@ fn on_one_mast(frame: &LocalFrame, cells: &[SeenCell]) -> bool {
         on_its_mast(frame, c)
             && mast_of(c).is_some_and(|(lat, lon)| {
                 let (x, y) = frame.to_xy(lat, lon);
-                (x - mx).hypot(y - my) < 1.0
+                (x - mx).hypot(y - my) < SAME_PLACE_M
             })
     })
 }
@@ -468,7 +472,7 @@ fn on_its_mast(frame: &LocalFrame, c: &SeenCell) -> bool {
     };
     let (tx, ty) = frame.to_xy(lat, lon);
     let (x, y) = frame.to_xy(c.lat, c.lon);
-    (x - tx).hypot(y - ty) < 1.0
+    (x - tx).hypot(y - ty) < SAME_PLACE_M
 }
 
 /// Iteratively reweighted mean from (px, py): each anchor's weight divided by
@@ -648,8 +652,8 @@ fn count_factor(cells: f64) -> f64 {
 }
 
 /// How many cells the count law counts: each anchor at a place of its own as one, each further
-/// anchor at a place already counted (a sector of a published mast heard with its sibling) as
-/// [`SAME_PLACE_COUNT`].
+/// anchor at a place already counted (within [`SAME_PLACE_M`]: a sector of a published mast
+/// heard with its sibling) as [`SAME_PLACE_COUNT`].
 fn anchor_count(anchors: &[Anchor]) -> f64 {
     let places = anchors
         .iter()
@@ -657,7 +661,7 @@ fn anchor_count(anchors: &[Anchor]) -> f64 {
         .filter(|&(i, a)| {
             !anchors[..i]
                 .iter()
-                .any(|b| (a.x - b.x).hypot(a.y - b.y) < 1.0)
+                .any(|b| (a.x - b.x).hypot(a.y - b.y) < SAME_PLACE_M)
         })
         .count();
     places as f64 + SAME_PLACE_COUNT * (anchors.len() - places) as f64
