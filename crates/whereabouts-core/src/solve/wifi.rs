@@ -2,15 +2,15 @@
 //! metres of each other. APs are clustered; the largest cluster answers, and a
 //! cluster of one never does (a real AP beside an unknown or spoofed one must not
 //! leak the real AP's position). Its members, less those far from the first centroid,
-//! give a weighted centroid and a radius from their spread; the fitted constants are in
-//! [`super::params`].
+//! give a weighted centroid and a radius from their spread, wider when some APs were left
+//! out; the fitted constants are in [`super::params`].
 
 use smallvec::SmallVec;
 
 use super::lookup::SeenAp;
 use super::params::{
     CLUSTER_LINK_M, DEFAULT_AP_RANGE_M, MIN_WIFI_ACCURACY_M, OUTLIER_M, WIFI_ACCURACY_FACTOR,
-    WIFI_MIN_SPREAD_SHARE,
+    WIFI_DISAGREED_SCALE, WIFI_MIN_SPREAD_SHARE,
 };
 use super::query::{Answer, Fallback, Source};
 use super::weights::wifi_signal_weight;
@@ -140,10 +140,17 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     } else {
         0.0
     };
+    // APs left out (another cluster, or beyond the outlier cut): the scan disagreed with
+    // itself, and the members' agreement says less.
+    let disagreed = if count < aps.len() {
+        WIFI_DISAGREED_SCALE
+    } else {
+        1.0
+    };
     Some(Answer {
         lat,
         lon,
-        accuracy_m: spread_radius.max(pull).max(MIN_WIFI_ACCURACY_M),
+        accuracy_m: (disagreed * spread_radius.max(pull)).max(MIN_WIFI_ACCURACY_M),
         fallback: Fallback::None,
         aged: samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Wifi,
@@ -256,6 +263,23 @@ mod tests {
         aps[5].signal = aps[0].signal;
         let b = solve(&aps, 0).unwrap();
         assert!(b.accuracy_m < pull / 2.0, "{}", b.accuracy_m);
+    }
+
+    #[test]
+    fn a_scan_whose_aps_disagree_claims_a_wider_radius() {
+        // Three APs 100 m apart in a row, then the same three and a fourth 5 km away
+        // (a router taken across town): the far one is left out, the answer is the same, and
+        // the radius is wider by the scale.
+        let near: Vec<SeenAp> = (0..3)
+            .map(|i| ap(4.0 + f64::from(i) * 1.5e-3, 20))
+            .collect();
+        let mut with_far = near.clone();
+        with_far.push(ap(4.0 + 5_000.0 / 68_470.0, 20));
+        let (a, b) = (solve(&near, 0).unwrap(), solve(&with_far, 0).unwrap());
+        assert!((a.lat - b.lat).abs() < 1e-12 && (a.lon - b.lon).abs() < 1e-12);
+        assert!(a.accuracy_m > MIN_WIFI_ACCURACY_M * 1.1, "{}", a.accuracy_m);
+        let ratio = b.accuracy_m / a.accuracy_m;
+        assert!((ratio - WIFI_DISAGREED_SCALE).abs() < 1e-9, "{ratio}");
     }
 
     #[test]
