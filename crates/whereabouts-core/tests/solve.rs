@@ -377,11 +377,11 @@ fn two_equal_cells_answer_between_them_with_a_radius_from_their_spread() {
     assert!(distance_m(a.lat, a.lon, 52.505, 13.40) < 1.0);
     // Spread S = half the 1112 m between them; range 1000 m, 20 samples:
     // hypot(S * (S / 1000)^0.6, 0.5 * 1000 / sqrt(20)) = hypot(390.9, 111.8),
-    // times (5.41 / 2)^1.03 for an answer from two cells, and 1.1 because the serving cell
+    // times (5.8 / 2)^0.75 for an answer from two cells, and 1.1 because the serving cell
     // has no sibling sectors (no axis: nothing bounds the answer to its sector).
     let s = distance_m(52.50, 13.40, 52.51, 13.40) / 2.0;
     let expected =
-        (s * (s / 1000.0).powf(0.6)).hypot(500.0 / 20f64.sqrt()) * (5.41f64 / 2.0).powf(1.03) * 1.1;
+        (s * (s / 1000.0).powf(0.6)).hypot(500.0 / 20f64.sqrt()) * (5.8f64 / 2.0).powf(0.75) * 1.1;
     assert!(
         (a.accuracy_m - expected).abs() <= 1.0,
         "{} vs {expected}",
