@@ -7,7 +7,12 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { calibrationPlan, PLAN_BLOCK_S } from '../src/calibration/radius.js';
+import {
+  calibrationPlan,
+  LEARN_CALIBRATION_TRUST,
+  PLAN_BLOCK_S,
+  type RadiusModel,
+} from '../src/calibration/radius.js';
 import { Engine } from '../src/engine.js';
 import type { EvalRow } from '../src/eval/inputs.js';
 import { cli } from './helpers.js';
@@ -178,9 +183,12 @@ describe('whereabouts calibrate', () => {
     expect(show.code).toBe(0);
     expect(show.stdout).toMatch(/radius model format 1, fitted on [\d,]+ rows/);
     expect(show.stdout).toMatch(/cells\/lte\/cells-1 /);
+    // The user's own ground truth: all of each measured correction.
+    expect(show.stdout).not.toMatch(/the factors apply/);
     const showJson = JSON.parse(cli(['calibrate', '--db', db, '--show', '--json']).stdout) as {
-      calibration: { classes: Record<string, { factor: number }> };
+      calibration: { trust: number; classes: Record<string, { factor: number }> };
     };
+    expect(showJson.calibration.trust).toBe(1);
     expect(showJson.calibration.classes.all?.factor).toBeGreaterThan(1.7);
     // `stats` shows the same model beside the network statistics.
     const stats = cli(['stats', '--db', db, '--json']);
@@ -281,7 +289,16 @@ describe('whereabouts learn calibrates by itself', () => {
     expect(r.stderr).toMatch(/^all\s+\d+\s+[\d.]+%\s+[\d.]+%\s+[\d.]+$/m);
     const manifest = JSON.parse(readFileSync(join(db, 'manifest.json'), 'utf8')) as { radius_model?: string };
     expect(manifest.radius_model).toMatch(/^radius-model-\d+\.json$/);
-    expect(cli(['calibrate', '--db', db, '--show']).stdout).toMatch(/^cells\/lte\/cells-1\s/m);
+    const shown = cli(['calibrate', '--db', db, '--show']).stdout;
+    expect(shown).toMatch(/^cells\/lte\/cells-1\s/m);
+    // Its own held-out blocks stand in for the next trips only so far: a quarter of each
+    // measured correction, in logarithms.
+    expect(shown).toContain(`the factors apply ${LEARN_CALIBRATION_TRUST} of each measured correction`);
+    const model = JSON.parse(readFileSync(join(db, manifest.radius_model as string), 'utf8')) as RadiusModel;
+    expect(model.trust).toBe(LEARN_CALIBRATION_TRUST);
+    const all = model.classes.all as { weight: number; quantile: number; factor: number };
+    const measured = (all.weight * Math.log(all.quantile)) / (all.weight + model.prior_rows);
+    expect(Math.log(all.factor)).toBeCloseTo(LEARN_CALIBRATION_TRUST * measured, 6);
 
     // --no-calibrate: the same stations (every row learned either way), no model.
     const plain = join(dir, 'plain');

@@ -18,10 +18,13 @@
 //! Each class's factor is the 68% quantile of error / radius of its rows, shrunk toward its
 //! parent's factor (in logarithms, the parent weighing [`PRIOR_ROWS`] rows), and the whole
 //! set's toward 1.0: a class with few rows keeps about its parent's factor, and with no rows
-//! at all the radius is the solver's. Rows carry weights: rows taken at one place (a device
-//! standing still logs thousands of rows with one error) are one piece of evidence, not
-//! thousands, so the caller weighs them down ([`RadiusRow::weight`]). The file is JSON, versioned by `format`, named in the
-//! manifest (`radius_model`); a database without it answers with the solver's radii.
+//! at all the radius is the solver's. A model may apply only a share of what it measured
+//! ([`RadiusModel::trust`]: each factor raised to it), where its rows stand in for the
+//! devices to come less well than a user's own ground truth does. Rows carry weights: rows
+//! taken at one place (a device standing still logs thousands of rows with one error) are one
+//! piece of evidence, not thousands, so the caller weighs them down ([`RadiusRow::weight`]).
+//! The file is JSON, versioned by `format`, named in the manifest (`radius_model`); a
+//! database without it answers with the solver's radii.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -294,7 +297,8 @@ pub struct ClassFactor {
     pub weight: f64,
     /// The 68% quantile of their error / radius.
     pub quantile: f64,
-    /// The factor applied: the quantile shrunk toward the parent's factor.
+    /// The factor applied: the quantile shrunk toward the parent's factor, raised to the
+    /// model's [`RadiusModel::trust`].
     pub factor: f64,
 }
 
@@ -311,8 +315,18 @@ pub struct RadiusModel {
     /// Unix seconds of the fit.
     #[serde(default)]
     pub created: u64,
+    /// The share, in logarithms, of each measured correction the factors apply: 1 for a fit
+    /// on the user's own ground truth (`whereabouts calibrate`); less for `learn`'s own, on
+    /// blocks of the very files it learns, which stand in for the next devices only so far.
+    /// 1 in files written before it was kept.
+    #[serde(default = "full_trust")]
+    pub trust: f64,
     /// Every class with fitting rows, by [`RadiusClass::key`].
     pub classes: BTreeMap<String, ClassFactor>,
+}
+
+fn full_trust() -> f64 {
+    1.0
 }
 
 /// The weighted `p` quantile of `v` (value, weight; sorted here): the least value with at
@@ -334,7 +348,14 @@ fn quantile(v: &mut [(f64, f64)], p: f64) -> f64 {
 
 /// Fits the model on rows of error / radius (the radius being the solver's, without a model);
 /// rows whose ratio or weight is not a finite number (ratio >= 0, weight > 0) are passed over.
-pub fn fit(samples: &[RadiusRow], created: u64) -> RadiusModel {
+/// Its factors apply the share `trust` (0 to 1; 1 when not a number) of each measured
+/// correction ([`RadiusModel::trust`]).
+pub fn fit(samples: &[RadiusRow], created: u64, trust: f64) -> RadiusModel {
+    let trust = if trust.is_finite() {
+        trust.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
     let mut ratios: BTreeMap<RadiusClass, Vec<(f64, f64)>> = BTreeMap::new();
     let mut rows = 0;
     for s in samples {
@@ -356,15 +377,19 @@ pub fn fit(samples: &[RadiusRow], created: u64) -> RadiusModel {
     let mut order: Vec<RadiusClass> = ratios.keys().copied().collect();
     order.sort_by_key(|c| (depth(c), *c));
     let mut factors: BTreeMap<RadiusClass, ClassFactor> = BTreeMap::new();
+    // Each class's factor as measured, before the trust: what its children shrink toward.
+    let mut measured: BTreeMap<RadiusClass, f64> = BTreeMap::new();
     for c in order {
         let v = ratios.get_mut(&c).expect("class listed");
         let n: f64 = v.iter().map(|x| x.1).sum();
         // Ratios of 0 (an answer on the truth) would make the logarithm -inf.
         let q = quantile(v, CONFIDENCE).max(1e-3);
-        let parent = c.parent().map_or(1.0, |p| factors[&p].factor);
-        let factor = ((n * q.ln() + PRIOR_ROWS * parent.ln()) / (n + PRIOR_ROWS))
+        let parent = c.parent().map_or(1.0, |p| measured[&p]);
+        let own = ((n * q.ln() + PRIOR_ROWS * parent.ln()) / (n + PRIOR_ROWS))
             .exp()
             .clamp(1.0 / MAX_FACTOR, MAX_FACTOR);
+        measured.insert(c, own);
+        let factor = own.powf(trust);
         factors.insert(
             c,
             ClassFactor {
@@ -381,6 +406,7 @@ pub fn fit(samples: &[RadiusRow], created: u64) -> RadiusModel {
         prior_rows: PRIOR_ROWS,
         rows,
         created,
+        trust,
         classes: factors.into_iter().map(|(c, f)| (c.key(), f)).collect(),
     }
 }
@@ -661,7 +687,7 @@ mod tests {
     #[test]
     fn a_class_with_many_rows_gets_its_own_quantile() {
         let c = lte(1, false, 50);
-        let model = fit(&rows(c, 4_000, 1.5), 0);
+        let model = fit(&rows(c, 4_000, 1.5), 0, 1.0);
         let t = model.table().unwrap();
         let f = t.factor(c);
         // 4,000 rows against 40 of the parent's (the same rows): within 1% of 1.5.
@@ -677,7 +703,7 @@ mod tests {
         let small = lte(5, false, 50);
         let mut s = rows(big, 2_000, 2.0);
         s.extend(rows(small, 10, 0.5));
-        let model = fit(&s, 0);
+        let model = fit(&s, 0, 1.0);
         let t = model.table().unwrap();
         let parent = t.factor(RadiusClass {
             count: 0,
@@ -712,13 +738,39 @@ mod tests {
     }
 
     #[test]
+    fn a_model_of_partial_trust_applies_that_share_of_each_correction() {
+        let big = lte(1, false, 50);
+        let small = lte(5, false, 50);
+        let mut s = rows(big, 2_000, 2.0);
+        s.extend(rows(small, 10, 0.5));
+        let full = fit(&s, 0, 1.0);
+        let quarter = fit(&s, 0, 0.25);
+        assert_eq!(quarter.trust, 0.25);
+        for (key, c) in &full.classes {
+            let q = &quarter.classes[key];
+            // Each factor is the full one's fourth root: the pooling toward the parents is
+            // on the measured factors, so a class keeps its place between them.
+            assert!((q.factor - c.factor.powf(0.25)).abs() < 1e-9, "{key}");
+            assert_eq!(q.quantile, c.quantile);
+        }
+        assert!(quarter.classes["cells"].factor > 1.1);
+        // No trust: the solver's radii.
+        assert!(fit(&s, 0, 0.0).classes.values().all(|c| c.factor == 1.0));
+        // A file written before the trust was kept reads as a full one.
+        let mut old: serde_json::Value = serde_json::to_value(&full).unwrap();
+        old.as_object_mut().unwrap().remove("trust");
+        let read: RadiusModel = serde_json::from_value(old).unwrap();
+        assert_eq!(read.trust, 1.0);
+    }
+
+    #[test]
     fn without_rows_every_factor_is_one_and_few_rows_stay_near_it() {
-        let empty = fit(&[], 0);
+        let empty = fit(&[], 0, 1.0);
         assert!(empty.classes.is_empty());
         let t = empty.table().unwrap();
         assert_eq!(t.factor(lte(1, false, 50)), 1.0);
         // Four rows that say 3.0: shrunk most of the way to 1.0 at the root.
-        let few = fit(&rows(lte(1, false, 50), 4, 3.0), 0);
+        let few = fit(&rows(lte(1, false, 50), 4, 3.0), 0, 1.0);
         let root = few.classes["all"].factor;
         assert!(root > 1.0 && root < 3f64.powf(0.1) * 1.01, "{root}");
     }
@@ -727,7 +779,7 @@ mod tests {
     fn shares_before_and_after_count_rows_inside() {
         let c = lte(1, false, 50);
         let test = rows(c, 100, 2.0);
-        let model = fit(&test, 0);
+        let model = fit(&test, 0, 1.0);
         let t = model.table().unwrap();
         let s = shares(&test, None, &t);
         let all = s.iter().find(|x| x.class == "all").unwrap();
@@ -753,7 +805,7 @@ mod tests {
             ratio: 0.5 + i as f64 / 200.0,
             weight: 1.0,
         }));
-        let model = fit(&s, 0);
+        let model = fit(&s, 0, 1.0);
         let leaf = &model.classes[&c.key()];
         assert_eq!(leaf.rows, 200);
         assert!((leaf.weight - 101.0).abs() < 1e-9);
@@ -773,12 +825,12 @@ mod tests {
                 weight: 0.0,
             },
         ];
-        assert_eq!(fit(&broken, 0).rows, 0);
+        assert_eq!(fit(&broken, 0, 1.0).rows, 0);
     }
 
     #[test]
     fn a_model_rejects_unknown_classes_formats_and_wild_factors() {
-        let mut m = fit(&rows(lte(1, false, 50), 100, 1.2), 0);
+        let mut m = fit(&rows(lte(1, false, 50), 100, 1.2), 0, 1.0);
         m.classes.insert(
             "cells/xx".into(),
             ClassFactor {
@@ -789,10 +841,10 @@ mod tests {
             },
         );
         assert!(m.table().unwrap_err().contains("unknown class"));
-        let mut m = fit(&rows(lte(1, false, 50), 100, 1.2), 0);
+        let mut m = fit(&rows(lte(1, false, 50), 100, 1.2), 0, 1.0);
         m.classes.get_mut("all").unwrap().factor = f64::NAN;
         assert!(m.table().is_err());
-        let mut m = fit(&rows(lte(1, false, 50), 100, 1.2), 0);
+        let mut m = fit(&rows(lte(1, false, 50), 100, 1.2), 0, 1.0);
         m.format = 2;
         assert!(m.table().unwrap_err().contains("format 2"));
     }

@@ -73,7 +73,7 @@ fn model() -> calibration::RadiusModel {
             weight: 1.0,
         })
         .collect();
-    calibration::fit(&rows, 0)
+    calibration::fit(&rows, 0, 1.0)
 }
 
 #[test]

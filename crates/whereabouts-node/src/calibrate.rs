@@ -63,7 +63,8 @@ pub(crate) fn samples(
 /// weight, `calibration::RadiusRow`), reports the inside shares on those that are (weighted
 /// alike), and stores the model when `store`. JSON: `model`, `shares`
 /// (per class with held-out rows: the inside shares with the stored model, or none, and with
-/// the one fitted), `fitRows`, `testRows`, `file` (null: not stored).
+/// the one fitted), `fitRows`, `testRows`, `file` (null: not stored). `trust`: the share of
+/// each measured correction the model applies (`calibration::RadiusModel::trust`).
 #[napi]
 pub fn calibrate_radius(
     db: String,
@@ -72,6 +73,7 @@ pub fn calibrate_radius(
     weights: Vec<f64>,
     held_out: Vec<bool>,
     store: bool,
+    trust: f64,
 ) -> Result<String> {
     crate::guarded("calibrateRadius", || {
         let n = classes.len();
@@ -102,7 +104,7 @@ pub fn calibrate_radius(
         let created = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let model = calibration::fit(&fit, created);
+        let model = calibration::fit(&fit, created, trust);
         let table = model.table().map_err(crate::err)?;
         let shares = calibration::shares(&test, old.as_ref(), &table);
         let file = if store {
