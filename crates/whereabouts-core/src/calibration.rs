@@ -697,12 +697,18 @@ mod tests {
         assert!((inside as f64 / 4_000.0 - CONFIDENCE).abs() < 0.01);
     }
 
+    /// A class of 2,000 rows whose radius is half too small (one LTE cell) and one of 10 rows
+    /// whose radius is twice too wide (four cells or more), with the finer class.
+    fn big_and_small() -> (Vec<RadiusRow>, RadiusClass) {
+        let small = lte(5, false, 50);
+        let mut s = rows(lte(1, false, 50), 2_000, 2.0);
+        s.extend(rows(small, 10, 0.5));
+        (s, small)
+    }
+
     #[test]
     fn a_class_with_few_rows_is_pooled_toward_its_parent() {
-        let big = lte(1, false, 50);
-        let small = lte(5, false, 50);
-        let mut s = rows(big, 2_000, 2.0);
-        s.extend(rows(small, 10, 0.5));
+        let (s, small) = big_and_small();
         let model = fit(&s, 0, 1.0);
         let t = model.table().unwrap();
         let parent = t.factor(RadiusClass {
@@ -739,10 +745,7 @@ mod tests {
 
     #[test]
     fn a_model_of_partial_trust_applies_that_share_of_each_correction() {
-        let big = lte(1, false, 50);
-        let small = lte(5, false, 50);
-        let mut s = rows(big, 2_000, 2.0);
-        s.extend(rows(small, 10, 0.5));
+        let (s, _) = big_and_small();
         let full = fit(&s, 0, 1.0);
         let quarter = fit(&s, 0, 0.25);
         assert_eq!(quarter.trust, 0.25);
