@@ -30,6 +30,11 @@ use crate::store::Database;
 /// tower's), sectors of one mast, anchors the count law counts once ([`anchor_count`]).
 const SAME_PLACE_M: f64 = 1.0;
 
+/// Whether two points of a local frame are one place ([`SAME_PLACE_M`]).
+fn same_place(a: (f64, f64), b: (f64, f64)) -> bool {
+    (a.0 - b.0).hypot(a.1 - b.1) < SAME_PLACE_M
+}
+
 /// A cell's anchor ([`anchor_of`]) in the local frame with its weight and range.
 #[derive(Clone, Copy)]
 struct Anchor {
@@ -427,13 +432,10 @@ fn on_one_mast(frame: &LocalFrame, cells: &[SeenCell]) -> bool {
     let Some((lat, lon)) = mast_of(&cells[0]) else {
         return false;
     };
-    let (mx, my) = frame.to_xy(lat, lon);
+    let mast = frame.to_xy(lat, lon);
     cells.iter().all(|c| {
         on_its_mast(frame, c)
-            && mast_of(c).is_some_and(|(lat, lon)| {
-                let (x, y) = frame.to_xy(lat, lon);
-                (x - mx).hypot(y - my) < SAME_PLACE_M
-            })
+            && mast_of(c).is_some_and(|(lat, lon)| same_place(frame.to_xy(lat, lon), mast))
     })
 }
 
@@ -470,9 +472,7 @@ fn on_its_mast(frame: &LocalFrame, c: &SeenCell) -> bool {
     let Some((lat, lon)) = mast_of(c) else {
         return false;
     };
-    let (tx, ty) = frame.to_xy(lat, lon);
-    let (x, y) = frame.to_xy(c.lat, c.lon);
-    (x - tx).hypot(y - ty) < SAME_PLACE_M
+    same_place(frame.to_xy(lat, lon), frame.to_xy(c.lat, c.lon))
 }
 
 /// Iteratively reweighted mean from (px, py): each anchor's weight divided by
@@ -661,7 +661,7 @@ fn anchor_count(anchors: &[Anchor]) -> f64 {
         .filter(|&(i, a)| {
             !anchors[..i]
                 .iter()
-                .any(|b| (a.x - b.x).hypot(a.y - b.y) < SAME_PLACE_M)
+                .any(|b| same_place((a.x, a.y), (b.x, b.y)))
         })
         .count();
     places as f64 + SAME_PLACE_COUNT * (anchors.len() - places) as f64
