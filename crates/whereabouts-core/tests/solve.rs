@@ -375,13 +375,12 @@ fn two_equal_cells_answer_between_them_with_a_radius_from_their_spread() {
         .unwrap();
     // Equal weights: the midpoint of (52.50, 13.40) and (52.51, 13.40).
     assert!(distance_m(a.lat, a.lon, 52.505, 13.40) < 1.0);
-    // Spread S = half the 1112 m between them; range 1000 m, 20 samples:
-    // hypot(S * (S / 1000)^0.6, 0.5 * 1000 / sqrt(20)) = hypot(390.9, 111.8),
-    // times (5.8 / 2)^0.75 for an answer from two cells, and 1.1 because the serving cell
-    // has no sibling sectors (no axis: nothing bounds the answer to its sector).
+    // Spread S = half the 1112 m between them, range 1000 m: 1.2 S (S / 1000 m)^0.25 times
+    // (S / 1 km)^0.1 = 543 m, times (5.8 / 2)^0.5 for an answer from two cells, and 1.1
+    // because the serving cell has no sibling sectors (no axis: nothing bounds the answer to
+    // its sector).
     let s = distance_m(52.50, 13.40, 52.51, 13.40) / 2.0;
-    let expected =
-        (s * (s / 1000.0).powf(0.6)).hypot(500.0 / 20f64.sqrt()) * (5.8f64 / 2.0).powf(0.75) * 1.1;
+    let expected = 1.2 * s * (s / 1000.0).powf(0.35) * (5.8f64 / 2.0).sqrt() * 1.1;
     assert!(
         (a.accuracy_m - expected).abs() <= 1.0,
         "{} vs {expected}",

@@ -16,7 +16,7 @@ use super::params::{
     ROBUST_SCALE_RANGES, SAME_PLACE_COUNT, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
     SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
     SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP,
-    SPREAD_SCALE, UNCOUNTED_SAMPLES,
+    SPREAD_SCALE, SPREAD_SIZE_EXP, SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -365,9 +365,9 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         // Masts for anchors: their spread is the geometry itself, whatever ranges and
         // sightings their publisher wrote.
         let between = if on_its_mast(&frame, first) {
-            SPREAD_SCALE * spread
+            spread
         } else {
-            cells_accuracy(spread, sr / sw, median_samples)
+            cells_accuracy(spread, sr / sw)
         };
         between * count_factor(anchor_count(&anchors)) * scale * offset_factor(first)
     };
@@ -626,11 +626,12 @@ fn crowd_cell_accuracy(range_m: f64, prior_range_m: f64, samples: u32) -> f64 {
 }
 
 /// The 68% radius of a multi-cell answer from the weighted spread of the cells' estimates
-/// around it, their weighted range and median samples.
-fn cells_accuracy(spread_m: f64, range_m: f64, samples: u32) -> f64 {
-    let between = SPREAD_SCALE * spread_m * (spread_m / range_m.max(1.0)).powf(SPREAD_RANGE_EXP);
-    let estimate = ESTIMATE_ERROR * range_m / (samples as f64).sqrt();
-    between.hypot(estimate)
+/// around it and their weighted range ([`SPREAD_SCALE`], [`SPREAD_SIZE_EXP`]).
+fn cells_accuracy(spread_m: f64, range_m: f64) -> f64 {
+    SPREAD_SCALE
+        * spread_m
+        * (spread_m / range_m.max(1.0)).powf(SPREAD_RANGE_EXP)
+        * (spread_m.max(1.0) / SPREAD_SIZE_REF_M).powf(SPREAD_SIZE_EXP)
 }
 
 /// The multi-cell radius by how far out from their masts the serving cell's network's crowd
@@ -1283,13 +1284,13 @@ mod tests {
         // their distance), with no range or sightings term.
         assert!((mast.lat - no_mast.lat).abs() < 1e-12 && (mast.lon - no_mast.lon).abs() < 1e-12);
         let spread = 500f64.hypot(300.0) / 2.0;
-        let want = ON_MAST_SCALE * SPREAD_SCALE * spread * count_factor(2.0);
+        let want = ON_MAST_SCALE * spread * count_factor(2.0);
         assert!(
             (mast.accuracy_m - want).abs() < 1e-6,
             "{} vs {want}",
             mast.accuracy_m
         );
-        let crowd = cells_accuracy(spread, 1_000.0, 50) * count_factor(2.0) * OFF_AXIS_SCALE;
+        let crowd = cells_accuracy(spread, 1_000.0) * count_factor(2.0) * OFF_AXIS_SCALE;
         assert!(
             (no_mast.accuracy_m - crowd).abs() < 1e-6,
             "{} vs {crowd}",
@@ -1522,18 +1523,20 @@ mod tests {
 
     #[test]
     fn cells_far_apart_for_their_ranges_claim_more_than_their_spread() {
-        let well_sampled = 1_000_000;
-        let k = SPREAD_SCALE;
+        // At 500 m, the size's factor (500 m / 1 km)^0.1.
+        let k = SPREAD_SCALE * (500.0 / SPREAD_SIZE_REF_M).powf(SPREAD_SIZE_EXP);
         // Anchors as far apart as the cells reach: the spread itself.
-        assert!((cells_accuracy(500.0, 500.0, well_sampled) - 500.0 * k).abs() < 1.0);
-        // Overlapping coverage (spread a quarter of the range): 0.25^0.6 = 0.44 of the spread.
+        assert!((cells_accuracy(500.0, 500.0) - 500.0 * k).abs() < 1e-9);
+        // Overlapping coverage (spread a quarter of the range): 0.25^0.25 = 0.71 of the spread.
         let quarter = 500.0 * 0.25f64.powf(SPREAD_RANGE_EXP) * k;
-        assert!((cells_accuracy(500.0, 2_000.0, well_sampled) - quarter).abs() < 1.0);
-        // Barely overlapping (spread four times the range): 4^0.6 = 2.3 times the spread.
+        assert!((cells_accuracy(500.0, 2_000.0) - quarter).abs() < 1e-9);
+        assert!(quarter < 500.0 * k);
+        // Barely overlapping (spread four times the range): 4^0.25 = 1.41 times the spread.
         let four = 500.0 * 4f64.powf(SPREAD_RANGE_EXP) * k;
-        assert!((cells_accuracy(500.0, 125.0, well_sampled) - four).abs() < 1.0);
-        // Co-located estimates still carry the crowd means' error.
-        assert!((cells_accuracy(0.0, 1_000.0, 25) - 100.0).abs() < 1e-9);
+        assert!((cells_accuracy(500.0, 125.0) - four).abs() < 1e-9);
+        assert!(four > 500.0 * k);
+        // Sites ten times as far apart, for the same ranges' share: more than ten times as wide.
+        assert!(cells_accuracy(5_000.0, 5_000.0) > 10.0 * cells_accuracy(500.0, 500.0));
     }
 
     #[test]
@@ -1558,9 +1561,9 @@ mod tests {
     fn fewer_cells_claim_more_of_their_spread() {
         let f: Vec<f64> = (2..=7).map(|n| count_factor(n as f64)).collect();
         assert!(f.windows(2).all(|w| w[0] > w[1]));
-        // about 2.2 times the spread model's radius for 2 cells, a little more than itself
-        // for 5, seven eighths of it for 7
-        assert!((f[0] - 2.22).abs() < 0.02 && (f[3] - 1.12).abs() < 0.02);
-        assert!((f[5] - 0.87).abs() < 0.02);
+        // about 1.7 times the spread model's radius for 2 cells, a little more than itself
+        // for 5, nine tenths of it for 7
+        assert!((f[0] - 1.70).abs() < 0.02 && (f[3] - 1.08).abs() < 0.02);
+        assert!((f[5] - 0.91).abs() < 0.02);
     }
 }
