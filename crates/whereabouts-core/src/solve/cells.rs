@@ -9,14 +9,15 @@ use smallvec::SmallVec;
 use super::lookup::{candidate_mccs, candidate_radios, seen_cell, SeenCell};
 use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
-    COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RING_SPREAD, CROWD_SAMPLES_EXP, CROWD_SPREAD,
-    DEFAULT_RANGE_M, ESTIMATE_ERROR, LEVEL_RADIUS_SCALE, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M,
-    OFF_AXIS_SCALE, ONE_MAST_SCALE, ON_MAST_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR,
-    RING_MISS_SCALE, RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
-    ROBUST_SCALE_RANGES, SAME_PLACE_COUNT, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
-    SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
-    SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP,
-    SPREAD_SCALE, SPREAD_SIZE_EXP, SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
+    COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RANGE_MAX_SPACINGS, CROWD_RING_SPREAD,
+    CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M, ESTIMATE_ERROR, LEVEL_RADIUS_SCALE,
+    MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M, OFF_AXIS_SCALE, ONE_MAST_SCALE, ON_MAST_SCALE,
+    PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
+    RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAME_PLACE_COUNT,
+    SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS,
+    SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING,
+    SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP, SPREAD_SCALE, SPREAD_SIZE_EXP,
+    SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -351,7 +352,9 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
             } else {
                 prior_range_of(first)
             };
-            crowd_cell_accuracy(radius_range_of(first), prior, median_samples) * level_reach(first)
+            crowd_cell_accuracy(radius_range_of(first), prior, median_samples)
+                * level_reach(first)
+                * wide_ranges_factor(first)
         };
         radius * scale
     } else {
@@ -612,6 +615,17 @@ fn level_reach(c: &SeenCell) -> f64 {
         Some(signal) if !c.via_short_cid => {
             cell_distance_factor(c.radio, signal).map_or(1.0, |f| LEVEL_RADIUS_SCALE * f)
         }
+        _ => 1.0,
+    }
+}
+
+/// A lone crowd cell's radius in a network whose median stored range runs more than
+/// [`CROWD_RANGE_MAX_SPACINGS`] site spacings: times that many spacings over the median range
+/// (`NetworkScale::spacing_per_range`, kept for crowd networks only). 1 in a network without
+/// ranges (each row its radio's default) or without the statistics.
+fn wide_ranges_factor(c: &SeenCell) -> f64 {
+    match c.scale.spacing_per_range {
+        Some(v) if !unranged(c) => (CROWD_RANGE_MAX_SPACINGS * v as f64).min(1.0),
         _ => 1.0,
     }
 }
@@ -1411,7 +1425,7 @@ mod tests {
                 tower: None,
                 scale: NetworkScale {
                     median_range_m: Some(1_500.0),
-                    spacing_per_range: Some((0.5 * reference) as f32),
+                    spacing_per_range: Some((2.0 * reference) as f32),
                     unranged,
                     ..NetworkScale::UNKNOWN
                 },
@@ -1419,12 +1433,39 @@ mod tests {
             };
             solve(&[c], 0).unwrap().accuracy_m
         };
-        // Every cell at the import's default: the range read in the network's units (half the
-        // default here), as a stored range of that size would claim.
-        let spacing = alone(750.0, false);
+        // Every cell at the import's default: the range read in the network's units (twice
+        // the default here), as a stored range of that size would claim.
+        let spacing = alone(3_000.0, false);
         // (The units are stored as f32.)
         assert!((alone(1_500.0, true) / spacing - 1.0).abs() < 1e-6);
-        assert!(alone(1_500.0, false) > spacing);
+        assert!(alone(1_500.0, false) < spacing);
+    }
+
+    #[test]
+    fn a_lone_crowd_cell_of_a_network_whose_ranges_run_several_spacings_claims_less() {
+        let (_, cell) = serving_east(None);
+        let alone = |spacing_per_range: f32, unranged: bool| {
+            let c = SeenCell {
+                range_m: 3_000.0,
+                tower: None,
+                scale: NetworkScale {
+                    median_range_m: Some(3_000.0),
+                    spacing_per_range: Some(spacing_per_range),
+                    unranged,
+                    ..NetworkScale::UNKNOWN
+                },
+                ..cell
+            };
+            solve(&[c], 0).unwrap().accuracy_m
+        };
+        // Ranges of two spacings or less: the stored range's radius.
+        let within = alone(0.5, false);
+        assert_eq!(alone(0.9, false), within);
+        // Ranges of five spacings: two fifths of it (f32 units).
+        assert!((alone(0.2, false) / within - 0.4).abs() < 1e-6);
+        // Ranges the import gave every row say nothing of the crowd: read in the network's
+        // units alone (0.2 / 0.5 of them), not cut further.
+        assert!((alone(0.2, true) / alone(0.5, true) - 0.4).abs() < 1e-6);
     }
 
     #[test]

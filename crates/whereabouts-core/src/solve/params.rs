@@ -143,6 +143,19 @@ pub(super) const CROWD_SPREAD: f64 = 0.95;
 pub(super) const CROWD_ESTIMATE_ERROR: f64 = 3.0;
 pub(super) const CROWD_SAMPLES_EXP: f64 = 1.5;
 
+/// A lone crowd cell's radius, in a network whose median stored range is more than this many
+/// of its median site spacings, times this many spacings over that range
+/// (`cells::wide_ranges_factor`). A device is served by a cell about as far out as the sites
+/// around stand; a crowd whose ranges run several spacings counted where the cell was heard
+/// at all (as a neighbour, or at the farthest sighting), and the stored range then overstates
+/// the serving area. The families' networks run 0.35-3.5 spacings; the second generator's
+/// (`bench/other-worlds.ts`), whose phones partly log their neighbours, 1.8-19, where the
+/// single cells held 87% inside in the median fit world. Fitted on both generators' fit
+/// worlds (the objective of [`SPREAD_RANGE_EXP`], with (k spacings / range)^e): k 3, e 0.5
+/// 0.1335; k 2, e 0.5 0.1274, e 0.75 0.1169, e 1 0.1146, e 1.5 0.1166; k 1.5, e 0.75 0.1137,
+/// e 1 0.1134 (the families' part worse); without, 0.1407 (docs/experiments.md).
+pub(super) const CROWD_RANGE_MAX_SPACINGS: f64 = 2.0;
+
 /// A lone crowd or published cell's radius times this and the distance factor its level
 /// implies (`solve::cells`, `level_reach`). With the stored range's radius alone, the lone
 /// cells of the held-out family worlds 201..216 (no advance) held 42% inside when heard 30 dB
