@@ -20,7 +20,11 @@
  *   - timing advance counted on the radio path, which exceeds the straight line.
  * Requests are drawn where devices are (near sites, more where sites are dense), labelled by
  * the spacing of the sites around the device: `cells-dense` (under 900 m), `cells-medium`,
- * `cells-sparse` (over 2,500 m), and `single-cell` (the serving cell alone, anywhere).
+ * `cells-sparse` (over 2,500 m), and `single-cell` (the serving cell alone, anywhere); and
+ * `cells-known-towers`: the first operator's cells heard anywhere, located on a published
+ * table of its cells at their true masts (mnc 3, every row the same 1,000 m range, as a
+ * publisher writes whatever it likes), where the baseline is the power-weighted centroid of
+ * the towers heard.
  * Each world is written under `.eval/other-SEED-N/` (`world/cells.csv`, `world/scenarios/`,
  * `db/`), its stations imported with the project's importer, and evaluated as `whereabouts
  * eval` evaluates labelled requests: the baseline is the signal-weighted mean of the known
@@ -90,6 +94,9 @@ const RADIO: Record<Radio, { mhz: number; txDbm: number; floorDbm: number; taSte
   umts: { mhz: 2100, txDbm: 33, floorDbm: -115 },
   lte: { mhz: 1800, txDbm: 18, floorDbm: -124, taStepM: 78.12 },
 };
+/** The network id of the published table of the first operator's masts. */
+const PUBLISHED_MNC = 3;
+const KNOWN = 'cells-known-towers';
 const SPEC_LEVEL: Record<Radio, [number, number]> = { gsm: [-113, -51], umts: [-121, -25], lte: [-137, -45] };
 
 interface World {
@@ -414,6 +421,30 @@ function cellsCsv(w: World, sites: Site[]): string {
         ].join(','),
       );
     }
+  // The published table: the first operator's cells at their masts.
+  for (const s of sites) {
+    if (s.mnc !== 1) continue;
+    const [lat, lon] = toLatLon(w, s.x, s.y);
+    for (const c of s.cells)
+      rows.push(
+        [
+          c.radio.toUpperCase(),
+          1,
+          PUBLISHED_MNC,
+          c.lac,
+          c.cid,
+          0,
+          lon.toFixed(6),
+          lat.toFixed(6),
+          1000,
+          1,
+          1,
+          NOW - 86400 * 30,
+          NOW - 86400,
+          0,
+        ].join(','),
+      );
+  }
   return `${rows.join('\n')}\n`;
 }
 
@@ -442,17 +473,18 @@ function truthCsv(w: World, sites: Site[]): string {
 }
 
 /** Labelled requests by scenario: devices where phones are, each hearing one operator's cells of one radio. */
-function scenarios(w: World, sites: Site[], perScenario: number): Map<string, string[]> {
-  const r = rng(w.seed * 49979687 + 7);
-  const out = new Map<string, string[]>(
-    ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell'].map((s) => [s, []]),
-  );
+function scenarios(w: World, sites: Site[], perScenario: number, published = false): Map<string, string[]> {
+  const r = rng(w.seed * 49979687 + (published ? 13 : 7));
+  const names = published ? [KNOWN] : ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell'];
+  const out = new Map<string, string[]>(names.map((s) => [s, []]));
   let tries = 0;
   while ([...out.values()].some((v) => v.length < perScenario) && tries++ < perScenario * 200) {
     const [x, y] = placeOfPhone(w, sites, r);
     if (Math.abs(x) > w.half || Math.abs(y) > w.half) continue;
     const radio = radioOfPhone(r);
-    const mnc = r.next() < 0.5 ? 1 : 2;
+    // On the published table: the first operator's cells, under the table's network id.
+    const pick = r.next();
+    const mnc = published || pick < 0.5 ? 1 : 2;
     const heard = hear(w, sites, x, y, radio, mnc, r, r.normal() * w.deviceDb);
     // The serving cell: the strongest, within the handover hysteresis.
     const serving = heard
@@ -461,15 +493,17 @@ function scenarios(w: World, sites: Site[], perScenario: number): Map<string, st
     if (!serving) continue;
     const first = heard[serving[1]] as Heard;
     const rest = heard.filter((h) => h !== first).slice(0, 6);
-    const single = r.next() < 0.25;
+    const single = r.next() < 0.25 && !published;
     const spacing = spacingAt(w, x, y);
-    const scenario = single
-      ? 'single-cell'
-      : spacing < 900
-        ? 'cells-dense'
-        : spacing > 2500
-          ? 'cells-sparse'
-          : 'cells-medium';
+    const scenario = published
+      ? KNOWN
+      : single
+        ? 'single-cell'
+        : spacing < 900
+          ? 'cells-dense'
+          : spacing > 2500
+            ? 'cells-sparse'
+            : 'cells-medium';
     const list = out.get(scenario) as string[];
     if (list.length >= perScenario || (!single && rest.length === 0)) continue;
     const cell = (h: Heard, serving: boolean) => {
@@ -477,7 +511,7 @@ function scenarios(w: World, sites: Site[], perScenario: number): Map<string, st
       const o: Record<string, unknown> = {
         radio,
         mcc: 1,
-        mnc,
+        mnc: published ? PUBLISHED_MNC : mnc,
         lac: h.cell.lac,
         cid: h.cell.cid,
         signal: Math.round(Math.min(hi, Math.max(lo, h.level))),
@@ -522,7 +556,7 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
   const work = join(import.meta.dirname, '..', '.eval', `other-${seed}-${requests}`);
   const dir = join(work, 'world');
   const db = join(work, 'db');
-  const files = ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell'].map((s) =>
+  const files = ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell', KNOWN].map((s) =>
     join(dir, 'scenarios', `${s}.jsonl`),
   );
   // Written afresh whenever this generator changes.
@@ -536,6 +570,7 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
     writeFileSync(join(dir, 'cells.csv'), cellsCsv(w, sites));
     writeFileSync(join(dir, 'truth-cells.csv'), truthCsv(w, sites));
     const sc = scenarios(w, sites, requests);
+    for (const [name, lines] of scenarios(w, sites, requests, true)) sc.set(name, lines);
     for (const [name, lines] of sc)
       writeFileSync(join(dir, 'scenarios', `${name}.jsonl`), `${lines.join('\n')}\n`);
     writeFileSync(join(dir, 'params.json'), `${JSON.stringify(w, null, 1)}\n`);
