@@ -35,7 +35,15 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MAX_LEVEL_OFFSET_DB, parseLevelOffset } from '../src/eval/inputs.js';
-import { quantile } from '../src/eval/metrics.js';
+import {
+  INSIDE_BAND,
+  insideBadness,
+  outsideBand,
+  quantile,
+  ratioBadness,
+  type WorldSpread,
+  worldSpread,
+} from '../src/eval/metrics.js';
 import { worldsSvg } from '../src/eval/report.js';
 import { runEval } from '../src/eval/run.js';
 import { renderColumns } from '../src/eval/table.js';
@@ -96,7 +104,6 @@ const RATIO_TARGET: Record<string, number> = {
   // "median at most 0.85x the power-weighted centroid of the towers heard".
   'cells-known-towers': 1 / 0.85,
 };
-const INSIDE = [0.6, 0.76] as const;
 /** A world's scenario drawn in fewer LAC/TAC areas than this is flagged in the report. */
 const NARROW_AREAS = 5;
 const KNOWN = 'cells-known-towers';
@@ -179,43 +186,17 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
   return { lines, params };
 }
 
-/** How far a share lies outside the target band (0 inside it). */
-const outside = (x: number) =>
-  Number.isNaN(x) ? Number.POSITIVE_INFINITY : Math.max(INSIDE[0] - x, x - INSIDE[1], 0);
-
-/** The median world and the worst world of one figure over the worlds of a scenario. */
-interface Spread {
-  median: number;
-  worst: number;
-  worstSeed: number;
-  min: number;
-  max: number;
-}
-
-function spread(lines: WorldLine[], value: (l: WorldLine) => number, badness: (x: number) => number): Spread {
-  const vals = lines.map(value).filter((x) => !Number.isNaN(x));
-  let worst = lines[0] as WorldLine;
-  for (const l of lines) if (badness(value(l)) > badness(value(worst))) worst = l;
-  return {
-    median: quantile(vals, 0.5),
-    worst: value(worst),
-    worstSeed: worst.seed,
-    min: vals.length ? Math.min(...vals) : Number.NaN,
-    max: vals.length ? Math.max(...vals) : Number.NaN,
-  };
-}
-
 interface ScenarioSummary {
   scenario: string;
   worlds: number;
   requests: number;
-  ratio: Spread;
-  inside: Spread;
+  ratio: WorldSpread;
+  inside: WorldSpread;
   /** cells-known-towers: the centroid's p90 over ours. */
-  p90Ratio?: Spread;
+  p90Ratio?: WorldSpread;
   /** The ratio on the requests with a timing advance and on those without, and their share. */
-  ratioWithAdvance: Spread;
-  ratioWithoutAdvance: Spread;
+  ratioWithAdvance: WorldSpread;
+  ratioWithoutAdvance: WorldSpread;
   advanceShare: number;
   ratioTarget: number | null;
   /** Median world at or above the target, and every world at or above 1. */
@@ -230,14 +211,9 @@ function summarise(lines: WorldLine[]): ScenarioSummary[] {
   const names = [...new Set(lines.map((l) => l.scenario))];
   return names.map((scenario) => {
     const ls = lines.filter((l) => l.scenario === scenario);
-    const low = (x: number) => (Number.isNaN(x) ? Number.POSITIVE_INFINITY : -x);
-    const ratio = spread(ls, (l) => l.ratio, low);
+    const ratio = worldSpread(ls, (l) => l.ratio, ratioBadness);
     // Worst: the farthest outside 60-76%, or, when every world is inside, the farthest from 68%.
-    const inside = spread(
-      ls,
-      (l) => l.inside,
-      (x) => (outside(x) === 0 ? Math.abs(x - 0.68) : outside(x) + 1),
-    );
+    const inside = worldSpread(ls, (l) => l.inside, insideBadness);
     const target = RATIO_TARGET[scenario] ?? null;
     const s: ScenarioSummary = {
       scenario,
@@ -247,16 +223,16 @@ function summarise(lines: WorldLine[]): ScenarioSummary[] {
       inside,
       ratioTarget: target,
       ratioMet: target === null ? null : ratio.median >= target && ratio.min >= 1,
-      ratioWithAdvance: spread(ls, (l) => l.ratioWithAdvance, low),
-      ratioWithoutAdvance: spread(ls, (l) => l.ratioWithoutAdvance, low),
+      ratioWithAdvance: worldSpread(ls, (l) => l.ratioWithAdvance, ratioBadness),
+      ratioWithoutAdvance: worldSpread(ls, (l) => l.ratioWithoutAdvance, ratioBadness),
       advanceShare: quantile(
         ls.map((l) => l.advanceShare),
         0.5,
       ),
-      insideMet: ls.every((l) => outside(l.inside) === 0),
+      insideMet: ls.every((l) => outsideBand(l.inside) === 0),
     };
     if (scenario === KNOWN) {
-      s.p90Ratio = spread(ls, (l) => l.baseP90 / l.p90, low);
+      s.p90Ratio = worldSpread(ls, (l) => l.baseP90 / l.p90, ratioBadness);
       s.p90Met = s.p90Ratio.min >= 1;
     }
     return s;
@@ -391,7 +367,7 @@ if (values.svg) {
     ratio: RATIO_TARGET[l.scenario] === undefined ? Number.NaN : l.ratio,
   }));
   const title = `World families: ${reportSeeds.length} report worlds (seeds ${reportSeeds[0]}..${reportSeeds.at(-1)}), ${requests} requests a scenario`;
-  writeFileSync(values.svg, `${worldsSvg(title, points, INSIDE, RATIO_TARGET)}\n`);
+  writeFileSync(values.svg, `${worldsSvg(title, points, INSIDE_BAND, RATIO_TARGET)}\n`);
 }
 
 if (values.json) {

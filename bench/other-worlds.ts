@@ -34,7 +34,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { quantile } from '../src/eval/metrics.js';
+import { insideBadness, ratioBadness, worldSpread } from '../src/eval/metrics.js';
 import { runEval } from '../src/eval/run.js';
 import { renderColumns } from '../src/eval/table.js';
 import { native } from '../src/native/binding.js';
@@ -613,37 +613,15 @@ for (let seed = firstSeed; seed <= lastSeed; seed++) {
   );
 }
 const seconds = (performance.now() - started) / 1000;
-const outside = (x: number) => Math.max(0.6 - x, x - 0.76, 0);
 const summary = [...new Set(all.map((l) => l.scenario))].sort().map((scenario) => {
   const ls = all.filter((l) => l.scenario === scenario);
-  const by = (f: (l: Line) => number, bad: (x: number) => number) => {
-    const vals = ls.map(f).filter((x) => !Number.isNaN(x));
-    let worst = ls[0] as Line;
-    for (const l of ls) if (bad(f(l)) > bad(f(worst))) worst = l;
-    return {
-      median: quantile(vals, 0.5),
-      worst: f(worst),
-      worstSeed: worst.seed,
-      min: Math.min(...vals),
-      max: Math.max(...vals),
-    };
-  };
   return {
     scenario,
     worlds: ls.length,
-    ratio: by(
-      (l) => l.ratio,
-      (x) => -x,
-    ),
-    inside: by((l) => l.inside, outside),
-    ratioWithAdvance: by(
-      (l) => l.ratioWithAdvance,
-      (x) => -x,
-    ),
-    ratioWithoutAdvance: by(
-      (l) => l.ratioWithoutAdvance,
-      (x) => -x,
-    ),
+    ratio: worldSpread(ls, (l) => l.ratio, ratioBadness),
+    inside: worldSpread(ls, (l) => l.inside, insideBadness),
+    ratioWithAdvance: worldSpread(ls, (l) => l.ratioWithAdvance, ratioBadness),
+    ratioWithoutAdvance: worldSpread(ls, (l) => l.ratioWithoutAdvance, ratioBadness),
   };
 });
 if (values.json) {

@@ -7,7 +7,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type ObservationGroup, withCellLevelOffset } from '../src/eval/inputs.js';
-import { distanceM, pairedRatio, summarise } from '../src/eval/metrics.js';
+import {
+  distanceM,
+  insideBadness,
+  outsideBand,
+  pairedRatio,
+  ratioBadness,
+  summarise,
+  worldSpread,
+} from '../src/eval/metrics.js';
 import { worldsSvg } from '../src/eval/report.js';
 import { assignFolds, learnPlan, parseSplit } from '../src/eval/split.js';
 import type { EvalJson } from '../src/eval/table.js';
@@ -41,6 +49,24 @@ describe('metrics', () => {
 
   it('measures great-circle distances', () => {
     expect(distanceM(52, 13, 52.001, 13)).toBeCloseTo(111.195, 2);
+  });
+  it('names the median world and the worst: the lowest ratio, the share farthest outside 60-76%', () => {
+    const worlds = [
+      { seed: 1, ratio: 1.2, inside: 0.7 },
+      { seed: 2, ratio: 0.9, inside: 0.59 },
+      { seed: 3, ratio: Number.NaN, inside: 0.8 },
+      { seed: 4, ratio: 1.1, inside: 0.66 },
+    ];
+    const ratio = worldSpread(worlds, (w) => w.ratio, ratioBadness);
+    // NaN (a world that answered nothing) is the worst; the median is of the others.
+    expect(ratio).toMatchObject({ median: 1.1, worstSeed: 3, min: 0.9, max: 1.2 });
+    const inside = worldSpread(worlds, (w) => w.inside, insideBadness);
+    // 80% is 4 points outside the band, 59% one: 80% is the worst.
+    expect(inside).toMatchObject({ worst: 0.8, worstSeed: 3, min: 0.59, max: 0.8 });
+    // Inside the band, the farther from 68% the worse; any share outside is worse still.
+    expect(insideBadness(0.61)).toBeGreaterThan(insideBadness(0.7));
+    expect(insideBadness(0.59)).toBeGreaterThan(insideBadness(0.61));
+    expect(outsideBand(0.68)).toBe(0);
   });
 });
 

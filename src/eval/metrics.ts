@@ -29,6 +29,51 @@ export function quantile(values: readonly number[], q: number): number {
   return quantileSorted(Float64Array.from(values).sort(), q);
 }
 
+/** The band every world's share of truths inside the 68% radius should hold (issue 23). */
+export const INSIDE_BAND = [0.6, 0.76] as const;
+
+/** How far a share lies outside {@link INSIDE_BAND} (0 inside it; infinite for NaN). */
+export function outsideBand(x: number): number {
+  return Number.isNaN(x) ? Number.POSITIVE_INFINITY : Math.max(INSIDE_BAND[0] - x, x - INSIDE_BAND[1], 0);
+}
+
+/** How bad an inside share is: outside the band, how far (plus 1); inside, how far from 68%. */
+export function insideBadness(x: number): number {
+  return outsideBand(x) === 0 ? Math.abs(x - 0.68) : outsideBand(x) + 1;
+}
+
+/** How bad a ratio of the baseline's error over ours is: the lower, the worse (NaN worst). */
+export function ratioBadness(x: number): number {
+  return Number.isNaN(x) ? Number.POSITIVE_INFINITY : -x;
+}
+
+/** The median world and the worst world of one figure over the worlds of a scenario. */
+export interface WorldSpread {
+  median: number;
+  worst: number;
+  worstSeed: number;
+  min: number;
+  max: number;
+}
+
+/** {@link WorldSpread} of `value` over `lines` (one per world), the worst by `badness`. */
+export function worldSpread<T extends { seed: number }>(
+  lines: readonly T[],
+  value: (l: T) => number,
+  badness: (x: number) => number,
+): WorldSpread {
+  const vals = lines.map(value).filter((x) => !Number.isNaN(x));
+  let worst = lines[0] as T;
+  for (const l of lines) if (badness(value(l)) > badness(value(worst))) worst = l;
+  return {
+    median: quantile(vals, 0.5),
+    worst: value(worst),
+    worstSeed: worst.seed,
+    min: vals.length ? Math.min(...vals) : Number.NaN,
+    max: vals.length ? Math.max(...vals) : Number.NaN,
+  };
+}
+
 /** The figures of one set of errors; NaN where there is nothing to take them from. */
 export interface ErrorSummary {
   count: number;
