@@ -383,6 +383,36 @@ function median(xs: number[]): number {
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
+/** One row of an OpenCelliD export (averaged: `changeable` 1; no average signal). */
+function ocidRow(
+  c: Cell,
+  mnc: number,
+  lat: number,
+  lon: number,
+  range: number,
+  samples: number,
+  created: number,
+  updated: number,
+): string {
+  const unit = 0;
+  return [
+    c.radio.toUpperCase(),
+    1,
+    mnc,
+    c.lac,
+    c.cid,
+    unit,
+    lon.toFixed(6),
+    lat.toFixed(6),
+    range,
+    samples,
+    1,
+    created,
+    updated,
+    0,
+  ].join(',');
+}
+
 function cellsCsv(w: World, sites: Site[]): string {
   const rows = [
     'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
@@ -402,48 +432,15 @@ function cellsCsv(w: World, sites: Site[]): string {
       const range = w.range === 'farthest' ? Math.max(...ds) : (2 * ds.reduce((a, b) => a + b, 0)) / n;
       const [lat, lon] = toLatLon(w, ex, ey);
       const updated = Math.round(NOW - r.uniform(1, 300) * 86400);
-      rows.push(
-        [
-          c.radio.toUpperCase(),
-          1,
-          c.mnc,
-          c.lac,
-          c.cid,
-          0,
-          lon.toFixed(6),
-          lat.toFixed(6),
-          Math.max(1, Math.round(range)),
-          n,
-          1,
-          updated - Math.round(r.uniform(30, 900) * 86400),
-          updated,
-          0,
-        ].join(','),
-      );
+      const created = updated - Math.round(r.uniform(30, 900) * 86400);
+      rows.push(ocidRow(c, c.mnc, lat, lon, Math.max(1, Math.round(range)), n, created, updated));
     }
   // The published table: the first operator's cells at their masts.
   for (const s of sites) {
     if (s.mnc !== 1) continue;
     const [lat, lon] = toLatLon(w, s.x, s.y);
     for (const c of s.cells)
-      rows.push(
-        [
-          c.radio.toUpperCase(),
-          1,
-          PUBLISHED_MNC,
-          c.lac,
-          c.cid,
-          0,
-          lon.toFixed(6),
-          lat.toFixed(6),
-          1000,
-          1,
-          1,
-          NOW - 86400 * 30,
-          NOW - 86400,
-          0,
-        ].join(','),
-      );
+      rows.push(ocidRow(c, PUBLISHED_MNC, lat, lon, 1000, 1, NOW - 86400 * 30, NOW - 86400));
   }
   return `${rows.join('\n')}\n`;
 }
