@@ -5,6 +5,7 @@
  * the site masts the learner fitted from timing advances (`learn::masts`), in one process.
  *
  *   npx tsx bench/traces.ts --set dakar|cork [--cv] [--json] [--rows FILE] [--level-offset DB] [--calibrate] [--classes]
+ *   npx tsx bench/traces.ts --set dakar --scans [--json] [--classes]
  *   npx tsx bench/traces.ts --set families [--seeds 201..216] [--requests 10000] [--scans] [--json]
  *   npx tsx bench/traces.ts --set walks [--seeds 201..216] [--json]
  *
@@ -17,7 +18,10 @@
  * two rows in three learn, the third is located; a part per world, and the median and worst
  * world beside each other. `--scans`: every cell a request heard is a sighting, and the
  * located rows are the whole multi-cell requests, beside the mean of all their cells'
- * training sightings. `walks`: the simulator's walks through the family worlds
+ * training sightings. With `dakar`, `--scans` locates the rows two or three phones logged
+ * together (`phonesTogether`) as one request naming each phone's serving cell: multi-cell
+ * requests on real levels, beside the mean of their learned cells' training sightings.
+ * `walks`: the simulator's walks through the family worlds
  * (`whereabouts-sim walks`: phones logging their serving cell along the streets, most routes
  * walked on several days, timing advances on most walks); in each world two walks in three (in
  * time order) learn and the third is located, as the real walking traces' check does.
@@ -84,6 +88,8 @@ if (!Number.isFinite(levelOffset)) {
 const root = join(import.meta.dirname, '..');
 const shared = join(root, '..', 'shared', 'data');
 const BLOCK_S = 600;
+/** Seconds apart at most for two phones' rows to make one scan (`--set dakar --scans`). */
+const PHONES_TOGETHER_S = 1;
 
 /** One learn-and-locate run: which groups learn, which are located, and the labels rows report under. */
 interface Case {
@@ -92,6 +98,8 @@ interface Case {
   locate: (g: Group) => boolean;
 }
 type Group = ReturnType<typeof groupObservations>[number];
+/** The phones' rows each merged scan of `--set dakar --scans` joins (its group: the merged request). */
+const merged = new Map<Group, Group[]>();
 
 if (values.rows) writeFileSync(values.rows, '');
 /**
@@ -233,7 +241,10 @@ try {
       if (!c.learn(g)) continue;
       centroid.addRows(obs[g.file] as ObservationFile, g.first, g.end);
     }
-    const located = groups.filter((g) => c.locate(g));
+    const located =
+      values.set === 'dakar' && values.scans
+        ? phonesTogether(groups.filter((g) => c.locate(g)))
+        : groups.filter((g) => c.locate(g));
     const requests = located.map((g) => {
       const request = g.row.request as { cells?: { signal?: number }[] };
       return {
@@ -282,18 +293,22 @@ try {
       const f = obs[g.file] as ObservationFile;
       // The serving cell (every cell of the scan with `--scans`): the baseline answers only
       // if one of them was learned, with the mean of all their training sightings.
+      const rowsHeard: [ObservationFile, number][] =
+        merged.get(g)?.map((h) => [obs[h.file] as ObservationFile, h.first]) ??
+        Array.from({ length: values.scans ? g.end - g.first : 1 }, (_, k) => [f, g.first + k]);
       const req = {
-        cells: Array.from({ length: values.scans ? g.end - g.first : 1 }, (_, k) => ({
-          radio: f.kind[g.first + k] as number,
-          mcc: f.mcc[g.first + k] as number,
-          mnc: f.mnc[g.first + k] as number,
-          lac: f.lac[g.first + k] as number,
-          cid: f.id[g.first + k] as number,
+        cells: rowsHeard.map(([h, r]) => ({
+          radio: h.kind[r] as number,
+          mcc: h.mcc[r] as number,
+          mnc: h.mnc[r] as number,
+          lac: h.lac[r] as number,
+          cid: h.id[r] as number,
         })),
         wifi: [],
       } as unknown as LocateRequest;
       const base = centroid.answer(req);
-      const targets = [get(part(obs, g)), ...(part(obs, g) === 'all' ? [] : [get('all')])];
+      const partName = merged.has(g) ? `${merged.get(g)?.length} phones` : part(obs, g);
+      const targets = [get(partName), ...(partName === 'all' ? [] : [get('all')])];
       if (base && samples && values.classes) {
         const k = samples.classes[i] as string;
         const v = byClass.get(k) ?? { raw: [], answered: [] };
@@ -318,7 +333,7 @@ try {
         const ta = f.ta[g.first] as number;
         const row = {
           case: c.name,
-          part: part(obs, g),
+          part: partName,
           truth: g.row.truth,
           answer: located_(answers[i]),
           noMasts: located_(plain[i]),
@@ -443,6 +458,53 @@ try {
 }
 
 /** The seeds of `--seeds A..B`. */
+/**
+ * The Dakar logs' three phones were carried together (their GPS fixes a median 25 m apart):
+ * rows of two or three of them within `PHONES_TOGETHER_S` of each other, as one request naming
+ * each phone's serving cell (strongest first, a phone's advance kept on its cell), at the mean
+ * of their fixes. Real multi-cell requests on real levels, over cells of three networks; each
+ * row of a phone joins the scan of the first phone's row nearest in time.
+ */
+function phonesTogether(located: Group[]): Group[] {
+  const byFile = new Map<number, Group[]>();
+  for (const g of located) {
+    if (Number.isNaN(g.time)) continue;
+    const list = byFile.get(g.file) ?? [];
+    list.push(g);
+    byFile.set(g.file, list);
+  }
+  const files = [...byFile.keys()].sort((a, b) => a - b);
+  const used = new Set<Group>();
+  const out: Group[] = [];
+  for (const [i, fi] of files.entries())
+    for (const g of byFile.get(fi) ?? []) {
+      if (used.has(g)) continue;
+      const parts = [g];
+      for (const other of files.slice(i + 1)) {
+        let best: Group | undefined;
+        for (const h of byFile.get(other) ?? [])
+          if (!used.has(h) && Math.abs(h.time - g.time) <= PHONES_TOGETHER_S)
+            if (!best || Math.abs(h.time - g.time) < Math.abs(best.time - g.time)) best = h;
+        if (best) parts.push(best);
+      }
+      if (parts.length < 2) continue;
+      for (const h of parts) used.add(h);
+      type Cell = { signal?: number };
+      const cells = parts
+        .map((h) => (h.row.request as { cells?: Cell[] }).cells?.[0])
+        .filter((c): c is Cell => c !== undefined)
+        .sort((a, b) => (b.signal ?? -200) - (a.signal ?? -200));
+      const mean = (k: 'lat' | 'lon') => parts.reduce((s, h) => s + h.row.truth[k], 0) / parts.length;
+      const scan: Group = {
+        ...g,
+        row: { ...g.row, request: { cells }, truth: { lat: mean('lat'), lon: mean('lon') } },
+      };
+      merged.set(scan, parts);
+      out.push(scan);
+    }
+  return out;
+}
+
 function seedRange(): number[] {
   const m = /^(\d+)\.\.(\d+)$/.exec(values.seeds as string);
   if (!m || Number(m[2]) < Number(m[1])) {
