@@ -10,14 +10,14 @@ use super::lookup::{candidate_mccs, candidate_radios, seen_cell, SeenCell};
 use super::params::{
     reference_spacing_per_range, AREA_ACCURACY_FACTOR, AREA_FEW_CELLS, BOUNDED_SCALE, COUNT_EXP,
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RANGE_MAX_SPACINGS, CROWD_RING_SPREAD,
-    CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M, ESTIMATE_ERROR, LEVEL_RADIUS_SCALE,
-    MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M, OFF_AXIS_SCALE, ONE_MAST_SCALE, ON_MAST_SCALE,
-    PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
-    RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAME_PLACE_COUNT,
-    SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS,
-    SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING,
-    SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP, SPREAD_SCALE, SPREAD_SIZE_EXP,
-    SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
+    CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M, ESTIMATE_ERROR, LEARNED_SPREAD_SHARE,
+    LEVEL_RADIUS_SCALE, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M, OFF_AXIS_SCALE, ONE_MAST_SCALE,
+    ON_MAST_SCALE, OWN_RADII_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE,
+    RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
+    ROBUST_SCALE_RANGES, SAME_PLACE_COUNT, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
+    SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
+    SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP,
+    SPREAD_SCALE, SPREAD_SIZE_EXP, SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -267,6 +267,9 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         return one_mast_answer(cells, now);
     }
     let (mut sw, mut sr, mut ax, mut ay, mut a2, mut moved) = (0.0, 0.0, 0.0, 0.0, 0.0, false);
+    // Sum over the cells of (w r)^2, r a cell's radius alone ([`lone_radius`]), for a learned
+    // answer's radius ([`OWN_RADII_SCALE`]).
+    let mut own2 = 0.0;
     // The position's first estimate: the anchors' mean by their position weights.
     let (mut pw, mut px, mut py) = (0.0, 0.0, 0.0);
     let mut first_on_axis = false;
@@ -281,6 +284,10 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         };
         let stored = stored_range_of(c);
         sw += w;
+        if cells.len() > 1 && first.learned {
+            let own = w * lone_radius(c, samples_of(c));
+            own2 += own * own;
+        }
         // The multi-cell radius in stored ranges: read in the network's units, its range
         // terms widen and narrow it the wrong way in the world families (docs/experiments.md).
         sr += w * stored;
@@ -344,19 +351,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         radius
     } else if cells.len() == 1 {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
-        let radius = if first.learned {
-            single_cell_accuracy(range_of(first), median_samples)
-        } else {
-            let prior = if unranged(first) {
-                prior_range_of(first) * range_units(first)
-            } else {
-                prior_range_of(first)
-            };
-            crowd_cell_accuracy(radius_range_of(first), prior, median_samples)
-                * level_reach(first)
-                * wide_ranges_factor(first)
-        };
-        radius * scale
+        lone_radius(first, median_samples) * scale
     } else {
         let scale = if first_on_axis {
             1.0
@@ -372,7 +367,13 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         } else {
             cells_accuracy(spread, sr / sw)
         };
-        between * count_factor(anchor_count(&anchors)) * scale * offset_factor(first)
+        let spread_radius =
+            between * count_factor(anchor_count(&anchors)) * scale * offset_factor(first);
+        if first.learned {
+            LEARNED_SPREAD_SHARE * spread_radius.hypot(OWN_RADII_SCALE * own2.sqrt() / sw)
+        } else {
+            spread_radius
+        }
     };
     // The radius models were fitted on the spread around the plain weighted mean, so the
     // robust refinement moves only the position.
@@ -594,6 +595,22 @@ pub(super) fn ring_radius(learned: bool, d: f64, step: f64) -> f64 {
         CROWD_RING_SPREAD
     };
     spread * d.hypot(step)
+}
+
+/// The 68% radius of `c`'s answer were it heard alone without a timing advance, `samples`
+/// its sightings: a learned cell's coverage and estimate ([`single_cell_accuracy`]); a crowd
+/// or published cell's stored range ([`crowd_cell_accuracy`]) by the level it was heard at
+/// ([`level_reach`]) and its network's ranges ([`wide_ranges_factor`]).
+fn lone_radius(c: &SeenCell, samples: u32) -> f64 {
+    if c.learned {
+        return single_cell_accuracy(range_of(c), samples);
+    }
+    let prior = if unranged(c) {
+        prior_range_of(c) * range_units(c)
+    } else {
+        prior_range_of(c)
+    };
+    crowd_cell_accuracy(radius_range_of(c), prior, samples) * level_reach(c) * wide_ranges_factor(c)
 }
 
 /// The 68% radius of a single learned cell's answer: its coverage spread and the standard
@@ -904,6 +921,40 @@ mod tests {
             point_spread_m: None,
         };
         (frame, cell)
+    }
+
+    #[test]
+    fn a_learned_answer_carried_by_one_cell_claims_that_cells_own_radius() {
+        // Two learned cells 300 m apart, heard 40 dB apart: the stronger carries the weight,
+        // so the anchors' spread is a few metres and the answer is that cell's estimate.
+        let (frame, mut strong) = serving_east(None);
+        strong.learned = true;
+        strong.tower = None;
+        strong.signal = Some(-70.0);
+        let mut weak = strong;
+        weak.serving = false;
+        weak.signal = Some(-110.0);
+        (weak.lat, weak.lon) = frame.to_latlon(500.0, 300.0);
+        let alone = solve(&[strong], 0).unwrap().accuracy_m;
+        assert_eq!(alone, lone_radius(&strong, strong.samples));
+        let pair = solve(&[strong, weak], 0).unwrap().accuracy_m;
+        let own = LEARNED_SPREAD_SHARE * OWN_RADII_SCALE * alone;
+        assert!((pair - own).abs() < 0.01 * own, "{pair} against {own}");
+        // Crowd cells keep the spread's radius alone: here the floor.
+        let (strong, weak) = (
+            SeenCell {
+                learned: false,
+                ..strong
+            },
+            SeenCell {
+                learned: false,
+                ..weak
+            },
+        );
+        assert_eq!(
+            solve(&[strong, weak], 0).unwrap().accuracy_m,
+            MIN_CELL_ACCURACY_M
+        );
     }
 
     #[test]

@@ -215,6 +215,24 @@ pub(super) const SPREAD_RANGE_EXP: f64 = 0.25;
 pub(super) const SPREAD_SIZE_EXP: f64 = 0.1;
 pub(super) const SPREAD_SIZE_REF_M: f64 = 1_000.0;
 
+/// A learned answer's multi-cell radius: `LEARNED_SPREAD_SHARE` times the spread's radius
+/// above and `OWN_RADII_SCALE` times the cells' own radii, in quadrature. The own radii are
+/// `sqrt(sum (w r)^2) / sum w`: r each cell's radius were it heard alone (`solve::cells`,
+/// `lone_radius`) and w its radius weight. Where one cell carries the weight (levels 20 dB
+/// apart) the anchors' spread is nil and the answer that cell's estimate, whose own radius is
+/// the error; where the weights are even the spread speaks. On the world families' learned
+/// scans, by the effective number of cells `(sum w)^2 / sum w^2`, the spread alone held 42% inside
+/// at one and 88% at four or more; two phones' serving cells merged into one request on the
+/// Dakar logs (`bench/traces.ts --set dakar --scans`) held 24%. Fitted on the whole scans of
+/// `bench/traces.ts --set families --scans` on worlds 101..108 (the per-world objective is
+/// flat along a ridge from 0.7 / 0.65 to 2.0 / 0.4; 1.5 / 0.45 is where the classes by the
+/// effective number agree), reported on worlds 201..216 and the Dakar scans
+/// (docs/experiments.md). Crowd and published cells keep the spread alone: their own radii
+/// rest on stored ranges whose meaning is the export's, and every amount of them spread the
+/// worlds' shares wider.
+pub(super) const OWN_RADII_SCALE: f64 = 1.5;
+pub(super) const LEARNED_SPREAD_SHARE: f64 = 0.45;
+
 /// The multi-cell radius when the serving cell was not placed on its sector's axis (an omni
 /// site, a short-CID match, an unknown numbering): nothing bounds the answer to the serving
 /// sector and the anchors' spread understates the error, so the radius is this much wider.
