@@ -1,4 +1,15 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+/**
+ * `whereabouts calibrate` on held-out data: calibrates on one part and reports the inside
+ * shares of another, before and after the model.
+ *
+ *   npx tsx bench/calibrate.ts [--zip PATH]        Cork's held-out files cut in halves, each way
+ *   npx tsx bench/calibrate.ts --sim SEED          a simulator world, even blocks of 50 rows / odd
+ *   npx tsx bench/calibrate.ts --world DIR         a world the simulator wrote, the same way
+ *   npx tsx bench/calibrate.ts --families A..B     the world families' cell scenarios, each world
+ *                                                  calibrated on its even blocks, pooled by the
+ *                                                  class of cell count and per world and scenario
+ */
+import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -16,6 +27,7 @@ const { values } = parseArgs({
     zip: { type: 'string' },
     sim: { type: 'string' },
     world: { type: 'string' },
+    families: { type: 'string' },
     requests: { type: 'string', default: '2000' },
   },
 });
@@ -192,8 +204,116 @@ async function worldDir(dir: string): Promise<void> {
   await scenarios(db, files, `world ${dir}`);
 }
 
+/** The cell scenarios `--families` calibrates on and reports. */
+const FAMILY_SCENARIOS = [
+  'cells-urban',
+  'cells-suburban',
+  'cells-rural',
+  'cells-known-towers',
+  'single-cell',
+  'scf',
+];
+
+/**
+ * Each family world of `seeds` (1,000 requests a scenario, `.eval/family-SEED-1000` as
+ * `bench/families.ts` leaves it) calibrated on the even blocks of 50 rows of its cell
+ * scenarios and reported on the odd ones: the inside shares pooled over the worlds by the class
+ * level of how many cells were known (`cells-1`, `cells-eff-*`), and per world and scenario.
+ */
+async function families(seeds: number[]): Promise<void> {
+  const byCount = new Map<string, { n: number; before: number; after: number }>();
+  const perWorld = new Map<string, { before: number[]; after: number[] }>();
+  for (const seed of seeds) {
+    const w = await simWorld(
+      join(root, '.eval', `family-${seed}-1000`),
+      String(seed),
+      '1000',
+      true,
+      '0',
+      true,
+    );
+    const db = join(work, `family-${seed}`);
+    cpSync(w.db, db, { recursive: true });
+    resetRadiusModel(db);
+    const files = w.scenarios.filter((f) => FAMILY_SCENARIOS.some((s) => f.endsWith(`/${s}.jsonl`)));
+    const { rows } = await readCalibrationRows(files, {}, () => {});
+    const fit = rows.filter((_, i) => Math.floor(i / 50) % 2 === 0);
+    const check = rows.filter((_, i) => Math.floor(i / 50) % 2 === 1);
+    await calibrate(db, fit, {});
+    const engine = await Engine.open({ db, ipDatabases: false });
+    try {
+      const raw = engine.radiusSamples(
+        check.map((r) => r.request),
+        check.map((r) => r.truth),
+      );
+      const answers = engine.processBatch(check.map((r) => r.request)) as {
+        lat?: number;
+        lon?: number;
+        accuracy?: number;
+      }[];
+      const scenario = new Map<string, { n: number; before: number; after: number }>();
+      check.forEach((row, i) => {
+        const a = answers[i];
+        const cls = raw.classes[i] as string;
+        if (cls === '' || a?.lat === undefined || a.lon === undefined || a.accuracy === undefined) return;
+        const before = (raw.ratios[i] as number) <= 1 ? 1 : 0;
+        const after = distanceM(a.lat, a.lon, row.truth.lat, row.truth.lon) <= a.accuracy ? 1 : 0;
+        const count = cls.split('/')[2] ?? '';
+        for (const [m, k] of [
+          [byCount, cls.startsWith('cells/') || cls.startsWith('scf/') ? count : ''],
+          [scenario, row.scenario],
+        ] as const) {
+          if (k === '') continue;
+          const t = m.get(k) ?? { n: 0, before: 0, after: 0 };
+          t.n++;
+          t.before += before;
+          t.after += after;
+          m.set(k, t);
+        }
+      });
+      for (const [k, t] of scenario) {
+        const p = perWorld.get(k) ?? { before: [], after: [] };
+        p.before.push(t.before / t.n);
+        p.after.push(t.after / t.n);
+        perWorld.set(k, p);
+      }
+    } finally {
+      engine.close();
+      rmSync(db, { recursive: true, force: true });
+    }
+  }
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  process.stdout.write(
+    `World families ${seeds[0]}..${seeds.at(-1)}: each calibrated on the even blocks of 50 rows of its cell scenarios, reported on the odd ones.\n` +
+      `Pooled over the worlds, by how many cells were known (one; several by their effective number):\n`,
+  );
+  for (const [k, t] of [...byCount.entries()].sort())
+    process.stdout.write(
+      `  ${k.padEnd(14)} ${String(t.n).padStart(7)} rows  ${pct(t.before / t.n).padStart(6)} -> ${pct(t.after / t.n).padStart(6)}\n`,
+    );
+  process.stdout.write('Per world and scenario, after: median world (range), worlds within 60-76%:\n');
+  let band = 0;
+  let total = 0;
+  for (const [k, p] of [...perWorld.entries()].sort()) {
+    const v = [...p.after].sort((a, b) => a - b);
+    const inBand = v.filter((x) => x >= 0.6 && x <= 0.76).length;
+    band += inBand;
+    total += v.length;
+    process.stdout.write(
+      `  ${k.padEnd(20)} ${pct(v[Math.floor(v.length / 2)] as number)} (${pct(v[0] as number)}-${pct(v.at(-1) as number)}), ${inBand} of ${v.length}\n`,
+    );
+  }
+  process.stdout.write(`  all scenarios: ${band} of ${total} within 60-76%\n`);
+}
+
 try {
-  if (values.sim !== undefined) await sim(values.sim, values.requests);
+  if (values.families !== undefined) {
+    const m = /^(\d+)\.\.(\d+)$/.exec(values.families);
+    if (!m) throw new Error(`--families must be A..B (got ${values.families})`);
+    const seeds: number[] = [];
+    for (let s = Number(m[1]); s <= Number(m[2]); s++) seeds.push(s);
+    await families(seeds);
+  } else if (values.sim !== undefined) await sim(values.sim, values.requests);
   else if (values.world !== undefined) await worldDir(values.world);
   else {
     const zip = values.zip ?? join(root, '..', 'shared', 'data', 'ucc-5g-cork', '5G-production-dataset.zip');

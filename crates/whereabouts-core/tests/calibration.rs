@@ -65,7 +65,16 @@ fn answer(dir: &Path, cells: &[CellObs]) -> Answer {
 
 /// A model whose rows say one LTE cell's radius is 2.5 times too small.
 fn model() -> calibration::RadiusModel {
-    let class = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 1, false, 40, false, false);
+    let class = RadiusClass::cells(
+        KIND_CELLS,
+        Some(Radio::Lte),
+        1,
+        1.0,
+        false,
+        40,
+        false,
+        false,
+    );
     let rows: Vec<RadiusRow> = (1..=2_000)
         .map(|i| RadiusRow {
             class,
@@ -123,7 +132,16 @@ fn a_stored_model_scales_its_class_and_survives_a_reopen_and_an_import() {
     assert!(after_one.accuracy_m > 2.0 * before_one.accuracy_m);
     // Two cells: a class the rows never saw, so the nearest fitted ancestor's factor
     // (cells/lte, pooled from the same rows).
-    let two_class = RadiusClass::cells(KIND_CELLS, Some(Radio::Lte), 2, false, 40, false, false);
+    let two_class = RadiusClass::cells(
+        KIND_CELLS,
+        Some(Radio::Lte),
+        2,
+        2.0,
+        false,
+        40,
+        false,
+        false,
+    );
     let f2 = table.factor(two_class);
     assert_eq!(
         f2,

@@ -178,6 +178,24 @@ fn weights(c: &SeenCell, position_range: f64) -> (f64, f64) {
     (w / root, w / position_range.max(100.0))
 }
 
+/// How many cells `cells` count for by their radius weights ([`weights`]):
+/// `(sum w)^2 / sum w^2`, from 1 where one cell carries them to the count where they are even.
+/// The radius model's classes of several cells (`calibration::RadiusClass::cells`).
+pub(super) fn effective_count(cells: &[SeenCell]) -> f64 {
+    if cells.len() < 2 {
+        return cells.len() as f64;
+    }
+    let (sum, squares) = cells.iter().fold((0.0, 0.0), |(s, q), c| {
+        let w = weights(c, position_range_of(c)).0;
+        (s + w, q + w * w)
+    });
+    if squares > 0.0 {
+        sum * sum / squares
+    } else {
+        cells.len() as f64
+    }
+}
+
 /// Where a device hearing `c` is likely to be: the crowd estimate is where the devices that
 /// reported the cell were, pulled out from the mast along the sector's azimuth. With the
 /// mast known from sibling sectors, the device is on that axis at the distance its signal
