@@ -35,13 +35,16 @@ const { values } = parseArgs({
 const root = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'whereabouts-calibrate-bench-'));
 
-/**
- * Inside shares of `rows` by class level, before and after the model stored in `db`; with
- * `brief`, only the line of all rows.
- */
-async function report(db: string, rows: readonly EvalRow[], label: string, brief = false): Promise<void> {
+/** A located row: its class, and whether its truth fell inside the radius without and with the model. */
+interface Inside {
+  cls: string;
+  before: boolean;
+  after: boolean;
+}
+
+/** Each row of `rows` located with the database in `db` (undefined: not located). */
+async function insideOf(db: string, rows: readonly EvalRow[]): Promise<(Inside | undefined)[]> {
   const engine = await Engine.open({ db, ipDatabases: false });
-  const tally = new Map<string, { n: number; before: number; after: number }>();
   try {
     const raw = engine.radiusSamples(
       rows.map((r) => r.request),
@@ -52,24 +55,40 @@ async function report(db: string, rows: readonly EvalRow[], label: string, brief
       lon?: number;
       accuracy?: number;
     }[];
-    rows.forEach((row, i) => {
+    return rows.map((row, i) => {
       const cls = raw.classes[i] as string;
       const a = answers[i];
-      if (cls === '' || a?.lat === undefined || a.lon === undefined || a.accuracy === undefined) return;
-      const before = (raw.ratios[i] as number) <= 1;
-      const after = distanceM(a.lat, a.lon, row.truth.lat, row.truth.lon) <= a.accuracy;
-      const parts = cls.split('/');
-      const keys = new Set(['all', ...[1, 2, 3, 4].map((k) => parts.slice(0, k).join('/'))]);
-      for (const key of keys) {
-        const t = tally.get(key) ?? { n: 0, before: 0, after: 0 };
-        t.n++;
-        t.before += before ? 1 : 0;
-        t.after += after ? 1 : 0;
-        tally.set(key, t);
-      }
+      if (cls === '' || a?.lat === undefined || a.lon === undefined || a.accuracy === undefined)
+        return undefined;
+      return {
+        cls,
+        before: (raw.ratios[i] as number) <= 1,
+        after: distanceM(a.lat, a.lon, row.truth.lat, row.truth.lon) <= a.accuracy,
+      };
     });
   } finally {
     engine.close();
+  }
+}
+
+/**
+ * Inside shares of `rows` by class level, before and after the model stored in `db`; with
+ * `brief`, only the line of all rows.
+ */
+async function report(db: string, rows: readonly EvalRow[], label: string, brief = false): Promise<void> {
+  const tally = new Map<string, { n: number; before: number; after: number }>();
+  for (const r of await insideOf(db, rows)) {
+    if (!r) continue;
+    const { cls, before, after } = r;
+    const parts = cls.split('/');
+    const keys = new Set(['all', ...[1, 2, 3, 4].map((k) => parts.slice(0, k).join('/'))]);
+    for (const key of keys) {
+      const t = tally.get(key) ?? { n: 0, before: 0, after: 0 };
+      t.n++;
+      t.before += before ? 1 : 0;
+      t.after += after ? 1 : 0;
+      tally.set(key, t);
+    }
   }
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(6);
   const keys = [...tally.keys()].sort((a, b) => (a === 'all' ? -1 : b === 'all' ? 1 : a < b ? -1 : 1));
@@ -240,34 +259,22 @@ async function families(seeds: number[]): Promise<void> {
     const fit = rows.filter((_, i) => Math.floor(i / 50) % 2 === 0);
     const check = rows.filter((_, i) => Math.floor(i / 50) % 2 === 1);
     await calibrate(db, fit, {});
-    const engine = await Engine.open({ db, ipDatabases: false });
     try {
-      const raw = engine.radiusSamples(
-        check.map((r) => r.request),
-        check.map((r) => r.truth),
-      );
-      const answers = engine.processBatch(check.map((r) => r.request)) as {
-        lat?: number;
-        lon?: number;
-        accuracy?: number;
-      }[];
       const scenario = new Map<string, { n: number; before: number; after: number }>();
+      const inside = await insideOf(db, check);
       check.forEach((row, i) => {
-        const a = answers[i];
-        const cls = raw.classes[i] as string;
-        if (cls === '' || a?.lat === undefined || a.lon === undefined || a.accuracy === undefined) return;
-        const before = (raw.ratios[i] as number) <= 1 ? 1 : 0;
-        const after = distanceM(a.lat, a.lon, row.truth.lat, row.truth.lon) <= a.accuracy ? 1 : 0;
-        const count = cls.split('/')[2] ?? '';
+        const r = inside[i];
+        if (!r) return;
+        const count = r.cls.split('/')[2] ?? '';
         for (const [m, k] of [
-          [byCount, cls.startsWith('cells/') || cls.startsWith('scf/') ? count : ''],
+          [byCount, r.cls.startsWith('cells/') || r.cls.startsWith('scf/') ? count : ''],
           [scenario, row.scenario],
         ] as const) {
           if (k === '') continue;
           const t = m.get(k) ?? { n: 0, before: 0, after: 0 };
           t.n++;
-          t.before += before;
-          t.after += after;
+          t.before += r.before ? 1 : 0;
+          t.after += r.after ? 1 : 0;
           m.set(k, t);
         }
       });
@@ -278,7 +285,6 @@ async function families(seeds: number[]): Promise<void> {
         perWorld.set(k, p);
       }
     } finally {
-      engine.close();
       rmSync(db, { recursive: true, force: true });
     }
   }
