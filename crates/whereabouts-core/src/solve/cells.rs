@@ -942,6 +942,24 @@ mod tests {
     }
 
     #[test]
+    fn cells_count_by_their_radius_weights() {
+        let (_, a) = serving_east(None);
+        let b = SeenCell {
+            serving: false,
+            ..a
+        };
+        assert_eq!(effective_count(&[a]), 1.0);
+        assert!((effective_count(&[a, b, b]) - 3.0).abs() < 1e-9);
+        // 40 dB above the others: about one, however many were heard.
+        let strong = SeenCell {
+            signal: a.signal.map(|s| s + 40.0),
+            ..a
+        };
+        let n = effective_count(&[strong, b, b, b]);
+        assert!(n < 1.05, "{n}");
+    }
+
+    #[test]
     fn a_learned_answer_carried_by_one_cell_claims_that_cells_own_radius() {
         // Two learned cells 300 m apart, heard 40 dB apart: the stronger carries the weight,
         // so the anchors' spread is a few metres and the answer is that cell's estimate.
