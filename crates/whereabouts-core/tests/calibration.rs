@@ -63,18 +63,24 @@ fn answer(dir: &Path, cells: &[CellObs]) -> Answer {
     locator.locate(&q).unwrap()
 }
 
-/// A model whose rows say one LTE cell's radius is 2.5 times too small.
-fn model() -> calibration::RadiusModel {
-    let class = RadiusClass::cells(
+/// The class of an answer from `cells` crowd LTE cells of 40 sightings heard with even
+/// weights (their effective number the count).
+fn lte_class(cells: usize) -> RadiusClass {
+    RadiusClass::cells(
         KIND_CELLS,
         Some(Radio::Lte),
-        1,
-        1.0,
+        cells,
+        cells as f64,
         false,
         40,
         false,
         false,
-    );
+    )
+}
+
+/// A model whose rows say one LTE cell's radius is 2.5 times too small.
+fn model() -> calibration::RadiusModel {
+    let class = lte_class(1);
     let rows: Vec<RadiusRow> = (1..=2_000)
         .map(|i| RadiusRow {
             class,
@@ -132,16 +138,7 @@ fn a_stored_model_scales_its_class_and_survives_a_reopen_and_an_import() {
     assert!(after_one.accuracy_m > 2.0 * before_one.accuracy_m);
     // Two cells: a class the rows never saw, so the nearest fitted ancestor's factor
     // (cells/lte, pooled from the same rows).
-    let two_class = RadiusClass::cells(
-        KIND_CELLS,
-        Some(Radio::Lte),
-        2,
-        2.0,
-        false,
-        40,
-        false,
-        false,
-    );
+    let two_class = lte_class(2);
     let f2 = table.factor(two_class);
     assert_eq!(
         f2,
