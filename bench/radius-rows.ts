@@ -9,7 +9,7 @@
  *
  * Each DIR is a world directory as `bench/families.ts` leaves it (`DIR/world`, `DIR/db`).
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { Engine } from '../src/engine.js';
 import { distanceM } from '../src/eval/metrics.js';
@@ -20,8 +20,10 @@ if (!out || dirs.length === 0) {
   process.stderr.write('usage: npx tsx bench/radius-rows.ts OUT.jsonl DIR...\n');
   process.exit(2);
 }
-const lines: string[] = [];
+// Written world by world: hundreds of worlds' rows overflow one string.
+writeFileSync(out, '');
 for (const dir of dirs) {
+  const lines: string[] = [];
   const db = join(dir, 'db');
   const statsFile = readdirSync(db).find((f) => f.startsWith('network-stats'));
   const stats = statsFile ? JSON.parse(readFileSync(join(db, statsFile), 'utf8')).networks : [];
@@ -74,6 +76,9 @@ for (const dir of dirs) {
           radio: c0?.radio ?? null,
           mnc: c0?.mnc ?? null,
           signal: c0?.signal ?? null,
+          // Every cell's level, and whether the database knows it, in the request's order.
+          levels: rc.map((c: { signal?: number }) => c.signal ?? null),
+          known: known.map(Boolean),
           ta: c0?.ta ?? null,
           c0: known[0] ?? null,
           d0: known[0] ? distanceM(known[0][0], known[0][1], o.lat, o.lon) : null,
@@ -85,5 +90,5 @@ for (const dir of dirs) {
     });
   }
   engine.close();
+  if (lines.length > 0) appendFileSync(out, `${lines.join('\n')}\n`);
 }
-writeFileSync(out, `${lines.join('\n')}\n`);
