@@ -1,9 +1,9 @@
 /**
  * Every scenario answer of the simulator worlds named, one JSON line each, for analysing the
- * radius outside the engine: error and radius, the request's cell count, the first cell's
- * stored row (lat, lon, range, samples) and its network's statistics (the database's
- * `network-stats-*.json`), and the world's crowd-estimate and range kinds (for diagnosis: the
- * engine cannot see them).
+ * radius outside the engine: error and radius, the request's cell count, every cell's level and
+ * whether the database knows it, the first cell's stored row (lat, lon, range, samples) and its
+ * network's statistics (the database's `network-stats-*.json`), and the world's crowd-estimate
+ * and range kinds (for diagnosis: the engine cannot see them).
  *
  *   npx tsx bench/radius-rows.ts OUT.jsonl DIR...
  *
