@@ -119,6 +119,8 @@ export interface NetworkReading {
   sector_offset: number | null;
   /** Published at its masts: the masts' median spacing, which stands for its ranges. */
   published_spacing_m: number | null;
+  /** For the same networks, the spacing's median over its 10% quantile: near 1 on a grid; the radius's layout factor. */
+  published_spacing_spread: number | null;
   /** An export without sample counts: each cell read at a prior count. */
   uncounted: boolean;
   /** An export with one range for every cell: a lone cell's radius from the spacing. */

@@ -51,6 +51,7 @@ describe('whereabouts stats', () => {
       spacing_per_range: null,
       sector_offset: null,
       published_spacing_m: null,
+      published_spacing_spread: null,
       uncounted: false,
       unranged: false,
       ids_name_sites: true,
@@ -95,7 +96,10 @@ describe('whereabouts stats', () => {
     expect(lte.read_as.published_spacing_m / 2_000).toBeCloseTo(1, 1);
     expect(lte.read_as).toMatchObject({ spacing_per_range: null, uncounted: true, unranged: true });
     const text = cli(['stats', '--db', db]).stdout;
-    expect(text).toMatch(/published masts, \d+ m apart; no sample counts; no ranges/);
+    expect(lte.read_as.published_spacing_spread).toBeGreaterThanOrEqual(1);
+    expect(text).toMatch(
+      /published masts, \d+ m apart \(median over 10% quantile \d+\.\d\d\); no sample counts; no ranges/,
+    );
   });
 
   it.each([

@@ -96,7 +96,7 @@ function readAs(r: NetworkReading | undefined): string {
   const parts: string[] = [];
   if (r.published_spacing_m !== null)
     parts.push(
-      `published masts${r.averaged_rows_published ? '' : ' (its exact rows)'}, ${Math.round(r.published_spacing_m)} m apart`,
+      `published masts${r.averaged_rows_published ? '' : ' (its exact rows)'}, ${Math.round(r.published_spacing_m)} m apart${r.published_spacing_spread !== null ? ` (median over 10% quantile ${r.published_spacing_spread.toFixed(2)})` : ''}`,
     );
   if (r.spacing_per_range !== null) parts.push(`ranges in spacing units (${r.spacing_per_range.toFixed(2)})`);
   if (r.uncounted) parts.push('no sample counts');

@@ -12,12 +12,13 @@ use super::params::{
     COUNT_REF, CROWD_ESTIMATE_ERROR, CROWD_RANGE_MAX_SPACINGS, CROWD_RING_SPREAD,
     CROWD_SAMPLES_EXP, CROWD_SPREAD, DEFAULT_RANGE_M, ESTIMATE_ERROR, LEARNED_SPREAD_SHARE,
     LEVEL_RADIUS_SCALE, MIN_CELL_ACCURACY_M, MIN_LEVEL_ACCURACY_M, OFF_AXIS_SCALE, ONE_MAST_SCALE,
-    ON_MAST_SCALE, OWN_RADII_SCALE, PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE,
-    RING_MISS_SCALE_LEARNED, RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS,
-    ROBUST_SCALE_RANGES, SAME_PLACE_COUNT, SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS,
-    SECTOR_OFFSET_REF, SERVING_WEDGE_COS, SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD,
-    SITE_REACH_PER_SPACING, SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP,
-    SPREAD_SCALE, SPREAD_SIZE_EXP, SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
+    ON_MAST_SCALE, OWN_RADII_SCALE, PUBLISHED_LAYOUT_EXP, PUBLISHED_LAYOUT_SCALE,
+    PUBLISHED_REACH_SPACINGS, RING_MISS_FLOOR, RING_MISS_SCALE, RING_MISS_SCALE_LEARNED,
+    RING_MISS_SCALE_ON_MAST, RING_SPREAD, ROBUST_ROUNDS, ROBUST_SCALE_RANGES, SAME_PLACE_COUNT,
+    SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS,
+    SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING,
+    SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP, SPREAD_SCALE, SPREAD_SIZE_EXP,
+    SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -278,7 +279,34 @@ pub(crate) fn ta_interval(d: f64, step: f64) -> (f64, f64) {
     ((d - 1.5 * step).max(0.0), d + 1.5 * step)
 }
 
+/// The answer of the cells heard, serving cell first: [`solve_unscaled`], with the radius
+/// of a network published at its masts scaled by their layout ([`layout_factor`]), unless
+/// it is a ring's.
 pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
+    let mut answer = solve_unscaled(cells, now)?;
+    // A lone cell on its mast's ring claims the advance's distance, which the layout does
+    // not change.
+    if let Some(factor) = cells
+        .first()
+        .filter(|_| !answer.ring)
+        .and_then(layout_factor)
+    {
+        answer.accuracy_m = (answer.accuracy_m * factor).max(MIN_CELL_ACCURACY_M);
+    }
+    Some(answer)
+}
+
+/// The radius factor of an answer served by `c` when its network is published at its masts
+/// (`PUBLISHED_LAYOUT_SCALE`): by how evenly its masts stand. None for other networks.
+fn layout_factor(c: &SeenCell) -> Option<f64> {
+    published_spacing_of(c)?;
+    let spread = f64::from(c.scale.published_spacing_spread?).max(1.0);
+    Some(PUBLISHED_LAYOUT_SCALE * spread.powf(PUBLISHED_LAYOUT_EXP))
+}
+
+/// The cells' position and radius: the anchors' weighted mean, kept within the serving
+/// cell's sector, and the radius by the anchors' spread (or a lone cell's own).
+fn solve_unscaled(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
     if cells.len() > 1 && on_one_mast(&frame, cells) {
@@ -469,7 +497,7 @@ fn on_one_mast(frame: &LocalFrame, cells: &[SeenCell]) -> bool {
 /// cell's radius shrinks by [`ONE_MAST_SCALE`]: a device whose strongest cells are all on one
 /// mast is nearer it than one that hears its serving sector among other masts.
 fn one_mast_answer(cells: &[SeenCell], now: i64) -> Option<Answer> {
-    let mut answer = solve(&cells[..1], now)?;
+    let mut answer = solve_unscaled(&cells[..1], now)?;
     if !answer.ring {
         answer.accuracy_m = (answer.accuracy_m * ONE_MAST_SCALE).max(MIN_CELL_ACCURACY_M);
     }
@@ -1466,6 +1494,53 @@ mod tests {
             .unwrap()
         };
         assert!(crowd(100.0).accuracy_m != crowd(20_000.0).accuracy_m);
+    }
+
+    #[test]
+    fn a_published_network_claims_by_how_evenly_its_masts_stand() {
+        let (frame, serving) = serving_east(None);
+        let (lat, lon) = frame.to_latlon(-900.0, 600.0);
+        let answer = |spread: Option<f32>, published: bool| {
+            let scale = NetworkScale {
+                published_spacing_m: published.then_some(800.0),
+                published_spacing_spread: spread,
+                ..NetworkScale::UNKNOWN
+            };
+            let mut on_mast = SeenCell {
+                lat: 52.0,
+                lon: 4.0,
+                scale,
+                ..serving
+            };
+            on_mast.signal = Some(-90.0);
+            let mut other = SeenCell {
+                lat,
+                lon,
+                serving: false,
+                scale,
+                ..serving
+            };
+            other.signal = Some(-95.0);
+            other.tower = Some(SiteMast {
+                lat,
+                lon,
+                ..serving.tower.unwrap()
+            });
+            solve(&[on_mast, other], 0).unwrap().accuracy_m
+        };
+        let unscaled = answer(None, true);
+        // Masts on a grid (the median spacing 1.2 times the 10% quantile) claim less than masts
+        // strung along roads (3 times), by the layout's law.
+        let grid = answer(Some(1.2), true);
+        let roads = answer(Some(3.0), true);
+        let want =
+            |r: f32| unscaled * PUBLISHED_LAYOUT_SCALE * f64::from(r).powf(PUBLISHED_LAYOUT_EXP);
+        assert!((grid - want(1.2)).abs() < 1e-6, "{grid} vs {}", want(1.2));
+        assert!((roads - want(3.0)).abs() < 1e-6, "{roads} vs {}", want(3.0));
+        assert!(grid < roads);
+        // A spread without a published spacing (the lookup withdrew it: a learned cell, a crowd
+        // network) changes nothing.
+        assert_eq!(answer(Some(3.0), false), answer(None, false));
     }
 
     #[test]

@@ -91,6 +91,19 @@ pub(super) const DEFAULT_RANGE_M: f64 = 1_000.0;
 /// from 3 to 4).
 pub(super) const PUBLISHED_REACH_SPACINGS: f64 = 3.0;
 
+/// An answer served by a network published at its masts has its radius times
+/// `PUBLISHED_LAYOUT_SCALE (spacing p50 / p10)^PUBLISHED_LAYOUT_EXP`
+/// (`NetworkScale::published_spacing_spread`): masts on an even grid leave less room
+/// between them than masts in strings along roads and in clusters, where a device
+/// hears a far mast across a gap. The masts' layout is the one part of such a world's
+/// radius that its table shows. Fitted on the inside shares of the published-tower
+/// requests of 230 family worlds (101..130, 301..500) and 16 of the second generator's
+/// (1..16), three quarters of the full least-squares law `exp(-0.171 + 0.166 ln r)`,
+/// which minimised both generators' fit worlds' mean distance from 68%
+/// (docs/experiments.md).
+pub(super) const PUBLISHED_LAYOUT_SCALE: f64 = 0.88;
+pub(super) const PUBLISHED_LAYOUT_EXP: f64 = 0.125;
+
 /// A crowd network whose rows carry no sample counts (`NetworkScale::uncounted`) has each
 /// estimate taken to rest on this many sightings. Fitted on the world families' fit seeds
 /// 101..130 with every crowd count blanked (least absolute deviations of the per-world inside

@@ -854,6 +854,9 @@ pub struct NetworkScale {
     /// on its mast): its stored ranges and samples are what the publisher wrote, not
     /// measurements, and the spacing of its masts is the geometry the solver reads instead.
     pub published_spacing_m: Option<f32>,
+    /// For the same networks, the median over the 10% quantile of that spacing: near 1 where
+    /// the masts stand evenly (a grid), larger where they come in strings and clusters.
+    pub published_spacing_spread: Option<f32>,
     /// The network's rows carry no sample counts (every cell's 0 or 1: an export without
     /// them): a count says nothing of how well a cell is known.
     pub uncounted: bool,
@@ -884,6 +887,7 @@ impl NetworkScale {
         spacing_per_range: None,
         sector_offset: None,
         published_spacing_m: None,
+        published_spacing_spread: None,
         uncounted: false,
         unranged: false,
         ids_name_sites: true,
@@ -922,7 +926,7 @@ impl NetworkScale {
             (Some(q), Some(d))
                 if ids_name_sites && s.sites >= MIN_SITES && q.p50 < MIN_SECTOR_OFFSET =>
             {
-                Some(d.p50)
+                Some(d)
             }
             _ => None,
         };
@@ -930,16 +934,14 @@ impl NetworkScale {
         let by_position = (placed >= MIN_CELLS
             && s.colocated as f64 >= MIN_COLOCATED_SHARE * placed as f64)
             .then_some(s.position_spacing_m)
-            .flatten()
-            .map(|d| d.p50);
+            .flatten();
         // An export's exact rows (`changeable` 0) are stored as learned; where they stand on
         // one another's positions they are a publisher's masts, whatever the crowd beside them.
         let exact_rows_published = s.learned >= MIN_CELLS
             && s.colocated_learned as f64 >= MIN_COLOCATED_SHARE * s.learned as f64;
         let by_exact_rows = exact_rows_published
             .then_some(s.position_spacing_m)
-            .flatten()
-            .map(|d| d.p50);
+            .flatten();
         let averaged_rows = by_sites.or(by_position);
         let published = averaged_rows.or(by_exact_rows);
         let offset = s
@@ -955,7 +957,10 @@ impl NetworkScale {
                 _ => None,
             },
             sector_offset: offset.map(|q| q.p50 as f32),
-            published_spacing_m: published.map(|d| d as f32),
+            published_spacing_m: published.map(|d| d.p50 as f32),
+            published_spacing_spread: published
+                .filter(|d| d.p10 > 0.0)
+                .map(|d| (d.p50 / d.p10) as f32),
             uncounted: s.cells >= MIN_CELLS
                 && s.learned == 0
                 && s.samples.is_none_or(|q| q.p90 <= MAX_UNCOUNTED_SAMPLES),
@@ -1057,6 +1062,8 @@ mod tests {
         };
         let scale = NetworkScale::of(&mixed_ids);
         assert_eq!(scale.published_spacing_m, Some(350.0));
+        // Masts as evenly spaced as these: the median spacing is the 10% quantile.
+        assert_eq!(scale.published_spacing_spread, Some(1.0));
         assert_eq!((scale.spacing_per_range, scale.sector_offset), (None, None));
         // A crowd network with a few cells seen once from one place stays a crowd.
         let crowd = NetworkStats {
@@ -1064,6 +1071,7 @@ mod tests {
             ..crowd_network()
         };
         assert_eq!(NetworkScale::of(&crowd).published_spacing_m, None);
+        assert_eq!(NetworkScale::of(&crowd).published_spacing_spread, None);
         // Learned cells do not count among the cells the share is of.
         let half_learned = NetworkStats {
             learned: 30,
