@@ -279,23 +279,6 @@ pub(crate) fn ta_interval(d: f64, step: f64) -> (f64, f64) {
     ((d - 1.5 * step).max(0.0), d + 1.5 * step)
 }
 
-/// The answer of the cells heard, serving cell first: [`solve_unscaled`], with the radius
-/// of a network published at its masts scaled by their layout ([`layout_factor`]), unless
-/// it is a ring's.
-pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
-    let mut answer = solve_unscaled(cells, now)?;
-    // A lone cell on its mast's ring claims the advance's distance, which the layout does
-    // not change.
-    if let Some(factor) = cells
-        .first()
-        .filter(|_| !answer.ring)
-        .and_then(layout_factor)
-    {
-        answer.accuracy_m = (answer.accuracy_m * factor).max(MIN_CELL_ACCURACY_M);
-    }
-    Some(answer)
-}
-
 /// The radius factor of an answer served by `c` when its network is published at its masts
 /// (`PUBLISHED_LAYOUT_SCALE`): by how evenly its masts stand. None for other networks.
 fn layout_factor(c: &SeenCell) -> Option<f64> {
@@ -304,9 +287,7 @@ fn layout_factor(c: &SeenCell) -> Option<f64> {
     Some(PUBLISHED_LAYOUT_SCALE * spread.powf(PUBLISHED_LAYOUT_EXP))
 }
 
-/// The cells' position and radius: the anchors' weighted mean, kept within the serving
-/// cell's sector, and the radius by the anchors' spread (or a lone cell's own).
-fn solve_unscaled(cells: &[SeenCell], now: i64) -> Option<Answer> {
+pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let first = cells.first()?;
     let frame = LocalFrame::new(first.lat, first.lon);
     if cells.len() > 1 && on_one_mast(&frame, cells) {
@@ -443,6 +424,14 @@ fn solve_unscaled(cells: &[SeenCell], now: i64) -> Option<Answer> {
         (px, py) = (bx, by);
     }
 
+    // A network published at its masts: by how evenly they stand, but a lone cell on its
+    // mast's ring claims its advance's distance, which the layout does not change.
+    if ring.is_none() {
+        if let Some(factor) = layout_factor(first) {
+            accuracy *= factor;
+        }
+    }
+
     let (lat, lon) = frame.to_latlon(px, py);
     Some(Answer {
         lat,
@@ -497,7 +486,7 @@ fn on_one_mast(frame: &LocalFrame, cells: &[SeenCell]) -> bool {
 /// cell's radius shrinks by [`ONE_MAST_SCALE`]: a device whose strongest cells are all on one
 /// mast is nearer it than one that hears its serving sector among other masts.
 fn one_mast_answer(cells: &[SeenCell], now: i64) -> Option<Answer> {
-    let mut answer = solve_unscaled(&cells[..1], now)?;
+    let mut answer = solve(&cells[..1], now)?;
     if !answer.ring {
         answer.accuracy_m = (answer.accuracy_m * ONE_MAST_SCALE).max(MIN_CELL_ACCURACY_M);
     }
