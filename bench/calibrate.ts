@@ -21,6 +21,7 @@ import { distanceM } from '../src/eval/metrics.js';
 import { simWorld } from '../src/eval/sim.js';
 import { native } from '../src/native/binding.js';
 import { unpackCorkTraces } from './cork-traces.js';
+import { seedRange } from './seeds.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,24 +72,29 @@ async function insideOf(db: string, rows: readonly EvalRow[]): Promise<(Inside |
   }
 }
 
+/** Rows inside the radius without and with the model, counted by a key. */
+type Tally = Map<string, { n: number; before: number; after: number }>;
+
+/** Counts `r` under `key` in `tally`. */
+function count(tally: Tally, key: string, r: Inside): void {
+  const t = tally.get(key) ?? { n: 0, before: 0, after: 0 };
+  t.n++;
+  t.before += r.before ? 1 : 0;
+  t.after += r.after ? 1 : 0;
+  tally.set(key, t);
+}
+
 /**
  * Inside shares of `rows` by class level, before and after the model stored in `db`; with
  * `brief`, only the line of all rows.
  */
 async function report(db: string, rows: readonly EvalRow[], label: string, brief = false): Promise<void> {
-  const tally = new Map<string, { n: number; before: number; after: number }>();
+  const tally: Tally = new Map();
   for (const r of await insideOf(db, rows)) {
     if (!r) continue;
-    const { cls, before, after } = r;
-    const parts = cls.split('/');
+    const parts = r.cls.split('/');
     const keys = new Set(['all', ...[1, 2, 3, 4].map((k) => parts.slice(0, k).join('/'))]);
-    for (const key of keys) {
-      const t = tally.get(key) ?? { n: 0, before: 0, after: 0 };
-      t.n++;
-      t.before += before ? 1 : 0;
-      t.after += after ? 1 : 0;
-      tally.set(key, t);
-    }
+    for (const key of keys) count(tally, key, r);
   }
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`.padStart(6);
   const keys = [...tally.keys()].sort((a, b) => (a === 'all' ? -1 : b === 'all' ? 1 : a < b ? -1 : 1));
@@ -240,7 +246,7 @@ const FAMILY_SCENARIOS = [
  * level of how many cells were known (`cells-1`, `cells-eff-*`), and per world and scenario.
  */
 async function families(seeds: number[]): Promise<void> {
-  const byCount = new Map<string, { n: number; before: number; after: number }>();
+  const byCount: Tally = new Map();
   const perWorld = new Map<string, { before: number[]; after: number[] }>();
   for (const seed of seeds) {
     const w = await simWorld(
@@ -260,23 +266,15 @@ async function families(seeds: number[]): Promise<void> {
     const check = rows.filter((_, i) => Math.floor(i / 50) % 2 === 1);
     await calibrate(db, fit, {});
     try {
-      const scenario = new Map<string, { n: number; before: number; after: number }>();
+      const scenario: Tally = new Map();
       const inside = await insideOf(db, check);
       check.forEach((row, i) => {
         const r = inside[i];
         if (!r) return;
-        const count = r.cls.split('/')[2] ?? '';
-        for (const [m, k] of [
-          [byCount, r.cls.startsWith('cells/') || r.cls.startsWith('scf/') ? count : ''],
-          [scenario, row.scenario],
-        ] as const) {
-          if (k === '') continue;
-          const t = m.get(k) ?? { n: 0, before: 0, after: 0 };
-          t.n++;
-          t.before += r.before ? 1 : 0;
-          t.after += r.after ? 1 : 0;
-          m.set(k, t);
-        }
+        const cells = r.cls.split('/')[2] ?? '';
+        if (cells !== '' && (r.cls.startsWith('cells/') || r.cls.startsWith('scf/')))
+          count(byCount, cells, r);
+        if (row.scenario !== '') count(scenario, row.scenario, r);
       });
       for (const [k, t] of scenario) {
         const p = perWorld.get(k) ?? { before: [], after: [] };
@@ -313,13 +311,8 @@ async function families(seeds: number[]): Promise<void> {
 }
 
 try {
-  if (values.families !== undefined) {
-    const m = /^(\d+)\.\.(\d+)$/.exec(values.families);
-    if (!m) throw new Error(`--families must be A..B (got ${values.families})`);
-    const seeds: number[] = [];
-    for (let s = Number(m[1]); s <= Number(m[2]); s++) seeds.push(s);
-    await families(seeds);
-  } else if (values.sim !== undefined) await sim(values.sim, values.requests);
+  if (values.families !== undefined) await families(seedRange('--families', values.families));
+  else if (values.sim !== undefined) await sim(values.sim, values.requests);
   else if (values.world !== undefined) await worldDir(values.world);
   else {
     const zip = values.zip ?? join(root, '..', 'shared', 'data', 'ucc-5g-cork', '5G-production-dataset.zip');

@@ -47,6 +47,7 @@ import {
 import { worldsSvg } from '../src/eval/report.js';
 import { runEval } from '../src/eval/run.js';
 import { renderColumns } from '../src/eval/table.js';
+import { seedRange } from './seeds.js';
 
 const { values } = parseArgs({
   options: {
@@ -65,18 +66,6 @@ const { values } = parseArgs({
 function fail(message: string): never {
   process.stderr.write(`bench/families.ts: ${message}\n`);
   process.exit(2);
-}
-
-/** Inclusive seed range `A..B` (or one seed `A`). */
-function seedRange(flag: string, text: string | undefined): number[] {
-  if (text === undefined) fail(`${flag} A..B is required`);
-  const m = /^(\d+)(?:\.\.(\d+))?$/.exec(text.trim());
-  if (!m) fail(`${flag}: \`${text}\` is not a seed range A..B`);
-  const a = Number(m[1]);
-  const b = Number(m[2] ?? m[1]);
-  if (b < a) fail(`${flag}: \`${text}\` ends before it starts`);
-  if (b - a >= 1000) fail(`${flag}: \`${text}\` has more than 1000 seeds`);
-  return Array.from({ length: b - a + 1 }, (_, i) => a + i);
 }
 
 const fitSeeds = seedRange('--fit-seeds', values['fit-seeds']);

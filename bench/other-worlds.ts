@@ -38,6 +38,7 @@ import { insideBadness, ratioBadness, worldSpread } from '../src/eval/metrics.js
 import { runEval } from '../src/eval/run.js';
 import { renderColumns } from '../src/eval/table.js';
 import { native } from '../src/native/binding.js';
+import { seedRange } from './seeds.js';
 
 const { values } = parseArgs({
   options: {
@@ -53,11 +54,9 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-const seedsMatch = /^(\d+)(?:\.\.(\d+))?$/.exec(values.seeds as string);
-if (!seedsMatch) fail(`--seeds: \`${values.seeds}\` is not a seed range A..B`);
-const firstSeed = Number(seedsMatch[1]);
-const lastSeed = Number(seedsMatch[2] ?? seedsMatch[1]);
-if (lastSeed < firstSeed || lastSeed - firstSeed >= 200) fail('--seeds: give 1 to 200 seeds, A..B');
+const seeds = seedRange('--seeds', values.seeds, 200);
+const firstSeed = seeds[0] as number;
+const lastSeed = seeds.at(-1) as number;
 const requests = Number(values.requests);
 if (!Number.isInteger(requests) || requests < 1 || requests > 100_000)
   fail(`--requests: \`${values.requests}\` is not an integer from 1 to 100000`);

@@ -61,6 +61,7 @@ import { distanceM, ErrorStats, quantile } from '../src/eval/metrics.js';
 import { SIM_NOW, simWalks, simWorld } from '../src/eval/sim.js';
 import type { LocateRequest } from '../src/locating/request/index.js';
 import { unpackCorkTraces } from './cork-traces.js';
+import { seedRange } from './seeds.js';
 
 const { values } = parseArgs({
   options: {
@@ -153,7 +154,7 @@ try {
     };
     part = () => 'all';
   } else if (values.set === 'walks') {
-    const seeds = seedRange();
+    const seeds = seedRange('--seeds', values.seeds);
     files = [];
     /** Each file's world (its index in `seeds`) and its rank among that world's walks. */
     const worldOf: number[] = [];
@@ -175,7 +176,7 @@ try {
       }));
     part = (obs, g) => (Number.isNaN(obs[g.file]?.ta[g.first] as number) ? 'no advance' : 'advance');
   } else if (values.set === 'families') {
-    const seeds = seedRange();
+    const seeds = seedRange('--seeds', values.seeds);
     files = [];
     for (const seed of seeds) {
       const w = await simWorld(
@@ -503,15 +504,6 @@ function phonesTogether(located: Group[]): Group[] {
       out.push(scan);
     }
   return out;
-}
-
-function seedRange(): number[] {
-  const m = /^(\d+)\.\.(\d+)$/.exec(values.seeds as string);
-  if (!m || Number(m[2]) < Number(m[1])) {
-    process.stderr.write(`bench/traces.ts: --seeds must be A..B (got ${values.seeds})\n`);
-    process.exit(2);
-  }
-  return Array.from({ length: Number(m[2]) - Number(m[1]) + 1 }, (_, i) => Number(m[1]) + i);
 }
 
 interface Result {
