@@ -5,6 +5,7 @@
  *
  *   npx tsx bench/families.ts --fit-seeds 1..8 --report-seeds 101..116 [--requests N] [--json]
  *                             [--worlds] [--show-fit] [--svg FILE] [--level-offset DB]
+ *                             [--drop-levels cells|neighbours]
  *
  * `--fit-seeds` names the seeds a fit may use, `--report-seeds` those it must not: the ranges
  * must be disjoint. Each world is written and imported once into `.eval/family-SEED-N/` and
@@ -29,12 +30,13 @@
  * `--svg FILE` draws every report world's inside share and ratio per scenario against the
  * targets (the README's picture); `--level-offset DB` evaluates every request as a device
  * that reads its cells DB stronger (negative: weaker) would send it (`whereabouts eval
- * --level-offset`).
+ * --level-offset`); `--drop-levels cells|neighbours` as one that reports no levels, or the
+ * serving cell's alone (`whereabouts eval --drop-levels`).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { MAX_LEVEL_OFFSET_DB, parseLevelOffset } from '../src/eval/inputs.js';
+import { MAX_LEVEL_OFFSET_DB, parseDroppedLevels, parseLevelOffset } from '../src/eval/inputs.js';
 import {
   INSIDE_BAND,
   insideBadness,
@@ -59,6 +61,7 @@ const { values } = parseArgs({
     'show-fit': { type: 'boolean', default: false },
     svg: { type: 'string' },
     'level-offset': { type: 'string', default: '0' },
+    'drop-levels': { type: 'string' },
   },
 });
 
@@ -79,6 +82,12 @@ const levelOffset =
   fail(
     `--level-offset: \`${values['level-offset']}\` is not a number of dB from -${MAX_LEVEL_OFFSET_DB} to ${MAX_LEVEL_OFFSET_DB}`,
   );
+const dropText = values['drop-levels'] as string | undefined;
+const dropLevels =
+  dropText === undefined
+    ? undefined
+    : (parseDroppedLevels(dropText) ??
+      fail(`--drop-levels: \`${dropText}\` is neither \`cells\` nor \`neighbours\``));
 if (!/^\d+$/.test(requests) || Number(requests) < 1)
   fail(`--requests: \`${requests}\` is not a positive integer`);
 
@@ -130,6 +139,7 @@ async function evaluateWorld(seed: number): Promise<{ lines: WorldLine[]; params
     inputs: [],
     sim: { seed: String(seed), requests, work, family: true },
     levelOffset,
+    dropLevels,
   });
   const params = JSON.parse(readFileSync(join(work, 'world', 'params.json'), 'utf8')) as unknown;
   const areas = (scenario: string) => {
@@ -368,6 +378,7 @@ if (values.json) {
         reportSeeds,
         requests: Number(requests),
         levelOffset,
+        dropLevels: dropLevels ?? null,
         seconds,
         summary: reportSums,
         fitSummary: fitSums ?? null,
@@ -381,7 +392,7 @@ if (values.json) {
   );
 } else {
   console.log(
-    `World families: report seeds ${reportSeeds[0]}..${reportSeeds.at(-1)} (fit seeds ${fitSeeds[0]}..${fitSeeds.at(-1)}, disjoint), ${requests} requests a scenario${levelOffset === 0 ? '' : `, every cell's level moved by ${levelOffset} dB`}, ${seconds.toFixed(0)} s.`,
+    `World families: report seeds ${reportSeeds[0]}..${reportSeeds.at(-1)} (fit seeds ${fitSeeds[0]}..${fitSeeds.at(-1)}, disjoint), ${requests} requests a scenario${levelOffset === 0 ? '' : `, every cell's level moved by ${levelOffset} dB`}${dropLevels === undefined ? '' : `, levels taken off the ${dropLevels === 'cells' ? 'cells' : 'cells after the first'}`}, ${seconds.toFixed(0)} s.`,
   );
   console.log(
     '"base/ours": the baseline\'s median error over ours on requests both answered; the baseline is the signal-weighted mean of the known stations (on cells-known-towers: the power-weighted centroid of the true towers heard; on lacf and lacf-site: the LAC/TAC area the same request gets with lacf 2). "inside": truths within the stated 68% radius, target 60-76% in every world.\n',

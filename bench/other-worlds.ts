@@ -6,6 +6,7 @@
  * `solve/params.rs`); the default seeds, 101..116, no constant was fitted on.
  *
  *   npx tsx bench/other-worlds.ts [--seeds 101..116] [--requests 500] [--worlds] [--json]
+ *                                 [--drop-levels cells|neighbours]
  *
  * How these worlds differ from the simulator's (docs/simulator.md):
  *   - site density falls off continuously from a dense centre (no urban, suburban and rural
@@ -29,11 +30,14 @@
  * `db/`), its stations imported with the project's importer, and evaluated as `whereabouts
  * eval` evaluates labelled requests: the baseline is the signal-weighted mean of the known
  * cells, in the same run. Prints per scenario the median world and the worst world of the
- * baseline's median error over ours and of the share inside the 68% radius.
+ * baseline's median error over ours and of the share inside the 68% radius. `--drop-levels`
+ * evaluates every request as a device that reports no levels, or the serving cell's alone,
+ * would send it (`whereabouts eval --drop-levels`).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseDroppedLevels } from '../src/eval/inputs.js';
 import { insideBadness, ratioBadness, worldSpread } from '../src/eval/metrics.js';
 import { runEval } from '../src/eval/run.js';
 import { renderColumns } from '../src/eval/table.js';
@@ -46,6 +50,7 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '500' },
     worlds: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    'drop-levels': { type: 'string' },
   },
 });
 
@@ -54,6 +59,12 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+const dropText = values['drop-levels'];
+const dropLevels =
+  dropText === undefined
+    ? undefined
+    : (parseDroppedLevels(dropText) ??
+      fail(`--drop-levels: \`${dropText}\` is neither \`cells\` nor \`neighbours\``));
 const seeds = seedRange('--seeds', values.seeds, 200);
 const firstSeed = seeds[0] as number;
 const lastSeed = seeds.at(-1) as number;
@@ -576,7 +587,7 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
     writeFileSync(stamp, source);
   }
   const cells = readFileSync(join(dir, 'cells.csv'), 'utf8').split('\n').length - 2;
-  const { json } = await runEval({ db, inputs: files, now: NOW });
+  const { json } = await runEval({ db, inputs: files, now: NOW, dropLevels });
   const ratioOf = (scenario: string, by: string, value: string) =>
     json.table.find((l) => l.scenario === scenario && l.by === by && l.value === value)?.baselines.wmean
       ?.ratio ?? Number.NaN;
@@ -622,13 +633,13 @@ const summary = [...new Set(all.map((l) => l.scenario))].sort().map((scenario) =
 });
 if (values.json) {
   process.stdout.write(
-    `${JSON.stringify({ format: 'whereabouts-other-worlds/1', requests, seconds, summary, worlds: all, params: worlds }, null, 1)}\n`,
+    `${JSON.stringify({ format: 'whereabouts-other-worlds/1', requests, dropLevels: dropLevels ?? null, seconds, summary, worlds: all, params: worlds }, null, 1)}\n`,
   );
 } else {
   const f3 = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(3));
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   process.stdout.write(
-    `Other worlds (a second generator; seeds 1..16 fit, others held out): seeds ${firstSeed}..${lastSeed}, ${requests} requests a scenario, ${seconds.toFixed(0)} s.\n` +
+    `Other worlds (a second generator; seeds 1..16 fit, others held out): seeds ${firstSeed}..${lastSeed}, ${requests} requests a scenario${dropLevels === undefined ? '' : `, levels taken off the ${dropLevels === 'cells' ? 'cells' : 'cells after the first'}`}, ${seconds.toFixed(0)} s.\n` +
       '"base/ours": the signal-weighted mean of the known cells, its median error over ours; "inside": truths within the 68% radius.\n\n',
   );
   process.stdout.write(

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ObservationGroup, withCellLevelOffset } from '../src/eval/inputs.js';
+import { type ObservationGroup, withCellLevelOffset, withoutCellLevels } from '../src/eval/inputs.js';
 import {
   distanceM,
   insideBadness,
@@ -300,6 +300,35 @@ describe('whereabouts eval', () => {
     }
   });
 
+  it('--drop-levels takes the levels off before the engine reads them, and refuses a bad value', () => {
+    const db = fixtureDb();
+    const dir = tempDir('wb-eval-drop-');
+    const cell = (cid: number, signal: number) => ({ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid, signal });
+    writeFileSync(
+      join(dir, 'rows.jsonl'),
+      `${JSON.stringify({ request: { cells: [cell(1, -70), cell(2, -90)] }, truth: { lat: 52.5, lon: 13.4 } })}\n`,
+    );
+    const out = join(dir, 'requests.jsonl');
+    const r = cli([
+      'eval',
+      '--db',
+      db,
+      '--drop-levels',
+      'neighbours',
+      '--requests-out',
+      out,
+      join(dir, 'rows.jsonl'),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8')).cells).toEqual([
+      cell(1, -70),
+      { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 2 },
+    ]);
+    const b = cli(['eval', '--db', db, '--drop-levels', 'some', join(dir, 'rows.jsonl')]);
+    expect(b.code).toBe(2);
+    expect(b.stderr).toMatch(/--drop-levels takes `cells`/);
+  });
+
   it('--split files: the rows of a tested file never reach learning', () => {
     const dir = tempDir('wb-eval-split-');
     // Four files sorted a/1, a/2, a/3, b/4: b/4 is tested. Its cell (LAC 9) is in no other file.
@@ -370,6 +399,39 @@ describe('withCellLevelOffset', () => {
     const c = row({ cells: [{ radio: 'lte', signal: -90 }] });
     expect(withCellLevelOffset(c, 0)).toBe(c);
     expect(withCellLevelOffset(row(null), 5).request).toBeNull();
+  });
+});
+
+describe('withoutCellLevels', () => {
+  const row = (request: unknown) => ({ request, truth: { lat: 0, lon: 0 }, scenario: 's' });
+  const request = {
+    cells: [
+      { radio: 'lte', cid: 1, signal: -90, ta: 2 },
+      { radio: 'lte', cid: 2, signal: -101 },
+      { radio: 'lte', cid: 3 },
+    ],
+    wifi: [{ bssid: '00:11:22:33:44:55', signal: -70 }],
+  };
+  it("takes every cell's level off, or every level but the first cell's; advances and APs stay", () => {
+    expect(withoutCellLevels(row(request), 'cells').request).toEqual({
+      cells: [
+        { radio: 'lte', cid: 1, ta: 2 },
+        { radio: 'lte', cid: 2 },
+        { radio: 'lte', cid: 3 },
+      ],
+      wifi: request.wifi,
+    });
+    expect(withoutCellLevels(row(request), 'neighbours').request).toEqual({
+      cells: [request.cells[0], { radio: 'lte', cid: 2 }, { radio: 'lte', cid: 3 }],
+      wifi: request.wifi,
+    });
+  });
+
+  it('leaves the row as it is when told nothing or when it has no cells', () => {
+    const r = row(request);
+    expect(withoutCellLevels(r, undefined)).toBe(r);
+    const w = row({ wifi: [] });
+    expect(withoutCellLevels(w, 'cells')).toBe(w);
   });
 });
 

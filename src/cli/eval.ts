@@ -6,7 +6,7 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BadLine, MAX_LEVEL_OFFSET_DB, parseLevelOffset } from '../eval/inputs.js';
+import { type BadLine, MAX_LEVEL_OFFSET_DB, parseDroppedLevels, parseLevelOffset } from '../eval/inputs.js';
 import { reportHtml } from '../eval/report.js';
 import { runEval } from '../eval/run.js';
 import { parseSplit } from '../eval/split.js';
@@ -30,6 +30,7 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
     answers: { type: 'string' },
     'requests-out': { type: 'string' },
     'level-offset': { type: 'string' },
+    'drop-levels': { type: 'string' },
     json: { type: 'boolean' },
     report: { type: 'string' },
     compare: { type: 'boolean' },
@@ -73,6 +74,12 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
     throw new UsageError(
       `--level-offset takes dB, a number from -${MAX_LEVEL_OFFSET_DB} to ${MAX_LEVEL_OFFSET_DB}`,
     );
+  const dropLevels =
+    values['drop-levels'] === undefined ? undefined : parseDroppedLevels(values['drop-levels']);
+  if (values['drop-levels'] !== undefined && dropLevels === undefined)
+    throw new UsageError(
+      "--drop-levels takes `cells` (every cell's level) or `neighbours` (all but the first cell's)",
+    );
   let now: number | undefined;
   if (values.now !== undefined) {
     now = Number(values.now);
@@ -113,6 +120,7 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
       answers: values.answers,
       requestsOut,
       levelOffset,
+      dropLevels,
       now,
       bad,
       progress: values.quiet

@@ -53,6 +53,32 @@ export function withCellLevelOffset(row: EvalRow, db: number): EvalRow {
   return { ...row, request: { ...request, cells } };
 }
 
+/** Which cells' levels {@link withoutCellLevels} drops: every cell's, or every cell's but the first's. */
+export type DroppedLevels = 'cells' | 'neighbours';
+
+/** `text` as {@link DroppedLevels}, or undefined when it is neither. */
+export function parseDroppedLevels(text: string): DroppedLevels | undefined {
+  return text === 'cells' || text === 'neighbours' ? text : undefined;
+}
+
+/**
+ * `row` as a device that reports cells without their levels would have sent it: `signal`
+ * taken off every cell (`cells`) or off every cell after the first listed, the serving one
+ * (`neighbours`; modems that list neighbours by their ids alone). Timing advances and access
+ * points are left as they are. The weighted mean then weighs the cells alike.
+ */
+export function withoutCellLevels(row: EvalRow, which: DroppedLevels | undefined): EvalRow {
+  const request = row.request as { cells?: unknown } | null;
+  if (which === undefined || typeof request !== 'object' || request === null || !Array.isArray(request.cells))
+    return row;
+  const cells = request.cells.map((c: unknown, i) => {
+    if (typeof c !== 'object' || c === null || (which === 'neighbours' && i === 0)) return c;
+    const { signal: _, ...rest } = c as { signal?: unknown };
+    return rest;
+  });
+  return { ...row, request: { ...request, cells } };
+}
+
 /** A line that could not be a row, with why. */
 export interface BadLine {
   file: string;

@@ -12,6 +12,7 @@ import type { ProcessResponse } from '../locating/response.js';
 import { CentroidBaseline, MapBaseline } from './baselines.js';
 import {
   type BadLine,
+  type DroppedLevels,
   type EvalRow,
   expandInputs,
   groupObservations,
@@ -19,6 +20,7 @@ import {
   readLabelled,
   readObservationFiles,
   withCellLevelOffset,
+  withoutCellLevels,
 } from './inputs.js';
 import { Results, tabulate } from './results.js';
 import { SIM_NOW, simWorld } from './sim.js';
@@ -45,6 +47,8 @@ export interface EvalOptions {
   requestsOut?: number;
   /** Every cell's level moved by this many dB before anything reads it ({@link withCellLevelOffset}). */
   levelOffset?: number;
+  /** Cells' levels taken off before anything reads them ({@link withoutCellLevels}). */
+  dropLevels?: DroppedLevels;
   now?: number;
   progress?: (done: number, total: number, rows: number) => void;
   bad?: (b: BadLine) => void;
@@ -86,7 +90,9 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
   ) => {
     const offset = o.levelOffset ?? 0;
     for (let s = 0; s < rows.length; s += BATCH) {
-      const part = rows.slice(s, s + BATCH).map((r) => withCellLevelOffset(r, offset));
+      const part = rows
+        .slice(s, s + BATCH)
+        .map((r) => withoutCellLevels(withCellLevelOffset(r, offset), o.dropLevels));
       let out: (ProcessResponse | undefined)[];
       if (answers) {
         out = answers.slice(answered, answered + part.length);
