@@ -18,7 +18,8 @@ use super::params::{
     SAMPLES_HALF_WEIGHT, SECTOR_OFFSET_BOUNDS, SECTOR_OFFSET_REF, SERVING_WEDGE_COS,
     SERVING_WEDGE_SIN, SINGLE_ON_AXIS_SCALE, SINGLE_SPREAD, SITE_REACH_PER_SPACING,
     SITE_SPACING_MAX_CELLS, SITE_SPACING_RANK, SPREAD_RANGE_EXP, SPREAD_SCALE, SPREAD_SIZE_EXP,
-    SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES,
+    SPREAD_SIZE_REF_M, UNCOUNTED_SAMPLES, UNLEVELLED_COUNT_EXP, UNLEVELLED_COUNT_REF,
+    UNLEVELLED_MAST_COUNT_EXP, UNLEVELLED_SERVING_WEIGHT,
 };
 use super::query::{Answer, CellObs, Fallback, Source};
 use super::weights::{cell_distance_factor, cell_signal_weight};
@@ -164,11 +165,16 @@ fn prior_range_of(c: &SeenCell) -> f64 {
 /// whatever its level. It gives the better
 /// positions, but the radius weighted by it is too wide in the country (more than 68%
 /// inside) for answers no better: hence two (docs/positioning.md).
-fn weights(c: &SeenCell, position_range: f64) -> (f64, f64) {
+///
+/// `levelled`: whether every cell of the request came with a level ([`all_levelled`]). A
+/// level weighs a cell against the others' levels; against a cell without one it has nothing
+/// to compare, so then no cell's level counts.
+fn weights(c: &SeenCell, position_range: f64, levelled: bool) -> (f64, f64) {
     let samples = samples_of(c) as f64;
-    let mut w = cell_signal_weight(c.radio, c.signal) * samples / (samples + SAMPLES_HALF_WEIGHT);
-    if c.serving && c.signal.is_none() {
-        w *= 2.0;
+    let signal = if levelled { c.signal } else { None };
+    let mut w = cell_signal_weight(c.radio, signal) * samples / (samples + SAMPLES_HALF_WEIGHT);
+    if c.serving && signal.is_none() {
+        w *= UNLEVELLED_SERVING_WEIGHT;
     }
     // A published mast's stored range is its publisher's: its network's spacing instead.
     let range = match published_spacing_of(c) {
@@ -179,6 +185,15 @@ fn weights(c: &SeenCell, position_range: f64) -> (f64, f64) {
     (w / root, w / position_range.max(100.0))
 }
 
+/// Whether every one of `cells` came with a level: else they are weighed alike ([`weights`])
+/// and their radius follows [`unlevelled_factor`]. A device that names its neighbours by
+/// their ids alone weighs its serving cell's level against nothing: kept, it would carry the
+/// weights whatever its level (on the other generator's worlds, 20-38% inside,
+/// docs/experiments.md).
+fn all_levelled(cells: &[SeenCell]) -> bool {
+    cells.iter().all(|c| c.signal.is_some())
+}
+
 /// How many cells `cells` count for by their radius weights ([`weights`]):
 /// `(sum w)^2 / sum w^2`, from 1 where one cell carries them to the count where they are even.
 /// The radius model's classes of several cells (`calibration::RadiusClass::cells`).
@@ -186,8 +201,9 @@ pub(super) fn effective_count(cells: &[SeenCell]) -> f64 {
     if cells.len() < 2 {
         return cells.len() as f64;
     }
+    let levelled = all_levelled(cells);
     let (sum, squares) = cells.iter().fold((0.0, 0.0), |(s, q), c| {
-        let w = weights(c, position_range_of(c)).0;
+        let w = weights(c, position_range_of(c), levelled).0;
         (s + w, q + w * w)
     });
     if squares > 0.0 {
@@ -301,13 +317,14 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let (mut pw, mut px, mut py) = (0.0, 0.0, 0.0);
     let mut first_on_axis = false;
     let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
+    let levelled = all_levelled(cells);
     for (i, c) in cells.iter().enumerate() {
         let position_range = position_range_of(c);
         // One cell's weights would divide out: their exponential is saved.
         let (w, wp) = if cells.len() == 1 {
             (1.0, 1.0)
         } else {
-            weights(c, position_range)
+            weights(c, position_range, levelled)
         };
         let stored = stored_range_of(c);
         sw += w;
@@ -394,8 +411,14 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         } else {
             cells_accuracy(spread, sr / sw)
         };
+        let count = anchor_count(&anchors);
+        let unlevelled = if levelled {
+            1.0
+        } else {
+            unlevelled_factor(count, on_its_mast(&frame, first))
+        };
         let spread_radius =
-            between * count_factor(anchor_count(&anchors)) * scale * offset_factor(first);
+            between * count_factor(count) * unlevelled * scale * offset_factor(first);
         if first.learned {
             LEARNED_SPREAD_SHARE * spread_radius.hypot(OWN_RADII_SCALE * own2.sqrt() / sw)
         } else {
@@ -718,6 +741,17 @@ fn count_factor(cells: f64) -> f64 {
     (COUNT_REF / cells.max(1.0)).powf(COUNT_EXP)
 }
 
+/// The multi-cell radius of cells weighed without their levels ([`UNLEVELLED_COUNT_REF`]),
+/// `cells` counted by [`anchor_count`]; `on_masts` for cells answered on their masts.
+fn unlevelled_factor(cells: f64, on_masts: bool) -> f64 {
+    let exp = if on_masts {
+        UNLEVELLED_MAST_COUNT_EXP
+    } else {
+        UNLEVELLED_COUNT_EXP
+    };
+    (cells.max(UNLEVELLED_COUNT_REF) / UNLEVELLED_COUNT_REF).powf(-exp)
+}
+
 /// How many cells the count law counts: each anchor at a place of its own as one, each further
 /// anchor at a place already counted (within [`SAME_PLACE_M`]: a sector of a published mast
 /// heard with its sibling) as [`SAME_PLACE_COUNT`].
@@ -974,6 +1008,59 @@ mod tests {
         };
         let n = effective_count(&[strong, b, b, b]);
         assert!(n < 1.05, "{n}");
+    }
+
+    #[test]
+    fn cells_without_levels_weigh_alike_and_claim_less_the_more_are_heard() {
+        // Crowd cells on a line, no masts: each answers at its estimate.
+        let (frame, mut serving) = serving_east(None);
+        serving.tower = None;
+        serving.signal = Some(-70.0);
+        let cells: Vec<SeenCell> = (0..5)
+            .map(|i| {
+                let mut c = serving;
+                c.serving = i == 0;
+                c.signal = Some(-70.0 - 10.0 * i as f64);
+                (c.lat, c.lon) = frame.to_latlon(500.0 + 400.0 * i as f64, 0.0);
+                c
+            })
+            .collect();
+        let bare: Vec<SeenCell> = cells
+            .iter()
+            .map(|c| SeenCell { signal: None, ..*c })
+            .collect();
+        // Levels on the serving cell alone weigh nothing: the answer is the bare one.
+        let mut serving_only = bare.clone();
+        serving_only[0].signal = Some(-70.0);
+        let (a, b) = (solve(&serving_only, 0).unwrap(), solve(&bare, 0).unwrap());
+        assert_eq!((a.lat, a.lon, a.accuracy_m), (b.lat, b.lon, b.accuracy_m));
+        assert!((effective_count(&serving_only) - effective_count(&bare)).abs() < 1e-12);
+        // The levelled answer leans on the strong serving cell; the bare one does not.
+        let levelled = solve(&cells, 0).unwrap();
+        let east = |lat: f64, lon: f64| frame.to_xy(lat, lon).0;
+        assert!(east(levelled.lat, levelled.lon) < east(b.lat, b.lon) - 300.0);
+        // The bare radius is the spread's, less by the count: (5 / 2)^-0.4 = 0.69 of what the
+        // same cells claim heard at one level (alike but for the bare serving cell's double
+        // weight).
+        let factor = unlevelled_factor(5.0, false);
+        assert!((factor - 2.5f64.powf(-0.4)).abs() < 1e-12, "{factor}");
+        let even: Vec<SeenCell> = cells
+            .iter()
+            .map(|c| SeenCell {
+                signal: Some(-100.0),
+                ..*c
+            })
+            .collect();
+        let even = solve(&even, 0).unwrap().accuracy_m;
+        let ratio = b.accuracy_m / even;
+        assert!(
+            (ratio / factor - 1.0).abs() < 0.1,
+            "{ratio} against {factor}"
+        );
+        assert_eq!(unlevelled_factor(1.0, false), 1.0);
+        assert_eq!(unlevelled_factor(2.0, false), 1.0);
+        // Published masts' spread grows less with the count (their places are exact).
+        assert!(unlevelled_factor(5.0, true) > factor);
     }
 
     #[test]

@@ -322,6 +322,32 @@ pub(super) const SECTOR_OFFSET_BOUNDS: (f64, f64) = (0.7, 1.5);
 pub(super) const COUNT_REF: f64 = 5.8;
 pub(super) const COUNT_EXP: f64 = 0.5;
 
+/// The multi-cell radius of cells weighed without their levels (a request where some cell
+/// came without one, `solve::cells`) times `(cells / UNLEVELLED_COUNT_REF)^-exp` from two
+/// cells on, exp `UNLEVELLED_COUNT_EXP`, or `UNLEVELLED_MAST_COUNT_EXP` for cells answered on
+/// their masts. Weighed alike, every heard cell spreads the anchors as much as the strongest,
+/// where levels leave about two that count (`effective_count`); the spread then grows with the
+/// count faster than the error does. With the levels taken off every cell (`bench/families.ts
+/// --drop-levels cells`), the 68% quantile of error over the levelled radius fell from 1.0-1.1
+/// at two cells to 0.6 at seven (crowd answers) and to 0.8 (published masts, whose places are
+/// exact) in the families' fit worlds 101..130; at seven, 0.55-0.8 and 0.84 in the other
+/// generator's 1..16. Fitted on both generators' fit worlds, levels taken off every cell and
+/// off the neighbours (the sum over the four of each set's mean |inside - 68%| over worlds and
+/// cell scenarios): 3.38 without; crowd exponent 0 / 0.35 / 0.4 / 0.45 / 0.5 (masts alike,
+/// [`UNLEVELLED_SERVING_WEIGHT`] 2): 2.10 (scale 0.8) / 2.00 / 1.98 / 2.01 / 2.13; then the
+/// masts' 0.05 / 0.15 / 0.25 (serving weight 3): 1.87 / 1.79 / 1.78 (docs/experiments.md).
+pub(super) const UNLEVELLED_COUNT_REF: f64 = 2.0;
+pub(super) const UNLEVELLED_COUNT_EXP: f64 = 0.4;
+pub(super) const UNLEVELLED_MAST_COUNT_EXP: f64 = 0.25;
+
+/// A serving cell's weight among cells weighed without their levels, the others' being 1:
+/// the cell the device is attached to is likely the nearest. On both generators' fit worlds,
+/// levels taken off every cell and off the neighbours (the mean over cell scenarios of the
+/// log of the median world's ratio to the weighted mean plus half the worst's, summed over the
+/// four): 2 / 3 / 4: 0.750 / 0.832 / 0.850; 3 is the families' best where no cell has a level
+/// (0.131), 4 the other generator's.
+pub(super) const UNLEVELLED_SERVING_WEIGHT: f64 = 3.0;
+
 /// What the count law ([`COUNT_REF`]) counts for a cell whose anchor is a place already
 /// counted: a sector of a published mast heard beside its sibling adds its level to the
 /// weights, not another place to the anchors' spread. Counted whole, each extra sector of a
