@@ -317,7 +317,8 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
     let (mut pw, mut px, mut py) = (0.0, 0.0, 0.0);
     let mut first_on_axis = false;
     let mut anchors: smallvec::SmallVec<[Anchor; 8]> = smallvec::SmallVec::new();
-    let levelled = all_levelled(cells);
+    // One cell has no others to weigh against.
+    let levelled = cells.len() == 1 || all_levelled(cells);
     for (i, c) in cells.iter().enumerate() {
         let position_range = position_range_of(c);
         // One cell's weights would divide out: their exponential is saved.
