@@ -423,7 +423,7 @@ function ocidRow(
   ].join(',');
 }
 
-function cellsCsv(w: World, sites: Site[]): string {
+function cellsCsv(w: World, sites: Site[], hidden: Set<Site> = new Set()): string {
   const rows = [
     'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
   ];
@@ -443,11 +443,13 @@ function cellsCsv(w: World, sites: Site[]): string {
       const [lat, lon] = toLatLon(w, ex, ey);
       const updated = Math.round(NOW - r.uniform(1, 300) * 86400);
       const created = updated - Math.round(r.uniform(30, 900) * 86400);
+      // Dates drawn first: every other row is as the full export has it.
+      if (hidden.has(s)) continue;
       rows.push(ocidRow(c, c.mnc, lat, lon, Math.max(1, Math.round(range)), n, created, updated));
     }
   // The published table: the first operator's cells at their masts.
   for (const s of sites) {
-    if (s.mnc !== 1) continue;
+    if (s.mnc !== 1 || hidden.has(s)) continue;
     const [lat, lon] = toLatLon(w, s.x, s.y);
     for (const c of s.cells)
       rows.push(ocidRow(c, PUBLISHED_MNC, lat, lon, 1000, 1, NOW - 86400 * 30, NOW - 86400));
@@ -513,37 +515,93 @@ function scenarios(w: World, sites: Site[], perScenario: number, published = fal
             : 'cells-medium';
     const list = out.get(scenario) as string[];
     if (list.length >= perScenario || (!single && rest.length === 0)) continue;
-    const cell = (h: Heard, serving: boolean) => {
-      const [lo, hi] = SPEC_LEVEL[radio];
-      const o: Record<string, unknown> = {
-        radio,
-        mcc: 1,
-        mnc: published ? PUBLISHED_MNC : mnc,
-        lac: h.cell.lac,
-        cid: h.cell.cid,
-        signal: Math.round(Math.min(hi, Math.max(lo, h.level))),
-      };
-      const step = RADIO[radio].taStepM;
-      if (serving && step && r.next() < w.taShare) {
-        // The radio path: the straight line and what reflections add.
-        const path = h.d * (1 + Math.abs(r.normal()) * 0.1);
-        o.ta = Math.min(63, Math.floor(path / step));
-      }
-      return o;
-    };
-    const [lat, lon] = toLatLon(w, x, y);
+    const cell = (h: Heard, serving: boolean) =>
+      requestCell(w, r, h, serving, published ? PUBLISHED_MNC : mnc);
     list.push(
-      JSON.stringify({
-        scenario,
-        truth: { lat, lon },
-        request: {
-          token: 'x',
-          cells: [cell(first, true), ...(single ? [] : rest.map((h) => cell(h, false)))],
-        },
-      }),
+      labelled(w, scenario, x, y, [cell(first, true), ...(single ? [] : rest.map((h) => cell(h, false)))]),
     );
   }
   return out;
+}
+
+/** A request's cell object for `h` as a phone reports it: its level within the spec's range and,
+ * on a serving cell of a radio with one, on some phones, its timing advance. */
+function requestCell(w: World, r: Rng, h: Heard, serving: boolean, mnc: number): Record<string, unknown> {
+  const radio = h.cell.radio;
+  const [lo, hi] = SPEC_LEVEL[radio];
+  const o: Record<string, unknown> = {
+    radio,
+    mcc: 1,
+    mnc,
+    lac: h.cell.lac,
+    cid: h.cell.cid,
+    signal: Math.round(Math.min(hi, Math.max(lo, h.level))),
+  };
+  const step = RADIO[radio].taStepM;
+  if (serving && step && r.next() < w.taShare) {
+    // The radio path: the straight line and what reflections add.
+    const path = h.d * (1 + Math.abs(r.normal()) * 0.1);
+    o.ta = Math.min(63, Math.floor(path / step));
+  }
+  return o;
+}
+
+function labelled(w: World, scenario: string, x: number, y: number, cells: unknown[]): string {
+  const [lat, lon] = toLatLon(w, x, y);
+  return JSON.stringify({ scenario, truth: { lat, lon }, request: { token: 'x', cells } });
+}
+
+/** The fallbacks' requests, drawn as [`scenarios`] draws its own (with a stream of their own,
+ * which leaves those as they were):
+ *   - `lacf`: a phone served by a cell of a site the crowd missed (one site in 20 of each
+ *     operator, `hidden`: left out of a second database, `cellsCsv`), naming the cells of
+ *     such sites it hears (a request naming a known cell is answered by it): the engine's
+ *     answer is the LAC area's, where its area has known cells;
+ *   - `scf`: a UMTS or LTE phone whose modem reports its serving cell's id in 16 bits (the
+ *     UMTS C-ID or the LTE id's low bits), among its neighbours' full ids.
+ */
+function fallbacks(
+  w: World,
+  sites: Site[],
+  perScenario: number,
+): { requests: Map<string, string[]>; hidden: Set<Site> } {
+  const r = rng(w.seed * 86028121 + 17);
+  const hidden = new Set(sites.filter(() => r.next() < 0.05));
+  const missed = [...hidden];
+  const out = new Map<string, string[]>([
+    ['lacf', []],
+    ['scf', []],
+  ]);
+  let tries = 0;
+  while ([...out.values()].some((v) => v.length < perScenario) && tries++ < perScenario * 200) {
+    const lacf = (out.get('lacf') as string[]).length < perScenario && missed.length > 0 && r.next() < 0.5;
+    let x: number;
+    let y: number;
+    if (lacf) {
+      const s = r.pick(missed);
+      const rad = spacingAt(w, s.x, s.y) * Math.sqrt(r.next());
+      const a = r.uniform(0, 2 * Math.PI);
+      [x, y] = [s.x + rad * Math.cos(a), s.y + rad * Math.sin(a)];
+    } else [x, y] = placeOfPhone(w, sites, r);
+    if (Math.abs(x) > w.half || Math.abs(y) > w.half) continue;
+    const radio = radioOfPhone(r);
+    const mnc = r.next() < 0.5 ? 1 : 2;
+    const heard = hear(w, sites, x, y, radio, mnc, r, r.normal() * w.deviceDb);
+    const serving = heard
+      .map((h, i) => [h.level + r.normal() * 3, i] as const)
+      .sort((a, b) => b[0] - a[0])[0];
+    if (!serving) continue;
+    const first = heard[serving[1]] as Heard;
+    const scenario = lacf ? 'lacf' : 'scf';
+    if (lacf ? !hidden.has(first.site) : radio === 'gsm' || hidden.has(first.site)) continue;
+    const list = out.get(scenario) as string[];
+    if (list.length >= perScenario) continue;
+    const rest = heard.filter((h) => h !== first && (!lacf || hidden.has(h.site))).slice(0, 6);
+    const cells = [requestCell(w, r, first, true, mnc), ...rest.map((h) => requestCell(w, r, h, false, mnc))];
+    if (!lacf) (cells[0] as { cid: number }).cid = first.cell.cid & 0xffff;
+    list.push(labelled(w, scenario, x, y, cells));
+  }
+  return { requests: out, hidden };
 }
 
 interface Line {
@@ -563,9 +621,10 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
   const work = join(import.meta.dirname, '..', '.eval', `other-${seed}-${requests}`);
   const dir = join(work, 'world');
   const db = join(work, 'db');
-  const files = ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell', KNOWN].map((s) =>
-    join(dir, 'scenarios', `${s}.jsonl`),
-  );
+  // `lacf` is located on the export without the sites the crowd missed (`fallbacks`).
+  const missedDb = join(work, 'db-missed');
+  const scenario = (s: string) => join(dir, 'scenarios', `${s}.jsonl`);
+  const files = ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell', KNOWN, 'scf'].map(scenario);
   // Written afresh whenever this generator changes.
   const stamp = join(work, 'generator.txt');
   const source = readFileSync(import.meta.filename, 'utf8');
@@ -578,16 +637,27 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
     writeFileSync(join(dir, 'truth-cells.csv'), truthCsv(w, sites));
     const sc = scenarios(w, sites, requests);
     for (const [name, lines] of scenarios(w, sites, requests, true)) sc.set(name, lines);
+    const missed = fallbacks(w, sites, requests);
+    for (const [name, lines] of missed.requests) sc.set(name, lines);
+    writeFileSync(join(dir, 'cells-missed.csv'), cellsCsv(w, sites, missed.hidden));
     for (const [name, lines] of sc)
       writeFileSync(join(dir, 'scenarios', `${name}.jsonl`), `${lines.join('\n')}\n`);
     writeFileSync(join(dir, 'params.json'), `${JSON.stringify(w, null, 1)}\n`);
     const importFiles = native().importFiles;
     if (!importFiles) fail('this build of the native addon has no importer; run `npm run build:native`');
     await importFiles(db, [join(dir, 'cells.csv')], { replace: true, simulated: true }, () => {});
+    await importFiles(
+      missedDb,
+      [join(dir, 'cells-missed.csv')],
+      { replace: true, simulated: true },
+      () => {},
+    );
     writeFileSync(stamp, source);
   }
   const cells = readFileSync(join(dir, 'cells.csv'), 'utf8').split('\n').length - 2;
   const { json } = await runEval({ db, inputs: files, now: NOW, dropLevels });
+  const lacf = await runEval({ db: missedDb, inputs: [scenario('lacf')], now: NOW, dropLevels });
+  json.table.push(...lacf.json.table);
   const ratioOf = (scenario: string, by: string, value: string) =>
     json.table.find((l) => l.scenario === scenario && l.by === by && l.value === value)?.baselines.wmean
       ?.ratio ?? Number.NaN;

@@ -21,6 +21,29 @@ fn info(lat: f64, lon: f64, range_m: u32, samples: u32) -> StationInfo {
     }
 }
 
+#[test]
+fn an_area_of_several_cells_is_their_positions_extent_and_a_lone_cells_its_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = DbBuilder::new(dir.path(), BuildOptions::default()).unwrap();
+    // LAC 100: three cells within 200 m of each other, each claiming 5 km.
+    for (cid, lat) in [(1, 52.500), (2, 52.501), (3, 52.502)] {
+        let st = Station::new(cell_key(Radio::Gsm, 100, cid), &info(lat, 13.40, 5_000, 10));
+        b.push_cell(Radio::Gsm, 262, 1, st).unwrap();
+    }
+    // LAC 101: one cell.
+    let st = Station::new(cell_key(Radio::Gsm, 101, 1), &info(52.60, 13.50, 2_000, 10));
+    b.push_cell(Radio::Gsm, 262, 1, st).unwrap();
+    b.commit().unwrap();
+    let db = Database::open(dir.path()).unwrap();
+    let several = db.area(Radio::Gsm, 262, 1, 100).unwrap();
+    assert!(
+        several.range_m > 50 && several.range_m < 250,
+        "{}",
+        several.range_m
+    );
+    assert_eq!(db.area(Radio::Gsm, 262, 1, 101).unwrap().range_m, 2_000);
+}
+
 /// Two networks, two LACs, a UMTS cell with a 28-bit id and two WiFi APs.
 fn build_small(dir: &Path, opts: BuildOptions) {
     let mut b = DbBuilder::new(dir, opts).unwrap();
