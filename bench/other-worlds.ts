@@ -25,7 +25,9 @@
  * `cells-known-towers`: the first operator's cells heard anywhere, located on a published
  * table of its cells at their true masts (mnc 3, every row the same 1,000 m range, as a
  * publisher writes whatever it likes), where the baseline is the power-weighted centroid of
- * the towers heard.
+ * the towers heard; and the fallbacks: `lacf` (a device on a site the crowd missed, located on
+ * an export without those sites, `db-missed/`) and `scf` (a serving cell reported by a 16-bit
+ * id).
  * Each world is written under `.eval/other-SEED-N/` (`world/cells.csv`, `world/scenarios/`,
  * `db/`), its stations imported with the project's importer, and evaluated as `whereabouts
  * eval` evaluates labelled requests: the baseline is the signal-weighted mean of the known
@@ -40,6 +42,7 @@ import { parseArgs } from 'node:util';
 import { parseDroppedLevels } from '../src/eval/inputs.js';
 import { insideBadness, ratioBadness, worldSpread } from '../src/eval/metrics.js';
 import { runEval } from '../src/eval/run.js';
+import { importerVersion } from '../src/eval/sim.js';
 import { renderColumns } from '../src/eval/table.js';
 import { native } from '../src/native/binding.js';
 import { seedRange } from './seeds.js';
@@ -625,9 +628,9 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
   const missedDb = join(work, 'db-missed');
   const scenario = (s: string) => join(dir, 'scenarios', `${s}.jsonl`);
   const files = ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell', KNOWN, 'scf'].map(scenario);
-  // Written afresh whenever this generator changes.
+  // Written afresh whenever this generator or the core that imports it changes.
   const stamp = join(work, 'generator.txt');
-  const source = readFileSync(import.meta.filename, 'utf8');
+  const source = `${readFileSync(import.meta.filename, 'utf8')}\n${importerVersion()}`;
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== source) {
     rmSync(work, { recursive: true, force: true });
     mkdirSync(join(dir, 'scenarios'), { recursive: true });
@@ -729,7 +732,7 @@ if (values.json) {
         s.scenario,
         String(s.worlds),
         f3(s.ratio.median),
-        `${f3(s.ratio.worst)} (${s.ratio.worstSeed})`,
+        Number.isNaN(s.ratio.worst) ? '-' : `${f3(s.ratio.worst)} (${s.ratio.worstSeed})`,
         `${f3(s.ratioWithAdvance.median)} / ${f3(s.ratioWithAdvance.worst)}`,
         `${f3(s.ratioWithoutAdvance.median)} / ${f3(s.ratioWithoutAdvance.worst)}`,
         pct(s.inside.median),

@@ -52,7 +52,7 @@ export async function simWorld(
   const stamp = join(work, 'simulator.sha256');
   const version = simulatorVersion();
   const dbStamp = join(work, 'importer.sha256');
-  const importer = sourcesVersion(join(packageRoot, 'crates', 'whereabouts-core'));
+  const importer = importerVersion();
   const worldKept = reuse && existsSync(stamp) && readFileSync(stamp, 'utf8') === version;
   if (
     worldKept &&
@@ -125,6 +125,11 @@ function runSimulator(args: string[]): void {
     cwd: packageRoot,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+}
+
+/** A hash of the core's sources, which import a world: its database is imported again when they change. */
+export function importerVersion(): string {
+  return sourcesVersion(join(packageRoot, 'crates', 'whereabouts-core'));
 }
 
 /** A hash of the simulator's sources: a world written by other sources is written again. */
