@@ -350,10 +350,20 @@ function hear(
 /** A place where phones are: near a site, more often where sites are dense; some anywhere. */
 function placeOfPhone(w: World, sites: Site[], r: Rng): [number, number] {
   if (r.next() < 0.2) return [r.uniform(-w.half, w.half), r.uniform(-w.half, w.half)];
-  const s = r.pick(sites);
+  return nearSite(w, r.pick(sites), r);
+}
+
+/** A place within the local spacing of site `s`, evenly over the disc. */
+function nearSite(w: World, s: Site, r: Rng): [number, number] {
   const rad = spacingAt(w, s.x, s.y) * Math.sqrt(r.next());
   const a = r.uniform(0, 2 * Math.PI);
   return [s.x + rad * Math.cos(a), s.y + rad * Math.sin(a)];
+}
+
+/** The serving cell among `heard`: the strongest, within the handover hysteresis. */
+function servingOf(heard: Heard[], r: Rng): Heard | undefined {
+  const best = heard.map((h, i) => [h.level + r.normal() * 3, i] as const).sort((a, b) => b[0] - a[0])[0];
+  return best && heard[best[1]];
 }
 
 function toLatLon(w: World, x: number, y: number): [number, number] {
@@ -498,12 +508,8 @@ function scenarios(w: World, sites: Site[], perScenario: number, published = fal
     const pick = r.next();
     const mnc = published || pick < 0.5 ? 1 : 2;
     const heard = hear(w, sites, x, y, radio, mnc, r, r.normal() * w.deviceDb);
-    // The serving cell: the strongest, within the handover hysteresis.
-    const serving = heard
-      .map((h, i) => [h.level + r.normal() * 3, i] as const)
-      .sort((a, b) => b[0] - a[0])[0];
-    if (!serving) continue;
-    const first = heard[serving[1]] as Heard;
+    const first = servingOf(heard, r);
+    if (!first) continue;
     const rest = heard.filter((h) => h !== first).slice(0, 6);
     const single = r.next() < 0.25 && !published;
     const spacing = spacingAt(w, x, y);
@@ -580,21 +586,14 @@ function fallbacks(
     const lacf = (out.get('lacf') as string[]).length < perScenario && missed.length > 0 && r.next() < 0.5;
     let x: number;
     let y: number;
-    if (lacf) {
-      const s = r.pick(missed);
-      const rad = spacingAt(w, s.x, s.y) * Math.sqrt(r.next());
-      const a = r.uniform(0, 2 * Math.PI);
-      [x, y] = [s.x + rad * Math.cos(a), s.y + rad * Math.sin(a)];
-    } else [x, y] = placeOfPhone(w, sites, r);
+    if (lacf) [x, y] = nearSite(w, r.pick(missed), r);
+    else [x, y] = placeOfPhone(w, sites, r);
     if (Math.abs(x) > w.half || Math.abs(y) > w.half) continue;
     const radio = radioOfPhone(r);
     const mnc = r.next() < 0.5 ? 1 : 2;
     const heard = hear(w, sites, x, y, radio, mnc, r, r.normal() * w.deviceDb);
-    const serving = heard
-      .map((h, i) => [h.level + r.normal() * 3, i] as const)
-      .sort((a, b) => b[0] - a[0])[0];
-    if (!serving) continue;
-    const first = heard[serving[1]] as Heard;
+    const first = servingOf(heard, r);
+    if (!first) continue;
     const scenario = lacf ? 'lacf' : 'scf';
     if (lacf ? !hidden.has(first.site) : radio === 'gsm' || hidden.has(first.site)) continue;
     const list = out.get(scenario) as string[];

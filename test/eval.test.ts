@@ -272,59 +272,40 @@ describe('whereabouts eval', () => {
     });
   });
 
-  it('--level-offset moves every cell level the engine and the baselines read, and refuses a bad value', () => {
+  /**
+   * `whereabouts eval --db FIXTURE FLAGS ROWS` on one row of `cells`: its exit and the request
+   * it wrote (`--requests-out`), and a runner of the same rows with other flags.
+   */
+  function evalOneRow(cells: unknown[], flags: string[]) {
     const db = fixtureDb();
-    const dir = tempDir('wb-eval-offset-');
-    const cell = { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1, signal: -80 };
-    writeFileSync(
-      join(dir, 'rows.jsonl'),
-      `${JSON.stringify({ request: { cells: [cell] }, truth: { lat: 52.5, lon: 13.4 } })}\n`,
-    );
+    const dir = tempDir('wb-eval-device-');
+    const rows = join(dir, 'rows.jsonl');
+    writeFileSync(rows, `${JSON.stringify({ request: { cells }, truth: { lat: 52.5, lon: 13.4 } })}\n`);
     const out = join(dir, 'requests.jsonl');
-    const r = cli([
-      'eval',
-      '--db',
-      db,
-      '--json',
-      '--level-offset=-7',
-      '--requests-out',
-      out,
-      join(dir, 'rows.jsonl'),
-    ]);
+    const r = cli(['eval', '--db', db, ...flags, '--requests-out', out, rows]);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ cells: [{ signal: -87 }] });
+    return {
+      written: JSON.parse(readFileSync(out, 'utf8')),
+      run: (f: string[]) => cli(['eval', '--db', db, ...f, rows]),
+    };
+  }
+
+  it('--level-offset moves every cell level the engine and the baselines read, and refuses a bad value', () => {
+    const cell = { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 1, signal: -80 };
+    const { written, run } = evalOneRow([cell], ['--json', '--level-offset=-7']);
+    expect(written).toMatchObject({ cells: [{ signal: -87 }] });
     for (const bad of ['loud', '61', '']) {
-      const b = cli(['eval', '--db', db, `--level-offset=${bad}`, join(dir, 'rows.jsonl')]);
+      const b = run([`--level-offset=${bad}`]);
       expect(b.code).toBe(2);
       expect(b.stderr).toMatch(/--level-offset takes dB/);
     }
   });
 
   it('--drop-levels takes the levels off before the engine reads them, and refuses a bad value', () => {
-    const db = fixtureDb();
-    const dir = tempDir('wb-eval-drop-');
     const cell = (cid: number, signal: number) => ({ radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid, signal });
-    writeFileSync(
-      join(dir, 'rows.jsonl'),
-      `${JSON.stringify({ request: { cells: [cell(1, -70), cell(2, -90)] }, truth: { lat: 52.5, lon: 13.4 } })}\n`,
-    );
-    const out = join(dir, 'requests.jsonl');
-    const r = cli([
-      'eval',
-      '--db',
-      db,
-      '--drop-levels',
-      'neighbours',
-      '--requests-out',
-      out,
-      join(dir, 'rows.jsonl'),
-    ]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(out, 'utf8')).cells).toEqual([
-      cell(1, -70),
-      { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 2 },
-    ]);
-    const b = cli(['eval', '--db', db, '--drop-levels', 'some', join(dir, 'rows.jsonl')]);
+    const { written, run } = evalOneRow([cell(1, -70), cell(2, -90)], ['--drop-levels', 'neighbours']);
+    expect(written.cells).toEqual([cell(1, -70), { radio: 'gsm', mcc: 262, mnc: 1, lac: 10, cid: 2 }]);
+    const b = run(['--drop-levels', 'some']);
     expect(b.code).toBe(2);
     expect(b.stderr).toMatch(/--drop-levels takes `cells`/);
   });
