@@ -188,8 +188,8 @@ fn weights(c: &SeenCell, position_range: f64, levelled: bool) -> (f64, f64) {
 /// Whether every one of `cells` came with a level: else they are weighed alike ([`weights`])
 /// and their radius follows [`unlevelled_factor`]. A device that names its neighbours by
 /// their ids alone weighs its serving cell's level against nothing: kept, it would carry the
-/// weights whatever its level (on the other generator's worlds, 20-38% inside,
-/// docs/experiments.md).
+/// weights whatever its level (the other generator's held-out worlds held 20-43% inside in
+/// the median world, docs/experiments.md).
 fn all_levelled(cells: &[SeenCell]) -> bool {
     cells.iter().all(|c| c.signal.is_some())
 }
@@ -1041,8 +1041,8 @@ mod tests {
         let east = |lat: f64, lon: f64| frame.to_xy(lat, lon).0;
         assert!(east(levelled.lat, levelled.lon) < east(b.lat, b.lon) - 300.0);
         // The bare radius is the spread's, less by the count: (5 / 2)^-0.4 = 0.69 of what the
-        // same cells claim heard at one level (alike but for the bare serving cell's double
-        // weight).
+        // same cells claim heard at one level (alike but for the bare serving cell's weight of
+        // [`UNLEVELLED_SERVING_WEIGHT`]).
         let factor = unlevelled_factor(5.0, false);
         assert!((factor - 2.5f64.powf(-0.4)).abs() < 1e-12, "{factor}");
         let even: Vec<SeenCell> = cells
