@@ -560,6 +560,30 @@ function labelled(w: World, scenario: string, x: number, y: number, cells: unkno
   return JSON.stringify({ scenario, truth: { lat, lon }, request: { token: 'x', cells } });
 }
 
+/** `cells-mixed-radio`: an LTE or UMTS phone naming its serving cell, up to three neighbours of
+ * its own radio and up to three GSM cells it measures too (inter-radio neighbours), each radio
+ * at its own level scale (drawn with a stream of its own). */
+function mixedRadios(w: World, sites: Site[], perScenario: number): string[] {
+  const r = rng(w.seed * 67867967 + 19);
+  const out: string[] = [];
+  let tries = 0;
+  while (out.length < perScenario && tries++ < perScenario * 50) {
+    const [x, y] = placeOfPhone(w, sites, r);
+    if (Math.abs(x) > w.half || Math.abs(y) > w.half) continue;
+    const radio: Radio = r.next() < 0.7 ? 'lte' : 'umts';
+    const mnc = r.next() < 0.5 ? 1 : 2;
+    const offset = r.normal() * w.deviceDb;
+    const heard = hear(w, sites, x, y, radio, mnc, r, offset);
+    const first = servingOf(heard, r);
+    const gsm = hear(w, sites, x, y, 'gsm', mnc, r, offset).slice(0, 3);
+    if (!first || gsm.length === 0) continue;
+    const own = heard.filter((h) => h !== first).slice(0, 3);
+    const cells = [first, ...own, ...gsm].map((h, i) => requestCell(w, r, h, i === 0, mnc));
+    out.push(labelled(w, 'cells-mixed-radio', x, y, cells));
+  }
+  return out;
+}
+
 /** The fallbacks' requests, drawn as [`scenarios`] draws its own (with a stream of their own,
  * which leaves those as they were):
  *   - `lacf`: a phone served by a cell of a site the crowd missed (one site in 20 of each
@@ -626,7 +650,15 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
   // `lacf` is located on the export without the sites the crowd missed (`fallbacks`).
   const missedDb = join(work, 'db-missed');
   const scenario = (s: string) => join(dir, 'scenarios', `${s}.jsonl`);
-  const files = ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell', KNOWN, 'scf'].map(scenario);
+  const files = [
+    'cells-dense',
+    'cells-medium',
+    'cells-sparse',
+    'single-cell',
+    KNOWN,
+    'scf',
+    'cells-mixed-radio',
+  ].map(scenario);
   // Written afresh whenever this generator or the core that imports it changes.
   const stamp = join(work, 'generator.txt');
   const source = `${readFileSync(import.meta.filename, 'utf8')}\n${importerVersion()}`;
@@ -639,6 +671,7 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
     writeFileSync(join(dir, 'truth-cells.csv'), truthCsv(w, sites));
     const sc = scenarios(w, sites, requests);
     for (const [name, lines] of scenarios(w, sites, requests, true)) sc.set(name, lines);
+    sc.set('cells-mixed-radio', mixedRadios(w, sites, requests));
     const missed = fallbacks(w, sites, requests);
     for (const [name, lines] of missed.requests) sc.set(name, lines);
     writeFileSync(join(dir, 'cells-missed.csv'), cellsCsv(w, sites, missed.hidden));
