@@ -36,7 +36,13 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { MAX_LEVEL_OFFSET_DB, parseDroppedLevels, parseLevelOffset } from '../src/eval/inputs.js';
+import {
+  DROPPED_LEVELS_USAGE,
+  droppedLevelsNote,
+  MAX_LEVEL_OFFSET_DB,
+  parseDroppedLevels,
+  parseLevelOffset,
+} from '../src/eval/inputs.js';
 import {
   INSIDE_BAND,
   insideBadness,
@@ -86,8 +92,7 @@ const dropText = values['drop-levels'] as string | undefined;
 const dropLevels =
   dropText === undefined
     ? undefined
-    : (parseDroppedLevels(dropText) ??
-      fail(`--drop-levels: \`${dropText}\` is neither \`cells\` nor \`neighbours\``));
+    : (parseDroppedLevels(dropText) ?? fail(`--drop-levels ${DROPPED_LEVELS_USAGE}`));
 if (!/^\d+$/.test(requests) || Number(requests) < 1)
   fail(`--requests: \`${requests}\` is not a positive integer`);
 
@@ -392,7 +397,7 @@ if (values.json) {
   );
 } else {
   console.log(
-    `World families: report seeds ${reportSeeds[0]}..${reportSeeds.at(-1)} (fit seeds ${fitSeeds[0]}..${fitSeeds.at(-1)}, disjoint), ${requests} requests a scenario${levelOffset === 0 ? '' : `, every cell's level moved by ${levelOffset} dB`}${dropLevels === undefined ? '' : `, levels taken off the ${dropLevels === 'cells' ? 'cells' : 'cells after the first'}`}, ${seconds.toFixed(0)} s.`,
+    `World families: report seeds ${reportSeeds[0]}..${reportSeeds.at(-1)} (fit seeds ${fitSeeds[0]}..${fitSeeds.at(-1)}, disjoint), ${requests} requests a scenario${levelOffset === 0 ? '' : `, every cell's level moved by ${levelOffset} dB`}${droppedLevelsNote(dropLevels)}, ${seconds.toFixed(0)} s.`,
   );
   console.log(
     '"base/ours": the baseline\'s median error over ours on requests both answered; the baseline is the signal-weighted mean of the known stations (on cells-known-towers: the power-weighted centroid of the true towers heard; on lacf and lacf-site: the LAC/TAC area the same request gets with lacf 2). "inside": truths within the stated 68% radius, target 60-76% in every world.\n',

@@ -39,7 +39,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseDroppedLevels } from '../src/eval/inputs.js';
+import { DROPPED_LEVELS_USAGE, droppedLevelsNote, parseDroppedLevels } from '../src/eval/inputs.js';
 import { insideBadness, ratioBadness, worldSpread } from '../src/eval/metrics.js';
 import { runEval } from '../src/eval/run.js';
 import { importerVersion } from '../src/eval/sim.js';
@@ -66,8 +66,7 @@ const dropText = values['drop-levels'];
 const dropLevels =
   dropText === undefined
     ? undefined
-    : (parseDroppedLevels(dropText) ??
-      fail(`--drop-levels: \`${dropText}\` is neither \`cells\` nor \`neighbours\``));
+    : (parseDroppedLevels(dropText) ?? fail(`--drop-levels ${DROPPED_LEVELS_USAGE}`));
 const seeds = seedRange('--seeds', values.seeds, 200);
 const firstSeed = seeds[0] as number;
 const lastSeed = seeds.at(-1) as number;
@@ -744,7 +743,7 @@ if (values.json) {
   const f3 = (x: number) => (Number.isNaN(x) ? '-' : x.toFixed(3));
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   process.stdout.write(
-    `Other worlds (a second generator; seeds 1..16 fit, others held out): seeds ${firstSeed}..${lastSeed}, ${requests} requests a scenario${dropLevels === undefined ? '' : `, levels taken off the ${dropLevels === 'cells' ? 'cells' : 'cells after the first'}`}, ${seconds.toFixed(0)} s.\n` +
+    `Other worlds (a second generator; seeds 1..16 fit, others held out): seeds ${firstSeed}..${lastSeed}, ${requests} requests a scenario${droppedLevelsNote(dropLevels)}, ${seconds.toFixed(0)} s.\n` +
       '"base/ours": the signal-weighted mean of the known cells, its median error over ours; "inside": truths within the 68% radius.\n\n',
   );
   process.stdout.write(

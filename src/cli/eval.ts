@@ -6,7 +6,13 @@
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type BadLine, MAX_LEVEL_OFFSET_DB, parseDroppedLevels, parseLevelOffset } from '../eval/inputs.js';
+import {
+  type BadLine,
+  DROPPED_LEVELS_USAGE,
+  MAX_LEVEL_OFFSET_DB,
+  parseDroppedLevels,
+  parseLevelOffset,
+} from '../eval/inputs.js';
 import { reportHtml } from '../eval/report.js';
 import { runEval } from '../eval/run.js';
 import { parseSplit } from '../eval/split.js';
@@ -77,9 +83,7 @@ export async function runEvalCommand(argv: string[]): Promise<number> {
   const dropLevels =
     values['drop-levels'] === undefined ? undefined : parseDroppedLevels(values['drop-levels']);
   if (values['drop-levels'] !== undefined && dropLevels === undefined)
-    throw new UsageError(
-      "--drop-levels takes `cells` (every cell's level) or `neighbours` (all but the first cell's)",
-    );
+    throw new UsageError(`--drop-levels ${DROPPED_LEVELS_USAGE}`);
   let now: number | undefined;
   if (values.now !== undefined) {
     now = Number(values.now);

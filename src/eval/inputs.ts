@@ -56,6 +56,16 @@ export function withCellLevelOffset(row: EvalRow, db: number): EvalRow {
 /** Which cells' levels {@link withoutCellLevels} drops: every cell's, or every cell's but the first's. */
 export type DroppedLevels = 'cells' | 'neighbours';
 
+/** What `--drop-levels` takes, for the refusal of anything else (the CLI's and the benches'). */
+export const DROPPED_LEVELS_USAGE =
+  "takes `cells` (every cell's level) or `neighbours` (all but the first cell's)";
+
+/** How a report's title says which levels were taken off: '' for none. */
+export function droppedLevelsNote(which: DroppedLevels | undefined): string {
+  if (which === undefined) return '';
+  return `, levels taken off the ${which === 'cells' ? 'cells' : 'cells after the first'}`;
+}
+
 /** `text` as {@link DroppedLevels}, or undefined when it is neither. */
 export function parseDroppedLevels(text: string): DroppedLevels | undefined {
   return text === 'cells' || text === 'neighbours' ? text : undefined;

@@ -52,13 +52,13 @@ export async function simWorld(
   const stamp = join(work, 'simulator.sha256');
   const version = simulatorVersion();
   const dbStamp = join(work, 'importer.sha256');
-  const importer = importerVersion();
+  const importerHash = importerVersion();
   const worldKept = reuse && existsSync(stamp) && readFileSync(stamp, 'utf8') === version;
   if (
     worldKept &&
     existsSync(join(w.db, 'manifest.json')) &&
     existsSync(dbStamp) &&
-    readFileSync(dbStamp, 'utf8') === importer &&
+    readFileSync(dbStamp, 'utf8') === importerHash &&
     (await opensInThisBuild(w.db))
   )
     return done();
@@ -82,7 +82,7 @@ export async function simWorld(
     () => {},
   );
   writeFileSync(stamp, version);
-  writeFileSync(dbStamp, importer);
+  writeFileSync(dbStamp, importerHash);
   return done();
 }
 
@@ -127,9 +127,15 @@ function runSimulator(args: string[]): void {
   });
 }
 
-/** A hash of the core's sources, which import a world: its database is imported again when they change. */
+let importerCache: string | undefined;
+
+/**
+ * A hash of the core's sources, which import a world: its database is imported again when they
+ * change. Read once a process: every world of a bench asks.
+ */
 export function importerVersion(): string {
-  return sourcesVersion(join(packageRoot, 'crates', 'whereabouts-core'));
+  importerCache ??= sourcesVersion(join(packageRoot, 'crates', 'whereabouts-core'));
+  return importerCache;
 }
 
 /** A hash of the simulator's sources: a world written by other sources is written again. */

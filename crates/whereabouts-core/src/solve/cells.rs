@@ -398,16 +398,17 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let scale = if moved { SINGLE_ON_AXIS_SCALE } else { 1.0 };
         lone_radius(first, median_samples) * scale
     } else {
+        let on_mast = on_its_mast(&frame, first);
         let scale = if first_on_axis {
             1.0
-        } else if on_its_mast(&frame, first) {
+        } else if on_mast {
             ON_MAST_SCALE
         } else {
             OFF_AXIS_SCALE
         };
         // Masts for anchors: their spread is the geometry itself, whatever ranges and
         // sightings their publisher wrote.
-        let between = if on_its_mast(&frame, first) {
+        let between = if on_mast {
             spread
         } else {
             cells_accuracy(spread, sr / sw)
@@ -416,7 +417,7 @@ pub fn solve(cells: &[SeenCell], now: i64) -> Option<Answer> {
         let unlevelled = if levelled {
             1.0
         } else {
-            unlevelled_factor(count, on_its_mast(&frame, first))
+            unlevelled_factor(count, on_mast)
         };
         let spread_radius =
             between * count_factor(count) * unlevelled * scale * offset_factor(first);

@@ -723,10 +723,9 @@ fn derive_area(network: u32, lac: u32, cells: &[Station]) -> Option<Area> {
         .collect();
     spread.sort_by(f64::total_cmp);
     let p90 = spread[((spread.len() - 1) as f64 * 0.9).round() as usize];
-    let radius = if kept.len() < 2 {
-        p90.max(median(kept.iter().map(|c| c.range_m() as f64).collect()))
-    } else {
-        p90
+    let radius = match kept.as_slice() {
+        [only] => only.range_m() as f64,
+        _ => p90,
     };
     Some(Area {
         network,
