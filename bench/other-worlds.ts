@@ -27,14 +27,15 @@
  * publisher writes whatever it likes), where the baseline is the power-weighted centroid of
  * the towers heard; and the fallbacks: `lacf` (a device on a site the crowd missed, located on
  * an export without those sites, `db-missed/`) and `scf` (a serving cell reported by a 16-bit
- * id).
- * Each world is written under `.eval/other-SEED-N/` (`world/cells.csv`, `world/scenarios/`,
- * `db/`), its stations imported with the project's importer, and evaluated as `whereabouts
- * eval` evaluates labelled requests: the baseline is the signal-weighted mean of the known
- * cells, in the same run. Prints per scenario the median world and the worst world of the
- * baseline's median error over ours and of the share inside the 68% radius. `--drop-levels`
- * evaluates every request as a device that reports no levels, or the serving cell's alone,
- * would send it (`whereabouts eval --drop-levels`).
+ * id); and WiFi (`bench/other-wifi.ts`): `wifi-dense`, `wifi-sparse` and `wifi-moved`, scans of
+ * APs in buildings whose export the same crowd's passes made.
+ * Each world is written under `.eval/other-SEED-N/` (`world/cells.csv`, `world/wifi.csv`,
+ * `world/scenarios/`, `db/`), its stations imported with the project's importer, and evaluated
+ * as `whereabouts eval` evaluates labelled requests: the baseline is the signal-weighted mean
+ * of the known stations, in the same run. Prints per scenario the median world and the worst
+ * world of the baseline's median error over ours and of the share inside the 68% radius.
+ * `--drop-levels` evaluates every request as a device that reports no levels, or the serving
+ * cell's alone, would send it (`whereabouts eval --drop-levels`).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +46,8 @@ import { runEval } from '../src/eval/run.js';
 import { importerVersion } from '../src/eval/sim.js';
 import { renderColumns } from '../src/eval/table.js';
 import { native } from '../src/native/binding.js';
+import { WIFI_SCENARIOS, wifiOf } from './other-wifi.js';
+import { type Seeded, seeded } from './random.js';
 import { seedRange } from './seeds.js';
 
 const { values } = parseArgs({
@@ -77,25 +80,6 @@ if (!Number.isInteger(requests) || requests < 1 || requests > 100_000)
 /** Clock of every world: station ages are relative to it. */
 const NOW = Date.UTC(2026, 5, 1) / 1000;
 const M_PER_DEG = 111_195;
-
-/** mulberry32: a small seeded generator, so that a seed gives the same world everywhere. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const uniform = (lo: number, hi: number) => lo + (hi - lo) * next();
-  const normal = () => {
-    const u = Math.max(next(), 1e-12);
-    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
-  };
-  return { next, uniform, normal, pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] as T };
-}
-type Rng = ReturnType<typeof rng>;
 
 type Radio = 'gsm' | 'umts' | 'lte';
 const RADIOS: readonly Radio[] = ['gsm', 'umts', 'lte'];
@@ -171,7 +155,7 @@ const CENTRES = [
 ] as const;
 
 function drawWorld(seed: number): World {
-  const r = rng(seed * 7919 + 17);
+  const r = seeded(seed * 7919 + 17);
   const isd0 = r.uniform(300, 700);
   const isdMax = r.uniform(3000, 8000);
   const half = 12_000;
@@ -198,7 +182,7 @@ function drawWorld(seed: number): World {
 }
 
 /** Plane waves of one site's shadowing field: per wave kx, ky, phase; their sum has variance 1. */
-function shadowWaves(w: World, r: Rng): number[] {
+function shadowWaves(w: World, r: Seeded): number[] {
   const waves: number[] = [];
   for (let i = 0; i < 10; i++) {
     const k = (2 * Math.PI) / (w.shadowCorrM * r.uniform(1, 6));
@@ -231,7 +215,7 @@ function pathLossDb(mhz: number, heightM: number, dM: number, spacing: number): 
 }
 
 function build(w: World): Site[] {
-  const r = rng(w.seed * 104729 + 3);
+  const r = seeded(w.seed * 104729 + 3);
   const sites: Site[] = [];
   const corridors =
     r.next() < 0.5 ? Array.from({ length: 5 }, () => [r.uniform(0, Math.PI), r.uniform(-6000, 6000)]) : [];
@@ -320,7 +304,7 @@ function hear(
   y: number,
   radio: Radio,
   mnc: number,
-  r: Rng,
+  r: Seeded,
   offset: number,
 ): Heard[] {
   const spec = RADIO[radio];
@@ -347,20 +331,20 @@ function hear(
 }
 
 /** A place where phones are: near a site, more often where sites are dense; some anywhere. */
-function placeOfPhone(w: World, sites: Site[], r: Rng): [number, number] {
+function placeOfPhone(w: World, sites: Site[], r: Seeded): [number, number] {
   if (r.next() < 0.2) return [r.uniform(-w.half, w.half), r.uniform(-w.half, w.half)];
   return nearSite(w, r.pick(sites), r);
 }
 
 /** A place within the local spacing of site `s`, evenly over the disc. */
-function nearSite(w: World, s: Site, r: Rng): [number, number] {
+function nearSite(w: World, s: Site, r: Seeded): [number, number] {
   const rad = spacingAt(w, s.x, s.y) * Math.sqrt(r.next());
   const a = r.uniform(0, 2 * Math.PI);
   return [s.x + rad * Math.cos(a), s.y + rad * Math.sin(a)];
 }
 
 /** The serving cell among `heard`: the strongest, within the handover hysteresis. */
-function servingOf(heard: Heard[], r: Rng): Heard | undefined {
+function servingOf(heard: Heard[], r: Seeded): Heard | undefined {
   const best = heard.map((h, i) => [h.level + r.normal() * 3, i] as const).sort((a, b) => b[0] - a[0])[0];
   return best && heard[best[1]];
 }
@@ -369,7 +353,7 @@ function toLatLon(w: World, x: number, y: number): [number, number] {
   return [w.lat0 + y / M_PER_DEG, w.lon0 + x / (M_PER_DEG * Math.cos((w.lat0 * Math.PI) / 180))];
 }
 
-function radioOfPhone(r: Rng): Radio {
+function radioOfPhone(r: Seeded): Radio {
   const u = r.next();
   return u < 0.55 ? 'lte' : u < 0.8 ? 'gsm' : 'umts';
 }
@@ -377,7 +361,7 @@ function radioOfPhone(r: Rng): Radio {
 /** The crowd's sightings: phones along roads and at random places, each logging its serving
  * cell and, on some phones, its neighbours, with a GPS error. */
 function crowd(w: World, sites: Site[]): void {
-  const r = rng(w.seed * 15485863 + 11);
+  const r = seeded(w.seed * 15485863 + 11);
   const roads = Array.from({ length: 40 }, () => {
     const [x, y] = placeOfPhone(w, sites, r);
     return { x, y, a: r.uniform(0, Math.PI), len: r.uniform(2000, 15000) };
@@ -439,7 +423,7 @@ function cellsCsv(w: World, sites: Site[], hidden: Set<Site> = new Set()): strin
   const rows = [
     'radio,mcc,net,area,cell,unit,lon,lat,range,samples,changeable,created,updated,averageSignal',
   ];
-  const r = rng(w.seed * 32452843 + 5);
+  const r = seeded(w.seed * 32452843 + 5);
   for (const s of sites)
     for (const c of s.cells) {
       const n = c.sightings.length / 2;
@@ -495,7 +479,7 @@ function truthCsv(w: World, sites: Site[]): string {
 
 /** Labelled requests by scenario: devices where phones are, each hearing one operator's cells of one radio. */
 function scenarios(w: World, sites: Site[], perScenario: number, published = false): Map<string, string[]> {
-  const r = rng(w.seed * 49979687 + (published ? 13 : 7));
+  const r = seeded(w.seed * 49979687 + (published ? 13 : 7));
   const names = published ? [KNOWN] : ['cells-dense', 'cells-medium', 'cells-sparse', 'single-cell'];
   const out = new Map<string, string[]>(names.map((s) => [s, []]));
   let tries = 0;
@@ -534,7 +518,7 @@ function scenarios(w: World, sites: Site[], perScenario: number, published = fal
 
 /** A request's cell object for `h` as a phone reports it: its level within the spec's range and,
  * on a serving cell of a radio with one, on some phones, its timing advance. */
-function requestCell(w: World, r: Rng, h: Heard, serving: boolean, mnc: number): Record<string, unknown> {
+function requestCell(w: World, r: Seeded, h: Heard, serving: boolean, mnc: number): Record<string, unknown> {
   const radio = h.cell.radio;
   const [lo, hi] = SPEC_LEVEL[radio];
   const o: Record<string, unknown> = {
@@ -563,7 +547,7 @@ function labelled(w: World, scenario: string, x: number, y: number, cells: unkno
  * its own radio and up to three GSM cells it measures too (inter-radio neighbours), each radio
  * at its own level scale (drawn with a stream of its own). */
 function mixedRadios(w: World, sites: Site[], perScenario: number): string[] {
-  const r = rng(w.seed * 67867967 + 19);
+  const r = seeded(w.seed * 67867967 + 19);
   const out: string[] = [];
   let tries = 0;
   while (out.length < perScenario && tries++ < perScenario * 50) {
@@ -597,7 +581,7 @@ function fallbacks(
   sites: Site[],
   perScenario: number,
 ): { requests: Map<string, string[]>; hidden: Set<Site> } {
-  const r = rng(w.seed * 86028121 + 17);
+  const r = seeded(w.seed * 86028121 + 17);
   const hidden = new Set(sites.filter(() => r.next() < 0.05));
   const missed = [...hidden];
   const out = new Map<string, string[]>([
@@ -657,10 +641,15 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
     KNOWN,
     'scf',
     'cells-mixed-radio',
+    ...WIFI_SCENARIOS,
   ].map(scenario);
   // Written afresh whenever this generator or the core that imports it changes.
   const stamp = join(work, 'generator.txt');
-  const source = `${readFileSync(import.meta.filename, 'utf8')}\n${importerVersion()}`;
+  const source = [
+    readFileSync(import.meta.filename, 'utf8'),
+    readFileSync(join(import.meta.dirname, 'other-wifi.ts'), 'utf8'),
+    importerVersion(),
+  ].join('\n');
   if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== source) {
     rmSync(work, { recursive: true, force: true });
     mkdirSync(join(dir, 'scenarios'), { recursive: true });
@@ -673,13 +662,23 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
     sc.set('cells-mixed-radio', mixedRadios(w, sites, requests));
     const missed = fallbacks(w, sites, requests);
     for (const [name, lines] of missed.requests) sc.set(name, lines);
+    const wifi = wifiOf(seed, (x, y) => toLatLon(w, x, y), NOW, requests);
+    for (const [name, lines] of wifi.scenarios) sc.set(name, lines);
+    writeFileSync(join(dir, 'wifi.csv'), wifi.csv);
+    writeFileSync(join(dir, 'truth-wifi.csv'), wifi.truth);
+    writeFileSync(join(dir, 'wifi-params.json'), `${JSON.stringify(wifi.params, null, 1)}\n`);
     writeFileSync(join(dir, 'cells-missed.csv'), cellsCsv(w, sites, missed.hidden));
     for (const [name, lines] of sc)
       writeFileSync(join(dir, 'scenarios', `${name}.jsonl`), `${lines.join('\n')}\n`);
     writeFileSync(join(dir, 'params.json'), `${JSON.stringify(w, null, 1)}\n`);
     const importFiles = native().importFiles;
     if (!importFiles) fail('this build of the native addon has no importer; run `npm run build:native`');
-    await importFiles(db, [join(dir, 'cells.csv')], { replace: true, simulated: true }, () => {});
+    await importFiles(
+      db,
+      [join(dir, 'cells.csv'), join(dir, 'wifi.csv')],
+      { replace: true, simulated: true },
+      () => {},
+    );
     await importFiles(
       missedDb,
       [join(dir, 'cells-missed.csv')],
@@ -744,7 +743,7 @@ if (values.json) {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   process.stdout.write(
     `Other worlds (a second generator; seeds 1..16 fit, others held out): seeds ${firstSeed}..${lastSeed}, ${requests} requests a scenario${droppedLevelsNote(dropLevels)}, ${seconds.toFixed(0)} s.\n` +
-      '"base/ours": the signal-weighted mean of the known cells, its median error over ours; "inside": truths within the 68% radius.\n\n',
+      '"base/ours": the signal-weighted mean of the known stations, its median error over ours; "inside": truths within the 68% radius.\n\n',
   );
   process.stdout.write(
     `${renderColumns(

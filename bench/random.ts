@@ -14,3 +14,16 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** A seeded generator with the draws a simulated world needs: uniform, normal (Box-Muller, one
+ * normal per two uniforms) and a pick from a list. */
+export function seeded(seed: number) {
+  const next = mulberry32(seed);
+  const uniform = (lo: number, hi: number) => lo + (hi - lo) * next();
+  const normal = () => {
+    const u = Math.max(next(), 1e-12);
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * next());
+  };
+  return { next, uniform, normal, pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] as T };
+}
+export type Seeded = ReturnType<typeof seeded>;
