@@ -277,7 +277,7 @@ export class Engine {
    *   { bssid: '50-CB-4B-FA-01-3A', signal: -77 }, // any of the spec's BSSID spellings
    * ];
    * const res = engine.process({ token: 'x', radio: 'lte', mcc: 1, mnc: 1, wifi, address: 0 });
-   * console.log(res.status, res.accuracy); // prints: ok 28
+   * console.log(res.status, res.accuracy); // prints: ok 32
    * console.log(engine.process({ token: 'x', cells: [] })); // prints: { status: 'error', message: 'No network data provided' }
    * engine.close();
    * ```

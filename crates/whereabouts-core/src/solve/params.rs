@@ -435,6 +435,14 @@ pub(super) const WIFI_DISAGREED_SCALE: f64 = 1.05;
 /// the families' worlds seldom hear APs together (0 to 0.5 cost nothing there).
 pub(super) const WIFI_MIN_SPREAD_SHARE: f64 = 0.25;
 
+/// The length whose geometric mean with a WiFi answer's members' range (root mean square,
+/// weighted) is the least its radius claims, before the count's root (`wifi.rs`). Crowd
+/// estimates of APs heard together come from the same passes and share their error, which
+/// their spread does not show: in the second generator's worlds, where a building's APs are
+/// heard together, the spread radius was half the error. Fitted on both generators' fit worlds
+/// (families 101..130, other worlds 1..16; docs/experiments.md).
+pub(super) const WIFI_SHARED_ERROR_M: f64 = 18.0;
+
 /// The least a WiFi answer claims (a floor, not fitted).
 pub(super) const MIN_WIFI_ACCURACY_M: f64 = 15.0;
 

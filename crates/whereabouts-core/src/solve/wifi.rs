@@ -10,7 +10,7 @@ use smallvec::SmallVec;
 use super::lookup::SeenAp;
 use super::params::{
     CLUSTER_LINK_M, DEFAULT_AP_RANGE_M, MIN_WIFI_ACCURACY_M, OUTLIER_M, WIFI_ACCURACY_FACTOR,
-    WIFI_DISAGREED_SCALE, WIFI_MIN_SPREAD_SHARE,
+    WIFI_DISAGREED_SCALE, WIFI_MIN_SPREAD_SHARE, WIFI_SHARED_ERROR_M,
 };
 use super::query::{Answer, Fallback, Source};
 use super::weights::wifi_signal_weight;
@@ -132,7 +132,12 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     let samples: u32 = members().map(|(_, a)| a.samples).sum();
     let newest = members().map(|(_, a)| a.updated).max().unwrap_or(0);
     let count = members().count();
-    let spread_radius = var.sqrt() * WIFI_ACCURACY_FACTOR / (count as f64).sqrt().max(1.0).sqrt();
+    let root_count = (count as f64).sqrt().max(1.0).sqrt();
+    let spread_radius = var.sqrt() * WIFI_ACCURACY_FACTOR / root_count;
+    // The crowd's estimates of APs heard together share much of their error (the same passes
+    // saw them), which their spread cannot show: at least the geometric mean of the members'
+    // range (root mean square, weighted) and a length, over the same root of their count.
+    let shared = (2.0 * (reach / sw).sqrt() * WIFI_SHARED_ERROR_M).sqrt() / root_count;
     // With two members either one's leaving would move the answer onto the other, as far as
     // they lie apart: their spread already measures that.
     let pull = if count >= 3 {
@@ -150,7 +155,9 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
     Some(Answer {
         lat,
         lon,
-        accuracy_m: (disagreed * spread_radius.max(pull)).max(MIN_WIFI_ACCURACY_M),
+        accuracy_m: (disagreed * spread_radius.max(pull))
+            .max(shared)
+            .max(MIN_WIFI_ACCURACY_M),
         fallback: Fallback::None,
         aged: samples <= 1 || newest < now - AGED_AFTER_S,
         source: Source::Wifi,
@@ -299,7 +306,9 @@ mod tests {
         let (a1, b1) = (SeenAp { samples: 1, ..a }, SeenAp { samples: 1, ..b });
         let want = (spread.powi(2) + 30f64.powi(2)).sqrt() * WIFI_ACCURACY_FACTOR;
         assert!((r(&[a1, b1]) - want / fourth_root_2).abs() < 1e-6);
-        // One router's two BSSIDs lie together: at least a share of their reach (range 400 m).
+        // One router's two BSSIDs lie together (range 400 m): their spread is nothing, and
+        // the radius is the larger of a share of their reach and the error their estimates
+        // share, the geometric mean of their range and `WIFI_SHARED_ERROR_M`.
         let (c, d) = (
             SeenAp {
                 range_m: 400.0,
@@ -310,12 +319,42 @@ mod tests {
                 ..ap(4.0, 10_000)
             },
         );
-        let want = (WIFI_MIN_SPREAD_SHARE * 200f64.powi(2) + 200f64.powi(2) / 10_000.0).sqrt()
+        let spread_share = (WIFI_MIN_SPREAD_SHARE * 200f64.powi(2) + 200f64.powi(2) / 10_000.0)
+            .sqrt()
             * WIFI_ACCURACY_FACTOR;
+        let shared = (400.0 * WIFI_SHARED_ERROR_M).sqrt();
         assert!(
-            (r(&[c, d]) - want / fourth_root_2).abs() < 1e-6,
+            (r(&[c, d]) - spread_share.max(shared) / fourth_root_2).abs() < 1e-6,
             "{}",
             r(&[c, d])
         );
+        // The same at 10 m: the least a WiFi answer claims.
+        let narrow = |x: SeenAp| SeenAp { range_m: 10.0, ..x };
+        assert_eq!(r(&[narrow(c), narrow(d)]), MIN_WIFI_ACCURACY_M);
+    }
+
+    #[test]
+    fn aps_heard_together_claim_the_error_their_estimates_share() {
+        // Four APs of one building (range 100 m, 50 samples each, within a metre): their
+        // spread says a few metres; the radius is the geometric mean of their range and
+        // `WIFI_SHARED_ERROR_M` over the fourth root of their count, and it grows with the root
+        // of their range.
+        let building = |range_m: f64| -> Vec<SeenAp> {
+            (0..4)
+                .map(|i| SeenAp {
+                    range_m,
+                    ..ap(4.0 + f64::from(i) * 1e-5, 50)
+                })
+                .collect()
+        };
+        let a = solve(&building(100.0), 0).unwrap();
+        let want = (100.0 * WIFI_SHARED_ERROR_M).sqrt() / 2f64.sqrt();
+        assert!(
+            (a.accuracy_m - want).abs() < 1e-6,
+            "{} {want}",
+            a.accuracy_m
+        );
+        let b = solve(&building(400.0), 0).unwrap();
+        assert!((b.accuracy_m / a.accuracy_m - 2.0).abs() < 1e-6);
     }
 }
