@@ -7,6 +7,7 @@ use smallvec::SmallVec;
 use super::params::LEVEL_MATCH_DB;
 use super::query::{CellObs, WifiObs};
 use super::weights::wifi_band_loss_db;
+use super::wifi::router_of;
 use crate::geo;
 use crate::learn::overlay::{Lookup, OverlayView};
 use crate::learn::StationKey;
@@ -56,6 +57,8 @@ pub struct SeenAp {
     pub updated: i64,
     /// The level as a 2.4 GHz AP as far away would read it (`wifi_band_loss_db`).
     pub signal: Option<f64>,
+    /// Which router the AP is (`wifi::router_of`), in 32 bits that fit beside `samples`.
+    pub router: u32,
 }
 
 /// Requests carry at most 7 cells and 15 APs unless an account's limit was raised:
@@ -126,6 +129,7 @@ pub fn resolve(
         };
         if let Some(st) = found {
             seen.wifi.push(SeenAp {
+                router: router_of(obs.bssid),
                 lat: st.lat(),
                 lon: st.lon(),
                 range_m: st.range_m() as f64,

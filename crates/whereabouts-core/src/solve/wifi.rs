@@ -33,7 +33,7 @@ struct Point {
     range: f64,
     /// The root of the AP's single-linkage cluster (`largest_cluster`).
     root: usize,
-    /// Per root: members and summed signal weight of its cluster.
+    /// Per root: members and their summed signal weight.
     count: usize,
     strength: f64,
     member: bool,
@@ -83,7 +83,7 @@ pub fn solve(aps: &[SeenAp], now: i64) -> Option<Answer> {
         });
     }
     let pts = buf.as_mut_slice();
-    let best = largest_cluster(pts)?;
+    let best = largest_cluster(pts, aps)?;
     for p in pts.iter_mut() {
         p.member = p.root == best;
     }
@@ -185,14 +185,26 @@ fn largest_pull(pts: &[Point], (px, py): (f64, f64), sw: f64) -> f64 {
         .sqrt()
 }
 
-/// Single-linkage clusters; the one with most members wins, then the strongest. Returns
-/// its root; every point's `root` is set.
+/// The router a BSSID belongs to, as far as its address tells: one router's 2.4 and 5 GHz
+/// radios and its further networks (a guest network, a mesh's backhaul) take addresses that
+/// differ in the last hex digit, or in the locally administered bit of the first octet.
+/// The address without those bits, folded to 32 bits (its low 32 bits and its vendor's high
+/// 12: two routers of a scan fold alike about once in four billion pairs).
+pub(super) fn router_of(bssid: u64) -> u32 {
+    let key = bssid & !0xf & !(0x02 << 40);
+    (key >> 4) as u32 ^ (key >> 36) as u32
+}
+
+/// Single-linkage clusters; the one with most routers wins, then the one with most members,
+/// then the strongest. Returns its root; every point's `root` is set. Routers, not BSSIDs,
+/// vote: a moved dual-band router is two BSSIDs where it was and would outvote an AP that
+/// stayed where the device is; a cluster of one BSSID still never answers.
 ///
 /// Roots are kept for every AP and relabelled on a union (a handful of APs: a pass over
 /// them costs less than walking a union-find forest for every link), and pairs already in
 /// one cluster skip the distance. A union puts i's cluster under j's root, so ties between
 /// clusters resolve as a union-find's would.
-fn largest_cluster(p: &mut [Point]) -> Option<usize> {
+fn largest_cluster(p: &mut [Point], aps: &[SeenAp]) -> Option<usize> {
     let n = p.len();
     let link2 = CLUSTER_LINK_M * CLUSTER_LINK_M;
     for i in 0..n {
@@ -211,9 +223,23 @@ fn largest_cluster(p: &mut [Point]) -> Option<usize> {
         p[r].count += 1;
         p[r].strength += p[i].signal_w;
     }
+    let mut answering = (0..n).filter(|&r| p[r].count >= 2);
+    let first = answering.next()?;
+    if answering.next().is_none() {
+        return Some(first);
+    }
+    // Two clusters or more could answer (most scans are one): routers per root.
+    let mut routers: SmallVec<[usize; 16]> = SmallVec::from_elem(0, n);
+    for i in 0..n {
+        let (r, router) = (p[i].root, aps[i].router);
+        if p[r].count >= 2 && !(0..i).any(|j| p[j].root == r && aps[j].router == router) {
+            routers[r] += 1;
+        }
+    }
     (0..n).filter(|&r| p[r].count >= 2).max_by(|&a, &b| {
-        p[a].count
-            .cmp(&p[b].count)
+        routers[a]
+            .cmp(&routers[b])
+            .then(p[a].count.cmp(&p[b].count))
             .then(p[a].strength.total_cmp(&p[b].strength))
     })
 }
@@ -224,6 +250,8 @@ mod tests {
 
     fn ap(lon: f64, samples: u32) -> SeenAp {
         SeenAp {
+            // A router of its own for every place.
+            router: router_of(((lon * 1e7) as u64) << 4),
             lat: 52.0,
             lon,
             range_m: 60.0,
@@ -270,6 +298,43 @@ mod tests {
         aps[5].signal = aps[0].signal;
         let b = solve(&aps, 0).unwrap();
         assert!(b.accuracy_m < pull / 2.0, "{}", b.accuracy_m);
+    }
+
+    #[test]
+    fn routers_vote_not_bssids() {
+        // A dual-band router heard strongest (its two BSSIDs differ in the last hex digit),
+        // exported 2 km from two APs of other routers heard beside it: the two routers answer,
+        // not the one router's two BSSIDs, however strong.
+        let far = 4.0 + 2_000.0 / 68_470.0;
+        let strong = |bssid: u64| SeenAp {
+            router: router_of(bssid),
+            signal: Some(-45.0),
+            ..ap(far, 20)
+        };
+        let aps = [
+            strong(0x00_1a_2b_3c_4d_50),
+            strong(0x00_1a_2b_3c_4d_54),
+            ap(4.0, 20),
+            ap(4.0 + 1e-4, 20),
+        ];
+        let a = solve(&aps, 0).unwrap();
+        assert!((a.lon - 4.00005).abs() < 1e-6, "{}", a.lon);
+        // A virtual BSSID (the locally administered bit set) is the same router too.
+        let aps = [
+            strong(0x00_1a_2b_3c_4d_50),
+            strong(0x02_1a_2b_3c_4d_50),
+            aps[2],
+            aps[3],
+        ];
+        assert!((solve(&aps, 0).unwrap().lon - 4.00005).abs() < 1e-6);
+        // Two routers there against two here: the stronger cluster wins, as before.
+        let aps = [
+            strong(0x00_1a_2b_3c_4d_50),
+            strong(0x00_1a_2b_3c_4e_50),
+            aps[2],
+            aps[3],
+        ];
+        assert!((solve(&aps, 0).unwrap().lon - far).abs() < 1e-6);
     }
 
     #[test]
