@@ -16,10 +16,12 @@
  *     moved within the town; or far), and stale rows;
  *   - scans: an AP heard from the world's threshold (-95 to -85 dBm), some missed, the
  *     strongest 6 to 15 listed, levels within the spec's range.
- * Requests are WiFi alone (as a WiFi-only tracker sends them; the families' `wifi-urban` has
- * cells beside its APs), so the baseline, the level-weighted mean of the known APs, is a
- * WiFi answer too. Scenarios: `wifi-dense` (6 APs or more listed), `wifi-sparse` (2 to 5),
- * `wifi-moved` (a device standing by an AP that moved since the export, naming it).
+ * Scenarios: `wifi-dense` (6 APs or more listed), `wifi-sparse` (2 to 5), `wifi-moved` (a
+ * device standing by an AP that moved since the export, naming it): WiFi alone, as a WiFi-only
+ * tracker sends it, so the baseline, the level-weighted mean of the known APs, is a WiFi
+ * answer too; `wifi-cells` and `wifi-moved-cells`: the same with the cells a phone names
+ * beside its scan (as the families' `wifi-urban` has them), where the engine chooses between
+ * the two and the baseline weighs them together.
  * Everything is drawn from streams of its own, so the worlds' cells are as they were.
  */
 import { type Seeded, seeded } from './random.js';
@@ -94,7 +96,13 @@ interface WifiWorld {
 const GRID_M = 100;
 
 /** The scenarios `wifiOf` draws. */
-export const WIFI_SCENARIOS = ['wifi-dense', 'wifi-sparse', 'wifi-moved'] as const;
+export const WIFI_SCENARIOS = [
+  'wifi-dense',
+  'wifi-sparse',
+  'wifi-moved',
+  'wifi-cells',
+  'wifi-moved-cells',
+] as const;
 
 export function drawWifi(seed: number): WifiParams {
   const r = seeded(seed * 122949829 + 23);
@@ -458,55 +466,77 @@ function scanOf(w: WifiWorld, heard: HeardAp[], r: Seeded): Record<string, unkno
 
 /**
  * A world's WiFi: its export (`csv`), its APs' truth, and labelled requests of the scenarios
- * `wifi-dense`, `wifi-sparse` and `wifi-moved`, `perScenario` each where the world has them.
+ * `wifi-dense`, `wifi-sparse` and `wifi-moved` (WiFi alone), and `wifi-cells` and
+ * `wifi-moved-cells` (the same draws with the cells `cellsAt` says a phone there names beside
+ * its scan, from a stream of their own), `perScenario` each where the world has them.
  */
 export function wifiOf(
   seed: number,
   toLatLon: (x: number, y: number) => [number, number],
   now: number,
   perScenario: number,
+  cellsAt: (x: number, y: number, r: Seeded) => unknown[],
 ): { params: WifiParams; csv: string; truth: string; scenarios: Map<string, string[]> } {
   const p = drawWifi(seed);
   const w = build(seed, p);
   crowd(w, seed);
   afterExport(w, seed);
   const csv = exportCsv(w, seed, toLatLon, now);
-  const r = seeded(seed * 961748941 + 43);
-  const out = new Map<string, string[]>([
-    ['wifi-dense', []],
-    ['wifi-sparse', []],
-    ['wifi-moved', []],
-  ]);
-  const labelled = (scenario: string, x: number, y: number, wifi: unknown[]) => {
+  const out = new Map<string, string[]>(WIFI_SCENARIOS.map((s) => [s, []]));
+  const list = (scenario: string) => out.get(scenario) as string[];
+  const labelled = (scenario: string, x: number, y: number, wifi: unknown[], cells?: unknown[]) => {
     const [lat, lon] = toLatLon(x, y);
-    return JSON.stringify({ scenario, truth: { lat, lon }, request: { token: 'x', wifi } });
+    const request = cells ? { token: 'x', cells, wifi } : { token: 'x', wifi };
+    return JSON.stringify({ scenario, truth: { lat, lon }, request });
   };
-  let tries = 0;
-  while (
-    ((out.get('wifi-dense') as string[]).length < perScenario ||
-      (out.get('wifi-sparse') as string[]).length < perScenario) &&
-    tries++ < perScenario * 100
-  ) {
+  /** A device by a building and its scan (of 2 APs or more). */
+  const anyDevice = (r: Seeded) => {
     const d = placeOfDevice(w, r);
     const scan = scanOf(w, hearAps(w, d.x, d.y, r.normal() * p.deviceDb, r), r);
-    if (scan.length < 2) continue;
-    const scenario = scan.length >= 6 ? 'wifi-dense' : 'wifi-sparse';
-    const list = out.get(scenario) as string[];
-    if (list.length < perScenario) list.push(labelled(scenario, d.x, d.y, scan));
-  }
-  // Devices by a moved AP that the export still places where it was.
+    return scan.length < 2 ? undefined : { x: d.x, y: d.y, scan };
+  };
+  // Devices by a moved AP that the export still places where it was, naming it.
   const moved = w.aps.filter((a) => a.moved && a.inExport && a.seen.length > 0);
-  const movedList = out.get('wifi-moved') as string[];
-  tries = 0;
-  while (moved.length > 0 && movedList.length < perScenario && tries++ < perScenario * 20) {
+  const byMovedAp = (r: Seeded) => {
     const a = r.pick(moved);
     const t = r.uniform(0, 2 * Math.PI);
     const rad = 30 * Math.sqrt(r.next());
     const x = a.x + rad * Math.cos(t);
     const y = a.y + rad * Math.sin(t);
     const scan = scanOf(w, hearAps(w, x, y, r.normal() * p.deviceDb, r), r);
-    if (scan.length < 2 || !scan.some((o) => o.bssid === macText(a.mac))) continue;
-    movedList.push(labelled('wifi-moved', x, y, scan));
+    return scan.length < 2 || !scan.some((o) => o.bssid === macText(a.mac)) ? undefined : { x, y, scan };
+  };
+  const r = seeded(seed * 961748941 + 43);
+  let tries = 0;
+  while (
+    (list('wifi-dense').length < perScenario || list('wifi-sparse').length < perScenario) &&
+    tries++ < perScenario * 100
+  ) {
+    const d = anyDevice(r);
+    if (!d) continue;
+    const scenario = d.scan.length >= 6 ? 'wifi-dense' : 'wifi-sparse';
+    if (list(scenario).length < perScenario) list(scenario).push(labelled(scenario, d.x, d.y, d.scan));
+  }
+  tries = 0;
+  while (moved.length > 0 && list('wifi-moved').length < perScenario && tries++ < perScenario * 20) {
+    const d = byMovedAp(r);
+    if (d) list('wifi-moved').push(labelled('wifi-moved', d.x, d.y, d.scan));
+  }
+  const rc = seeded(seed * 982451653 + 47);
+  for (const [scenario, draw] of [
+    ['wifi-cells', anyDevice],
+    ['wifi-moved-cells', byMovedAp],
+  ] as const) {
+    tries = 0;
+    while (
+      (scenario === 'wifi-cells' || moved.length > 0) &&
+      list(scenario).length < perScenario &&
+      tries++ < perScenario * 20
+    ) {
+      const d = draw(rc);
+      const cells = d && cellsAt(d.x, d.y, rc);
+      if (d && cells && cells.length > 0) list(scenario).push(labelled(scenario, d.x, d.y, d.scan, cells));
+    }
   }
   return { params: p, csv, truth: truthCsv(w, toLatLon), scenarios: out };
 }

@@ -28,7 +28,8 @@
  * the towers heard; and the fallbacks: `lacf` (a device on a site the crowd missed, located on
  * an export without those sites, `db-missed/`) and `scf` (a serving cell reported by a 16-bit
  * id); and WiFi (`bench/other-wifi.ts`): `wifi-dense`, `wifi-sparse` and `wifi-moved`, scans of
- * APs in buildings whose export the same crowd's passes made.
+ * APs in buildings whose export the same crowd's passes made, and `wifi-cells` and
+ * `wifi-moved-cells`, such scans with the phone's cells beside them.
  * Each world is written under `.eval/other-SEED-N/` (`world/cells.csv`, `world/wifi.csv`,
  * `world/scenarios/`, `db/`), its stations imported with the project's importer, and evaluated
  * as `whereabouts eval` evaluates labelled requests: the baseline is the signal-weighted mean
@@ -567,6 +568,18 @@ function mixedRadios(w: World, sites: Site[], perScenario: number): string[] {
   return out;
 }
 
+/** The cells a phone at (x, y) names beside its WiFi scan: its serving cell and up to three
+ * neighbours of its radio and operator (none where it hears no cell). */
+function phoneCells(w: World, sites: Site[], x: number, y: number, r: Seeded): Record<string, unknown>[] {
+  const radio = radioOfPhone(r);
+  const mnc = r.next() < 0.5 ? 1 : 2;
+  const heard = hear(w, sites, x, y, radio, mnc, r, r.normal() * w.deviceDb);
+  const first = servingOf(heard, r);
+  if (!first) return [];
+  const rest = heard.filter((h) => h !== first).slice(0, 3);
+  return [first, ...rest].map((h, i) => requestCell(w, r, h, i === 0, mnc));
+}
+
 /** The fallbacks' requests, drawn as [`scenarios`] draws its own (with a stream of their own,
  * which leaves those as they were):
  *   - `lacf`: a phone served by a cell of a site the crowd missed (one site in 20 of each
@@ -662,7 +675,13 @@ async function evaluate(seed: number): Promise<{ world: World; lines: Line[]; ce
     sc.set('cells-mixed-radio', mixedRadios(w, sites, requests));
     const missed = fallbacks(w, sites, requests);
     for (const [name, lines] of missed.requests) sc.set(name, lines);
-    const wifi = wifiOf(seed, (x, y) => toLatLon(w, x, y), NOW, requests);
+    const wifi = wifiOf(
+      seed,
+      (x, y) => toLatLon(w, x, y),
+      NOW,
+      requests,
+      (x, y, r) => phoneCells(w, sites, x, y, r),
+    );
     for (const [name, lines] of wifi.scenarios) sc.set(name, lines);
     writeFileSync(join(dir, 'wifi.csv'), wifi.csv);
     writeFileSync(join(dir, 'truth-wifi.csv'), wifi.truth);
