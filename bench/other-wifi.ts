@@ -24,7 +24,7 @@
  * the two and the baseline weighs them together.
  * Everything is drawn from streams of its own, so the worlds' cells are as they were.
  */
-import { type Seeded, seeded } from './random.js';
+import { planeWaves, type Seeded, seeded, waveField } from './random.js';
 
 /** A world's WiFi parameters, drawn per seed (`drawWifi`). */
 export interface WifiParams {
@@ -180,14 +180,6 @@ function lossDb(p: WifiParams, a: Ap, d: number): number {
   return fspl1 + 10 * p.exponent * Math.log10(Math.max(d, 1)) + walls + outer;
 }
 
-function shadowOf(a: Ap, x: number, y: number): number {
-  const v = a.waves;
-  let s = 0;
-  for (let i = 0; i < v.length; i += 3)
-    s += Math.cos((v[i] as number) * x + (v[i + 1] as number) * y + (v[i + 2] as number));
-  return s * Math.sqrt(2 / (v.length / 3));
-}
-
 /** Builds a world's APs and buildings. */
 function build(seed: number, p: WifiParams): WifiWorld {
   const r = seeded(seed * 179424673 + 29);
@@ -203,15 +195,6 @@ function build(seed: number, p: WifiParams): WifiWorld {
   const aps: Ap[] = [];
   const used = new Set<number>();
   const grid = new Map<number, Ap[]>();
-  const waves = () => {
-    const out: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const k = (2 * Math.PI) / (p.shadowCorrM * r.uniform(1, 6));
-      const a = r.uniform(0, 2 * Math.PI);
-      out.push(k * Math.cos(a), k * Math.sin(a), r.uniform(0, 2 * Math.PI));
-    }
-    return out;
-  };
   buildings.forEach((b, bi) => {
     // 1 + geometric: the mean is perBuilding.
     let n = 1;
@@ -235,7 +218,7 @@ function build(seed: number, p: WifiParams): WifiWorld {
           tx,
           mhz,
           indoor,
-          waves: waves(),
+          waves: planeWaves(3, p.shadowCorrM, r),
           seen: [],
           inExport: true,
           moved: false,
@@ -274,7 +257,11 @@ function hearAps(w: WifiWorld, x: number, y: number, offset: number, r: Seeded):
         const d = Math.hypot(a.x - x, a.y - y);
         if (d > w.reachM) continue;
         const level =
-          a.tx - lossDb(w.p, a, d) + w.p.shadowDb * shadowOf(a, x, y) + r.normal() * w.p.fastDb + offset;
+          a.tx -
+          lossDb(w.p, a, d) +
+          w.p.shadowDb * waveField(a.waves, x, y) +
+          r.normal() * w.p.fastDb +
+          offset;
         if (level >= w.p.thresholdDbm) out.push({ ap: a, level });
       }
     }

@@ -48,7 +48,7 @@ import { importerVersion } from '../src/eval/sim.js';
 import { renderColumns } from '../src/eval/table.js';
 import { native } from '../src/native/binding.js';
 import { WIFI_SCENARIOS, wifiOf } from './other-wifi.js';
-import { type Seeded, seeded } from './random.js';
+import { planeWaves, type Seeded, seeded, waveField } from './random.js';
 import { seedRange } from './seeds.js';
 
 const { values } = parseArgs({
@@ -182,25 +182,6 @@ function drawWorld(seed: number): World {
   };
 }
 
-/** Plane waves of one site's shadowing field: per wave kx, ky, phase; their sum has variance 1. */
-function shadowWaves(w: World, r: Seeded): number[] {
-  const waves: number[] = [];
-  for (let i = 0; i < 10; i++) {
-    const k = (2 * Math.PI) / (w.shadowCorrM * r.uniform(1, 6));
-    const a = r.uniform(0, 2 * Math.PI);
-    waves.push(k * Math.cos(a), k * Math.sin(a), r.uniform(0, 2 * Math.PI));
-  }
-  return waves;
-}
-
-function shadow(site: Site, x: number, y: number): number {
-  let s = 0;
-  const v = site.waves;
-  for (let i = 0; i < v.length; i += 3)
-    s += Math.cos((v[i] as number) * x + (v[i + 1] as number) * y + (v[i + 2] as number));
-  return s * Math.sqrt(2 / (v.length / 3));
-}
-
 /** COST-231 Hata (above 1.5 GHz) or Okumura-Hata path loss, dB, with the clutter of the local spacing. */
 function pathLossDb(mhz: number, heightM: number, dM: number, spacing: number): number {
   const lf = Math.log10(mhz);
@@ -260,7 +241,7 @@ function build(w: World): Site[] {
         index: own.length + 1,
         heightM: Math.min(50, 15 + isd / 200) + r.uniform(-5, 5),
         eirp: r.normal() * w.eirpDb,
-        waves: shadowWaves(w, r),
+        waves: planeWaves(10, w.shadowCorrM, r),
         cells: [],
       });
     }
@@ -315,7 +296,7 @@ function hear(
     if (s.mnc !== mnc) continue;
     const d = Math.hypot(s.x - x, s.y - y);
     if (d > 25_000) continue;
-    const loss = pathLossDb(spec.mhz, s.heightM, d, spacing) - w.shadowDb * shadow(s, x, y);
+    const loss = pathLossDb(spec.mhz, s.heightM, d, spacing) - w.shadowDb * waveField(s.waves, x, y);
     const bearing = ((Math.atan2(x - s.x, y - s.y) * 180) / Math.PI + 360) % 360;
     for (const c of s.cells) {
       if (c.radio !== radio) continue;

@@ -27,3 +27,26 @@ export function seeded(seed: number) {
   return { next, uniform, normal, pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)] as T };
 }
 export type Seeded = ReturnType<typeof seeded>;
+
+/**
+ * A shadowing field's plane waves, `count` of them (per wave kx, ky, phase), each of a
+ * wavelength 1 to 6 times `corrM` in a random direction: their normalised sum (`waveField`) is a
+ * smooth random field of variance 1 that decorrelates over about `corrM`.
+ */
+export function planeWaves(count: number, corrM: number, r: Seeded): number[] {
+  const waves: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const k = (2 * Math.PI) / (corrM * r.uniform(1, 6));
+    const a = r.uniform(0, 2 * Math.PI);
+    waves.push(k * Math.cos(a), k * Math.sin(a), r.uniform(0, 2 * Math.PI));
+  }
+  return waves;
+}
+
+/** The field of `planeWaves` at (x, y): variance 1. */
+export function waveField(waves: readonly number[], x: number, y: number): number {
+  let s = 0;
+  for (let i = 0; i < waves.length; i += 3)
+    s += Math.cos((waves[i] as number) * x + (waves[i + 1] as number) * y + (waves[i + 2] as number));
+  return s * Math.sqrt(2 / (waves.length / 3));
+}
