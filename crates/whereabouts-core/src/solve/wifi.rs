@@ -1,9 +1,10 @@
 //! WiFi evidence: known access points heard together lie within a few hundred
-//! metres of each other. APs are clustered; the largest cluster answers, and a
-//! cluster of one never does (a real AP beside an unknown or spoofed one must not
+//! metres of each other. APs are clustered; the cluster of the most routers answers,
+//! and a cluster of one AP never does (a real AP beside an unknown or spoofed one must not
 //! leak the real AP's position). Its members, less those far from the first centroid,
-//! give a weighted centroid and a radius from their spread, wider when some APs were left
-//! out; the fitted constants are in [`super::params`].
+//! give a weighted centroid and a radius from their spread (at least the error their
+//! estimates share), wider when some APs were left out; the fitted constants are in
+//! [`super::params`].
 
 use smallvec::SmallVec;
 
@@ -400,7 +401,7 @@ mod tests {
 
     #[test]
     fn aps_heard_together_claim_the_error_their_estimates_share() {
-        // Four APs of one building (range 100 m, 50 samples each, within a metre): their
+        // Four APs of one building (range 100 m, 50 samples each, 2 m apart at most): their
         // spread says a few metres; the radius is the geometric mean of their range and
         // `WIFI_SHARED_ERROR_M` over the fourth root of their count, and it grows with the root
         // of their range.
