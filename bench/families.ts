@@ -5,7 +5,7 @@
  *
  *   npx tsx bench/families.ts --fit-seeds 1..8 --report-seeds 101..116 [--requests N] [--json]
  *                             [--worlds] [--show-fit] [--svg FILE] [--level-offset DB]
- *                             [--drop-levels cells|neighbours]
+ *                             [--drop-levels cells|neighbours|wifi]
  *
  * `--fit-seeds` names the seeds a fit may use, `--report-seeds` those it must not: the ranges
  * must be disjoint. Each world is written and imported once into `.eval/family-SEED-N/` and
@@ -30,8 +30,8 @@
  * `--svg FILE` draws every report world's inside share and ratio per scenario against the
  * targets (the README's picture); `--level-offset DB` evaluates every request as a device
  * that reads its cells DB stronger (negative: weaker) would send it (`whereabouts eval
- * --level-offset`); `--drop-levels cells|neighbours` as one that reports no levels, or the
- * serving cell's alone (`whereabouts eval --drop-levels`).
+ * --level-offset`); `--drop-levels cells|neighbours|wifi` as one that reports no cell levels,
+ * the serving cell's alone, or no AP levels (`whereabouts eval --drop-levels`).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

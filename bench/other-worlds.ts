@@ -6,7 +6,7 @@
  * `solve/params.rs`); the default seeds, 101..116, no constant was fitted on.
  *
  *   npx tsx bench/other-worlds.ts [--seeds 101..116] [--requests 500] [--worlds] [--json]
- *                                 [--drop-levels cells|neighbours]
+ *                                 [--drop-levels cells|neighbours|wifi]
  *
  * How these worlds differ from the simulator's (docs/simulator.md):
  *   - site density falls off continuously from a dense centre (no urban, suburban and rural
@@ -35,8 +35,8 @@
  * as `whereabouts eval` evaluates labelled requests: the baseline is the signal-weighted mean
  * of the known stations, in the same run. Prints per scenario the median world and the worst
  * world of the baseline's median error over ours and of the share inside the 68% radius.
- * `--drop-levels` evaluates every request as a device that reports no levels, or the serving
- * cell's alone, would send it (`whereabouts eval --drop-levels`).
+ * `--drop-levels` evaluates every request as a device that reports no cell levels, the serving
+ * cell's alone, or no AP levels would send it (`whereabouts eval --drop-levels`).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ObservationGroup, withCellLevelOffset, withoutCellLevels } from '../src/eval/inputs.js';
+import { type ObservationGroup, withCellLevelOffset, withoutLevels } from '../src/eval/inputs.js';
 import {
   distanceM,
   insideBadness,
@@ -383,7 +383,7 @@ describe('withCellLevelOffset', () => {
   });
 });
 
-describe('withoutCellLevels', () => {
+describe('withoutLevels', () => {
   const row = (request: unknown) => ({ request, truth: { lat: 0, lon: 0 }, scenario: 's' });
   const request = {
     cells: [
@@ -394,7 +394,7 @@ describe('withoutCellLevels', () => {
     wifi: [{ bssid: '00:11:22:33:44:55', signal: -70 }],
   };
   it("takes every cell's level off, or every level but the first cell's; advances and APs stay", () => {
-    expect(withoutCellLevels(row(request), 'cells').request).toEqual({
+    expect(withoutLevels(row(request), 'cells').request).toEqual({
       cells: [
         { radio: 'lte', cid: 1, ta: 2 },
         { radio: 'lte', cid: 2 },
@@ -402,17 +402,26 @@ describe('withoutCellLevels', () => {
       ],
       wifi: request.wifi,
     });
-    expect(withoutCellLevels(row(request), 'neighbours').request).toEqual({
+    expect(withoutLevels(row(request), 'neighbours').request).toEqual({
       cells: [request.cells[0], { radio: 'lte', cid: 2 }, { radio: 'lte', cid: 3 }],
       wifi: request.wifi,
     });
   });
 
-  it('leaves the row as it is when told nothing or when it has no cells', () => {
+  it("takes every access point's level off, and leaves the cells", () => {
+    expect(withoutLevels(row(request), 'wifi').request).toEqual({
+      cells: request.cells,
+      wifi: [{ bssid: '00:11:22:33:44:55' }],
+    });
+  });
+
+  it('leaves the row as it is when told nothing or when it has none of those stations', () => {
     const r = row(request);
-    expect(withoutCellLevels(r, undefined)).toBe(r);
+    expect(withoutLevels(r, undefined)).toBe(r);
     const w = row({ wifi: [] });
-    expect(withoutCellLevels(w, 'cells')).toBe(w);
+    expect(withoutLevels(w, 'cells')).toBe(w);
+    const c = row({ cells: request.cells });
+    expect(withoutLevels(c, 'wifi')).toBe(c);
   });
 });
 

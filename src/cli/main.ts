@@ -130,7 +130,7 @@ Usage:
       markers and paths. The format follows --out's extension unless --format.
   whereabouts eval [--db DIR] [--split files|time|kfold:K] [--mcc N --mnc N] [--sim SEED
                    [--requests N] [--family]] [--answers FILE] [--level-offset DB]
-                   [--drop-levels cells|neighbours] [--json] [--report FILE.html] INPUT...
+                   [--drop-levels cells|neighbours|wifi] [--json] [--report FILE.html] INPUT...
   whereabouts eval --compare A.json B.json
       Measures positioning: labelled requests (JSON lines of {"request", "truth",
       "scenario"}), GPS-tagged observation files (the formats of learn; with --split,
@@ -139,7 +139,8 @@ Usage:
       share, median, p68, p90, p95, max error and the share inside the stated radius,
       beside baselines on the same rows. --answers scores another system's responses;
       --level-offset moves every cell's level, as a device that reads them off would;
-      --drop-levels takes the levels off every cell, or off all but the first.
+      --drop-levels takes the levels off every cell, off all but the first, or off
+      every access point.
       See docs/eval.md.
   whereabouts --help | --version
 

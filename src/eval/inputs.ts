@@ -53,40 +53,44 @@ export function withCellLevelOffset(row: EvalRow, db: number): EvalRow {
   return { ...row, request: { ...request, cells } };
 }
 
-/** Which cells' levels {@link withoutCellLevels} drops: every cell's, or every cell's but the first's. */
-export type DroppedLevels = 'cells' | 'neighbours';
+/** Which levels {@link withoutLevels} drops: every cell's, every cell's but the first's, or
+ * every access point's. */
+export type DroppedLevels = 'cells' | 'neighbours' | 'wifi';
 
 /** What `--drop-levels` takes, for the refusal of anything else (the CLI's and the benches'). */
 export const DROPPED_LEVELS_USAGE =
-  "takes `cells` (every cell's level) or `neighbours` (all but the first cell's)";
+  "takes `cells` (every cell's level), `neighbours` (all but the first cell's) or `wifi` (every access point's)";
 
 /** How a report's title says which levels were taken off: '' for none. */
 export function droppedLevelsNote(which: DroppedLevels | undefined): string {
   if (which === undefined) return '';
-  return `, levels taken off the ${which === 'cells' ? 'cells' : 'cells after the first'}`;
+  const off = { cells: 'the cells', neighbours: 'the cells after the first', wifi: 'the access points' };
+  return `, levels taken off ${off[which]}`;
 }
 
-/** `text` as {@link DroppedLevels}, or undefined when it is neither. */
+/** `text` as {@link DroppedLevels}, or undefined when it is none of them. */
 export function parseDroppedLevels(text: string): DroppedLevels | undefined {
-  return text === 'cells' || text === 'neighbours' ? text : undefined;
+  return text === 'cells' || text === 'neighbours' || text === 'wifi' ? text : undefined;
 }
 
 /**
- * `row` as a device that reports cells without their levels would have sent it: `signal`
- * taken off every cell (`cells`) or off every cell after the first listed, the serving one
- * (`neighbours`; modems that list neighbours by their ids alone). Timing advances and access
- * points are left as they are. The weighted mean then weighs the cells alike.
+ * `row` as a device that reports its stations without their levels would have sent it:
+ * `signal` taken off every cell (`cells`), off every cell after the first listed, the serving
+ * one (`neighbours`; modems that list neighbours by their ids alone), or off every access point
+ * (`wifi`). Everything else stays as it is. The weighted mean then weighs those alike.
  */
-export function withoutCellLevels(row: EvalRow, which: DroppedLevels | undefined): EvalRow {
-  const request = row.request as { cells?: unknown } | null;
-  if (which === undefined || typeof request !== 'object' || request === null || !Array.isArray(request.cells))
+export function withoutLevels(row: EvalRow, which: DroppedLevels | undefined): EvalRow {
+  const request = row.request as { cells?: unknown; wifi?: unknown } | null;
+  const key = which === 'wifi' ? 'wifi' : 'cells';
+  const list = request?.[key];
+  if (which === undefined || typeof request !== 'object' || request === null || !Array.isArray(list))
     return row;
-  const cells = request.cells.map((c: unknown, i) => {
+  const stations = list.map((c: unknown, i) => {
     if (typeof c !== 'object' || c === null || (which === 'neighbours' && i === 0)) return c;
     const { signal: _, ...rest } = c as { signal?: unknown };
     return rest;
   });
-  return { ...row, request: { ...request, cells } };
+  return { ...row, request: { ...request, [key]: stations } };
 }
 
 /** A line that could not be a row, with why. */

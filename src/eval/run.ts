@@ -20,7 +20,7 @@ import {
   readLabelled,
   readObservationFiles,
   withCellLevelOffset,
-  withoutCellLevels,
+  withoutLevels,
 } from './inputs.js';
 import { Results, tabulate } from './results.js';
 import { SIM_NOW, simWorld } from './sim.js';
@@ -47,7 +47,7 @@ export interface EvalOptions {
   requestsOut?: number;
   /** Every cell's level moved by this many dB before anything reads it ({@link withCellLevelOffset}). */
   levelOffset?: number;
-  /** Cells' levels taken off before anything reads them ({@link withoutCellLevels}). */
+  /** Levels taken off before anything reads them ({@link withoutLevels}). */
   dropLevels?: DroppedLevels;
   now?: number;
   progress?: (done: number, total: number, rows: number) => void;
@@ -92,7 +92,7 @@ export async function runEval(o: EvalOptions): Promise<{ json: EvalJson; results
     for (let s = 0; s < rows.length; s += BATCH) {
       const part = rows
         .slice(s, s + BATCH)
-        .map((r) => withoutCellLevels(withCellLevelOffset(r, offset), o.dropLevels));
+        .map((r) => withoutLevels(withCellLevelOffset(r, offset), o.dropLevels));
       let out: (ProcessResponse | undefined)[];
       if (answers) {
         out = answers.slice(answered, answered + part.length);
