@@ -198,8 +198,9 @@ pub(super) fn router_of(bssid: u64) -> u32 {
 
 /// Single-linkage clusters; the one with most routers wins, then the one with most members,
 /// then the strongest. Returns its root; every point's `root` is set. Routers, not BSSIDs,
-/// vote: a moved dual-band router is two BSSIDs where it was and would outvote an AP that
-/// stayed where the device is; a cluster of one BSSID still never answers.
+/// vote: a moved dual-band router is two BSSIDs where it was, as many as two routers that
+/// stayed where the device is, and heard stronger it would win; a cluster of one BSSID still
+/// never answers.
 ///
 /// Roots are kept for every AP and relabelled on a union (a handful of APs: a pass over
 /// them costs less than walking a union-find forest for every link), and pairs already in
