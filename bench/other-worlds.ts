@@ -2,8 +2,9 @@
  * The engine on worlds from a second generator, written apart from the project's simulator
  * (crates/whereabouts-sim) with other models of every part: a check that what the world
  * families taught the engine holds in worlds built otherwise. Seeds 1..16 are fit worlds (the
- * multi-cell radius's shape was fitted on them beside the families' 101..130,
- * `solve/params.rs`); the default seeds, 101..116, no constant was fitted on.
+ * multi-cell radius's shape and the WiFi radius's shared-error floor were fitted on them
+ * beside the families' 101..130, `solve/params.rs`); the default seeds, 101..116, no constant
+ * was fitted on.
  *
  *   npx tsx bench/other-worlds.ts [--seeds 101..116] [--requests 500] [--worlds] [--json]
  *                                 [--drop-levels cells|neighbours|wifi]
