@@ -148,8 +148,13 @@ export function drawWifi(seed: number): WifiParams {
   };
 }
 
+/** The key of the grid's square (gx, gy), in units of `GRID_M`. */
+function squareKey(gx: number, gy: number): number {
+  return (gx + 1000) * 4096 + (gy + 1000);
+}
+
 function gridKey(x: number, y: number): number {
-  return (Math.floor(x / GRID_M) + 1000) * 4096 + (Math.floor(y / GRID_M) + 1000);
+  return squareKey(Math.floor(x / GRID_M), Math.floor(y / GRID_M));
 }
 
 function addToGrid(grid: Map<number, Ap[]>, a: Ap): void {
@@ -172,11 +177,12 @@ function drawMac(r: Seeded, used: Set<number>): number {
   }
 }
 
-function lossDb(p: WifiParams, a: Ap, d: number): number {
-  const fspl1 = 20 * Math.log10(a.mhz) - 27.55;
+/** Path loss at `d` metres from an AP on `mhz`, indoors or out. */
+function lossDb(p: WifiParams, mhz: number, indoor: boolean, d: number): number {
+  const fspl1 = 20 * Math.log10(mhz) - 27.55;
   const walls = Math.min(Math.floor(d / p.wallEveryM) * p.wallDb, p.wallCapDb);
   // Within its own building a device is behind no outer wall.
-  const outer = a.indoor && d > p.buildingHalfM * 1.5 ? p.outerWallDb : 0;
+  const outer = indoor && d > p.buildingHalfM * 1.5 ? p.outerWallDb : 0;
   return fspl1 + 10 * p.exponent * Math.log10(Math.max(d, 1)) + walls + outer;
 }
 
@@ -229,12 +235,12 @@ function build(seed: number, p: WifiParams): WifiWorld {
       });
     }
   });
-  // How far the loudest AP is heard: the distance where its loss meets the threshold with three
-  // sigmas of shadowing and fading to spare (at most 600 m).
-  const loud: Ap = { ...(aps[0] as Ap), tx: p.txHiDbm, mhz: 2437, indoor: false };
+  // How far the loudest AP is heard (the highest power, on 2.4 GHz, outdoors): the distance
+  // where its loss meets the threshold with three sigmas of shadowing and fading to spare (at
+  // most 600 m).
   const budget = p.txHiDbm + 3 * Math.hypot(p.shadowDb, p.fastDb) + 3 * p.deviceDb - p.thresholdDbm;
   let reachM = 10;
-  while (reachM < 600 && lossDb(p, loud, reachM + 5) <= budget) reachM += 5;
+  while (reachM < 600 && lossDb(p, 2437, false, reachM + 5) <= budget) reachM += 5;
   return { p, aps, grid, reachM, buildings };
 }
 
@@ -251,14 +257,14 @@ function hearAps(w: WifiWorld, x: number, y: number, offset: number, r: Seeded):
   const gy = Math.floor(y / GRID_M);
   for (let i = gx - span; i <= gx + span; i++)
     for (let j = gy - span; j <= gy + span; j++) {
-      const list = w.grid.get((i + 1000) * 4096 + (j + 1000));
+      const list = w.grid.get(squareKey(i, j));
       if (!list) continue;
       for (const a of list) {
         const d = Math.hypot(a.x - x, a.y - y);
         if (d > w.reachM) continue;
         const level =
           a.tx -
-          lossDb(w.p, a, d) +
+          lossDb(w.p, a.mhz, a.indoor, d) +
           w.p.shadowDb * waveField(a.waves, x, y) +
           r.normal() * w.p.fastDb +
           offset;

@@ -127,15 +127,12 @@ function runSimulator(args: string[]): void {
   });
 }
 
-let importerCache: string | undefined;
-
 /**
  * A hash of the core's sources, which import a world: its database is imported again when they
- * change. Read once a process: every world of a bench asks.
+ * change.
  */
 export function importerVersion(): string {
-  importerCache ??= sourcesVersion(join(packageRoot, 'crates', 'whereabouts-core'));
-  return importerCache;
+  return sourcesVersion(join(packageRoot, 'crates', 'whereabouts-core'));
 }
 
 /** A hash of the simulator's sources: a world written by other sources is written again. */
@@ -143,8 +140,15 @@ function simulatorVersion(): string {
   return sourcesVersion(simulatorCrate());
 }
 
-/** A hash of a crate's `Cargo.toml` and every file under its `src/`, by path and content. */
+const versions = new Map<string, string>();
+
+/**
+ * A hash of a crate's `Cargo.toml` and every file under its `src/`, by path and content. Read
+ * once a process per crate: every world of a bench asks.
+ */
 function sourcesVersion(crate: string): string {
+  const known = versions.get(crate);
+  if (known !== undefined) return known;
   const h = createHash('sha256');
   const files = [
     join(crate, 'Cargo.toml'),
@@ -154,7 +158,9 @@ function sourcesVersion(crate: string): string {
       .sort(),
   ];
   for (const f of files) h.update(f.slice(crate.length)).update(readFileSync(f));
-  return h.digest('hex');
+  const version = h.digest('hex');
+  versions.set(crate, version);
+  return version;
 }
 
 async function opensInThisBuild(db: string): Promise<boolean> {
